@@ -1,0 +1,157 @@
+import { sql } from 'kysely';
+import type { Actor, Core } from '../core';
+import { DomainError, badInput, notFound } from '../errors/domain-error';
+import { appendEvent } from '../event/event.repository';
+import { writeTx } from '../store/tx';
+import * as v from '../validation';
+import {
+  type BeliefRow, BELIEF_COLUMNS, activeBeliefForClaim, bumpClaim, firstDescendantAmong, hasJustification,
+  insertJustification, lockBeliefs, lockClaim,
+} from './belief.repository';
+import { decodeReadPoint } from './snapshot';
+
+export interface AssertBeliefInput {
+  claimKey: string;
+  statement: string;
+  value?: unknown;
+  evidence?: string | null;
+  derivedFrom?: readonly string[] | null;
+  basedOn?: string | null;
+}
+
+/** What COMMIT decided. Exactly one of these; only `asserted` and `corroborated` wrote a belief row or justification. */
+export type AssertBeliefResult =
+  | { kind: 'asserted'; belief: BeliefRow }
+  | { kind: 'corroborated'; belief: BeliefRow }
+  | { kind: 'contradiction'; contradictionId: string }
+  | { kind: 'premiseRetracted'; premise: BeliefRow }
+  | { kind: 'claimChanged'; claimKey: string; current: BeliefRow | null };
+
+function validateAssert(input: AssertBeliefInput) {
+  return {
+    claimKey: v.claimKey('claimKey', input.claimKey),
+    statement: v.text('statement', input.statement, v.LIMITS.statementMax, { multiline: true }),
+    value: v.json('value', input.value, v.LIMITS.valueBytesMax),
+    evidence: v.optionalText('evidence', input.evidence, v.LIMITS.evidenceMax, { multiline: true }),
+    derivedFrom: v.ids('derivedFrom', input.derivedFrom, 0, v.LIMITS.premisesMax),
+  };
+}
+
+/** Locks and re-checks premises: NOT_FOUND for an unknown (or other fleet's) id, else the first fallen one. */
+async function checkPremises(tx: Parameters<typeof lockBeliefs>[0], ids: readonly string[], field: string): Promise<BeliefRow | null> {
+  const rows = await lockBeliefs(tx, ids, 'share');
+  if (rows.length !== ids.length) {
+    const missing = ids.find((id) => !rows.some((r) => r.id === id))!;
+    throw new DomainError('NOT_FOUND', `${field}: belief ${missing} not found`, field);
+  }
+  return rows.find((r) => r.status !== 'ACTIVE') ?? null;
+}
+
+/**
+ * COMMIT of a turn, in one SERIALIZABLE transaction: lock the claim row, lock and re-check every
+ * premise, read the ACTIVE belief, then write it (asserted), recognise the same value
+ * (corroborated; a new premise set is kept as an alternative justification), raise a contradiction
+ * (nothing written to the claim), or refuse because a premise fell (premiseRetracted) or, with
+ * `basedOn`, because the claim was written after the READ (claimChanged). The embedding is computed
+ * before the transaction opens.
+ */
+export async function assertBelief(core: Core, actor: Actor, input: AssertBeliefInput): Promise<AssertBeliefResult> {
+  const i = validateAssert(input);
+  const readPoint = input.basedOn ? decodeReadPoint('basedOn', input.basedOn, actor.fleet) : null;
+  const [embedding] = await core.embedder.embed([i.statement]);
+  const vector = `[${embedding!.join(',')}]`;
+
+  return writeTx(core.store, actor.fleet, async (tx) => {
+    const claim = await lockClaim(tx, actor.fleet, i.claimKey);
+    const fallen = await checkPremises(tx, i.derivedFrom, 'derivedFrom');
+    if (fallen) return { kind: 'premiseRetracted', premise: fallen };
+    const active = await activeBeliefForClaim(tx, actor.fleet, i.claimKey);
+    if (readPoint && !(await claim.visibleIn(readPoint.snapshot))) {
+      return { kind: 'claimChanged', claimKey: i.claimKey, current: active ?? null };
+    }
+
+    if (active) {
+      const same = await sql<{ same: boolean }>`SELECT (${i.value}::jsonb IS NOT DISTINCT FROM value) AS same FROM beliefs WHERE id = ${active.id}`.execute(tx);
+      if (same.rows[0]!.same) {
+        if (i.derivedFrom.length > 0 && !active.grounded && !(await hasJustification(tx, active.id, i.derivedFrom))) {
+          if (!(await firstDescendantAmong(tx, active.id, i.derivedFrom))) {
+            await insertJustification(tx, actor.fleet, active.id, i.derivedFrom, actor.agentId);
+          }
+        }
+        await appendEvent(tx, { fleet: actor.fleet, type: 'BeliefCorroborated', actorId: actor.agentId, ids: [active.id] });
+        return { kind: 'corroborated', belief: active };
+      }
+      const c = await tx
+        .insertInto('contradictions')
+        .values({
+          fleet_id: actor.fleet,
+          claim_key: i.claimKey,
+          existing_id: active.id,
+          proposed_statement: i.statement,
+          proposed_value: i.value,
+          proposed_evidence: i.evidence,
+          proposed_author_id: actor.agentId,
+          proposed_derived_from: i.derivedFrom,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      await appendEvent(tx, { fleet: actor.fleet, type: 'ContradictionRaised', actorId: actor.agentId, ids: [c.id], data: { claimKey: i.claimKey } });
+      return { kind: 'contradiction', contradictionId: c.id };
+    }
+
+    const belief = await insertBelief(tx, actor, { ...i, vector });
+    return { kind: 'asserted', belief };
+  });
+}
+
+/** Writes a new ACTIVE belief with its justification, bumps the claim, appends BeliefAsserted. Caller holds the claim lock. */
+export async function insertBelief(
+  tx: Parameters<typeof lockBeliefs>[0],
+  actor: Actor,
+  b: { claimKey: string; statement: string; value: string | null; evidence: string | null; derivedFrom: readonly string[]; vector: string },
+): Promise<BeliefRow> {
+  const belief = (await tx
+    .insertInto('beliefs')
+    .values({
+      fleet_id: actor.fleet,
+      claim_key: b.claimKey,
+      statement: b.statement,
+      value: b.value,
+      evidence: b.evidence,
+      author_id: actor.agentId,
+      grounded: b.derivedFrom.length === 0,
+      embedding: b.vector,
+    })
+    .returning(BELIEF_COLUMNS)
+    .executeTakeFirstOrThrow()) as BeliefRow;
+  if (b.derivedFrom.length > 0) await insertJustification(tx, actor.fleet, belief.id, b.derivedFrom, actor.agentId);
+  await bumpClaim(tx, actor.fleet, b.claimKey);
+  await appendEvent(tx, { fleet: actor.fleet, type: 'BeliefAsserted', actorId: actor.agentId, ids: [belief.id], data: { claimKey: b.claimKey } });
+  return belief;
+}
+
+/**
+ * Adds an alternative justification to an ACTIVE belief. Refuses unknown premises (NOT_FOUND),
+ * retracted premises and cycles (CONFLICT), in one SERIALIZABLE transaction. Adding a premise set
+ * the belief already has is a no-op.
+ */
+export async function addJustification(core: Core, actor: Actor, input: { beliefId: string; premises: readonly string[] }): Promise<BeliefRow> {
+  const beliefId = v.id('beliefId', input.beliefId);
+  const premises = v.ids('premises', input.premises, 1, v.LIMITS.premisesMax);
+  return writeTx(core.store, actor.fleet, async (tx) => {
+    const [belief] = await lockBeliefs(tx, [beliefId], 'update');
+    if (!belief) throw notFound('belief', beliefId);
+    if (belief.status !== 'ACTIVE') throw new DomainError('CONFLICT', `beliefId: belief ${beliefId} is retracted; a retracted belief cannot gain support`, 'beliefId');
+    if (premises.includes(beliefId)) throw badInput('premises', 'a belief cannot be its own premise');
+    const fallen = await checkPremises(tx, premises, 'premises');
+    if (fallen) throw new DomainError('CONFLICT', `premises: belief ${fallen.id} is retracted`, 'premises');
+    if (await hasJustification(tx, beliefId, premises)) return belief;
+    const cyclic = await firstDescendantAmong(tx, beliefId, premises);
+    if (cyclic) {
+      throw new DomainError('CONFLICT', `premises: belief ${cyclic} already rests on belief ${beliefId}; this justification would create a cycle`, 'premises');
+    }
+    await insertJustification(tx, actor.fleet, beliefId, premises, actor.agentId);
+    await appendEvent(tx, { fleet: actor.fleet, type: 'JustificationAdded', actorId: actor.agentId, ids: [beliefId], data: { premises } });
+    return belief;
+  });
+}

@@ -1,0 +1,167 @@
+import { sql } from 'kysely';
+import type { Actor, Core } from '../core';
+import { DomainError, badInput, notFound } from '../errors/domain-error';
+import { appendEvent } from '../event/event.repository';
+import { lockBeliefs, type BeliefRow } from '../belief/belief.repository';
+import { recordReversals } from '../derivation/cascade';
+import { writeTx } from '../store/tx';
+import * as v from '../validation';
+import { type EffectRow, effectByKey, lockEffect } from './effect.repository';
+
+/**
+ * Registers an effect kind; `reversible` says whether a compensation handler exists. Registering
+ * it again the same way is a no-op; changing `reversible` afterwards is refused (CONFLICT), since
+ * reversals already recorded were decided by it.
+ */
+export async function registerEffectKind(core: Core, actor: Actor, input: { kind: string; reversible: boolean }) {
+  const kind = v.kind('kind', input.kind);
+  if (typeof input.reversible !== 'boolean') throw badInput('reversible', 'must be true or false');
+  return writeTx(core.store, actor.fleet, async (tx) => {
+    const existing = await tx.selectFrom('effect_kinds').select(['kind', 'reversible']).where('fleet_id', '=', actor.fleet).where('kind', '=', kind).executeTakeFirst();
+    if (existing) {
+      if (existing.reversible === input.reversible) return existing;
+      throw new DomainError('CONFLICT', `kind: effect kind "${kind}" is already registered with reversible=${existing.reversible}`, 'kind');
+    }
+    const row = await tx
+      .insertInto('effect_kinds')
+      .values({ fleet_id: actor.fleet, kind, reversible: input.reversible })
+      .returning(['kind', 'reversible'])
+      .executeTakeFirstOrThrow();
+    await appendEvent(tx, { fleet: actor.fleet, type: 'EffectKindRegistered', actorId: actor.agentId, data: row });
+    return row;
+  });
+}
+
+export interface ProposeEffectInput {
+  kind: string;
+  amount?: { amountMinor: number; currency: string } | null;
+  payload?: unknown;
+  supportedBy: readonly string[];
+  idempotencyKey: string;
+}
+
+export type ProposeEffectResult = { kind: 'proposed'; effect: EffectRow; created: boolean } | { kind: 'premiseRetracted'; premise: BeliefRow };
+
+/**
+ * Writes a PENDING effect after locking every support and checking it is ACTIVE, in one
+ * SERIALIZABLE transaction. The caller's idempotency key makes it safe to repeat: a second
+ * proposal with the same key returns the first effect, whatever happened to it since.
+ */
+export async function proposeEffect(core: Core, actor: Actor, input: ProposeEffectInput): Promise<ProposeEffectResult> {
+  const kind = v.kind('kind', input.kind);
+  const amount = v.money('amount', input.amount);
+  const payload = v.json('payload', input.payload, v.LIMITS.payloadBytesMax);
+  const supports = v.ids('supportedBy', input.supportedBy, 1, v.LIMITS.supportsMax);
+  const key = v.text('idempotencyKey', input.idempotencyKey, v.LIMITS.idempotencyKeyMax);
+  return writeTx(core.store, actor.fleet, async (tx) => {
+    const existing = await effectByKey(tx, actor.fleet, key);
+    if (existing) return { kind: 'proposed', effect: existing, created: false };
+    const k = await tx.selectFrom('effect_kinds').select('reversible').where('fleet_id', '=', actor.fleet).where('kind', '=', kind).executeTakeFirst();
+    if (!k) throw badInput('kind', `effect kind "${kind}" is not registered (registerEffectKind first)`);
+    const rows = await lockBeliefs(tx, supports, 'share');
+    if (rows.length !== supports.length) {
+      const missing = supports.find((id) => !rows.some((r) => r.id === id))!;
+      throw new DomainError('NOT_FOUND', `supportedBy: belief ${missing} not found`, 'supportedBy');
+    }
+    const fallen = rows.find((r) => r.status !== 'ACTIVE');
+    if (fallen) return { kind: 'premiseRetracted', premise: fallen };
+    const effect = (await tx
+      .insertInto('effects')
+      .values({
+        fleet_id: actor.fleet,
+        kind,
+        amount_minor: amount?.amountMinor ?? null,
+        currency: amount?.currency ?? null,
+        payload,
+        idempotency_key: key,
+        proposed_by: actor.agentId,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow()) as EffectRow;
+    await tx.insertInto('effect_supports').values(supports.map((b) => ({ effect_id: effect.id, belief_id: b, fleet_id: actor.fleet }))).execute();
+    await appendEvent(tx, { fleet: actor.fleet, type: 'EffectProposed', actorId: actor.agentId, ids: [effect.id] });
+    return { kind: 'proposed', effect, created: true };
+  });
+}
+
+/**
+ * Moves the oldest ready PENDING effect (every support ACTIVE) to EXECUTING, skipping rows other
+ * executors hold (FOR UPDATE SKIP LOCKED). Null when none is ready.
+ */
+export async function claimEffect(core: Core, actor: Actor, input: { kinds?: readonly string[] | null } = {}): Promise<EffectRow | null> {
+  const kinds = input.kinds ? input.kinds.map((k, i) => v.kind(`kinds[${i}]`, k)) : null;
+  if (kinds && kinds.length > 64) throw badInput('kinds', 'must name at most 64 kinds');
+  return writeTx(core.store, actor.fleet, async (tx) => {
+    const r = await sql<{ id: string }>`
+      SELECT e.id::text AS id FROM effects e
+       WHERE e.fleet_id = ${actor.fleet} AND e.status = 'PENDING'
+         ${kinds ? sql`AND e.kind = ANY(${kinds}::text[])` : sql``}
+         AND NOT EXISTS (SELECT 1 FROM effect_supports s JOIN beliefs b ON b.id = s.belief_id
+                          WHERE s.effect_id = e.id AND b.status <> 'ACTIVE')
+       ORDER BY e.id LIMIT 1
+       FOR UPDATE OF e SKIP LOCKED`.execute(tx);
+    const id = r.rows[0]?.id;
+    if (!id) return null;
+    const effect = (await tx
+      .updateTable('effects')
+      .set({ status: 'EXECUTING', claimed_by: actor.agentId, claimed_at: new Date() })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow()) as EffectRow;
+    await appendEvent(tx, { fleet: actor.fleet, type: 'EffectClaimed', actorId: actor.agentId, ids: [id] });
+    return effect;
+  });
+}
+
+/**
+ * EXECUTING → EXECUTED with the executor's reference. If a support was retracted while it ran (the
+ * retraction marked it reached), its reversal is recorded in this same transaction, so no effect
+ * falls between the states. Repeating the call with the same reference returns the effect unchanged.
+ */
+export async function completeEffect(core: Core, actor: Actor, input: { effectId: string; externalRef: string }): Promise<EffectRow> {
+  const effectId = v.id('effectId', input.effectId);
+  const ref = v.text('externalRef', input.externalRef, v.LIMITS.providerRefMax);
+  return writeTx(core.store, actor.fleet, async (tx) => {
+    const e = await lockEffect(tx, effectId);
+    if (!e) throw notFound('effect', effectId);
+    if (e.status === 'EXECUTED' && e.external_ref === ref) return e;
+    if (e.status !== 'EXECUTING') throw new DomainError('CONFLICT', `effectId: effect ${effectId} is ${e.status}, not EXECUTING`, 'effectId');
+    const done = (await tx
+      .updateTable('effects')
+      .set({ status: 'EXECUTED', external_ref: ref, executed_at: new Date() })
+      .where('id', '=', effectId)
+      .returningAll()
+      .executeTakeFirstOrThrow()) as EffectRow;
+    await appendEvent(tx, { fleet: actor.fleet, type: 'EffectExecuted', actorId: actor.agentId, ids: [effectId] });
+    // Which retraction reached it: the one that marked it, else (defensively) the first that took a support down.
+    const reach = await sql<{ rid: string | null }>`
+      SELECT coalesce(${e.reached_by}::bigint,
+        (SELECT min(b.retraction_id) FROM effect_supports s JOIN beliefs b ON b.id = s.belief_id
+          WHERE s.effect_id = ${effectId} AND b.retraction_id IS NOT NULL))::text AS rid`.execute(tx);
+    const rid = reach.rows[0]!.rid;
+    if (rid) await recordReversals(tx, actor.fleet, rid, actor.agentId, sql`SELECT ${effectId}::bigint`);
+    return done;
+  });
+}
+
+/** PENDING or EXECUTING → FAILED with the executor's reason. A failed effect never ran, so it owes nothing. */
+export async function failEffect(core: Core, actor: Actor, input: { effectId: string; reason: string }): Promise<EffectRow> {
+  const effectId = v.id('effectId', input.effectId);
+  const reason = v.text('reason', input.reason, v.LIMITS.reasonMax, { multiline: true });
+  return writeTx(core.store, actor.fleet, async (tx) => {
+    const e = await lockEffect(tx, effectId);
+    if (!e) throw notFound('effect', effectId);
+    if (e.status === 'FAILED') return e;
+    if (e.status !== 'EXECUTING' && e.status !== 'PENDING') {
+      throw new DomainError('CONFLICT', `effectId: effect ${effectId} is ${e.status}; only PENDING or EXECUTING effects can fail`, 'effectId');
+    }
+    const failed = (await tx
+      .updateTable('effects')
+      .set({ status: 'FAILED', failure_reason: reason, failed_at: new Date() })
+      .where('id', '=', effectId)
+      .returningAll()
+      .executeTakeFirstOrThrow()) as EffectRow;
+    await appendEvent(tx, { fleet: actor.fleet, type: 'EffectFailed', actorId: actor.agentId, ids: [effectId], data: { reason } });
+    return failed;
+  });
+}

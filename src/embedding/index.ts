@@ -1,0 +1,35 @@
+/**
+ * Embedder selection. `RETRACT_EMBEDDER` picks the implementation; nothing falls back silently.
+ */
+import { BedrockTitanEmbedder } from './bedrock';
+import { EmbedderError, type Embedder } from './embedder';
+import { LocalEmbedder } from './local';
+
+export { EMBEDDING_DIMENSIONS, EmbedderError, cosineSimilarity, l2Normalize, type Embedder } from './embedder';
+export { LocalEmbedder } from './local';
+export { BedrockTitanEmbedder, TITAN_EMBED_V2_MODEL_ID, type BedrockTitanEmbedderOptions } from './bedrock';
+
+/** Allowed values of `RETRACT_EMBEDDER`. */
+export const EMBEDDER_KINDS = ['local', 'bedrock'] as const;
+export type EmbedderKind = (typeof EMBEDDER_KINDS)[number];
+
+/**
+ * Parses an embedder kind. Unset or blank means `local`; anything else but `local`/`bedrock` throws an
+ * {@link EmbedderError} naming the variable and the allowed values.
+ */
+export function parseEmbedderKind(value: string | undefined, variable = 'RETRACT_EMBEDDER'): EmbedderKind {
+  const v = value?.trim() ?? '';
+  if (v === '') return 'local';
+  if ((EMBEDDER_KINDS as readonly string[]).includes(v)) return v as EmbedderKind;
+  throw new EmbedderError('config', `${variable} must be one of ${EMBEDDER_KINDS.join(', ')} (got ${JSON.stringify(v)})`);
+}
+
+/**
+ * Builds the configured embedder: `RETRACT_EMBEDDER=local` (default) → {@link LocalEmbedder};
+ * `bedrock` → {@link BedrockTitanEmbedder} (region/credentials from the AWS provider chain, endpoint from
+ * `RETRACT_BEDROCK_ENDPOINT` when set). Throws on any other value.
+ */
+export function createEmbedder(env: NodeJS.ProcessEnv = process.env): Embedder {
+  const kind = parseEmbedderKind(env.RETRACT_EMBEDDER);
+  return kind === 'bedrock' ? new BedrockTitanEmbedder({ env }) : new LocalEmbedder();
+}

@@ -1,0 +1,21 @@
+/**
+ * Expected failures a caller can act on. The API maps `code` to `extensions.code`; anything that is
+ * not a DomainError is unexpected and gets masked.
+ */
+export type DomainErrorCode = 'BAD_USER_INPUT' | 'NOT_FOUND' | 'CONFLICT' | 'FORBIDDEN' | 'UNAUTHENTICATED';
+
+export class DomainError extends Error {
+  constructor(
+    readonly code: DomainErrorCode,
+    message: string,
+    /** The input field at fault (dotted path), when one is. */
+    readonly field?: string,
+  ) {
+    super(message);
+    this.name = 'DomainError';
+  }
+}
+
+export const badInput = (field: string, rule: string) => new DomainError('BAD_USER_INPUT', `${field}: ${rule}`, field);
+export const notFound = (what: string, id: string) => new DomainError('NOT_FOUND', `${what} ${id} not found`);
+export const conflict = (message: string) => new DomainError('CONFLICT', message);

@@ -1,0 +1,122 @@
+import { sql } from 'kysely';
+import type { Db } from '../store/tx';
+
+/**
+ * The ordered event log.
+ *
+ * Writers append in the same transaction as the change. Readers use `tail`, which returns rows in
+ * (tx, seq) order and only from transactions below the oldest transaction still running
+ * (pg_snapshot_xmin). Every transaction that could still commit an event has an id at or above that
+ * horizon, and every later transaction gets a larger id, so once a reader's cursor passes a row no
+ * row can ever appear behind it: a slow writer's event is delivered late, never skipped.
+ */
+export type EventType =
+  | 'AgentCreated'
+  | 'BeliefAsserted'
+  | 'BeliefCorroborated'
+  | 'JustificationAdded'
+  | 'ContradictionRaised'
+  | 'ContradictionResolved'
+  | 'RetractionStarted'
+  | 'BeliefRetracted'
+  | 'EffectCancelled'
+  | 'ReversalRecorded'
+  | 'RetractionCommitted'
+  | 'EffectKindRegistered'
+  | 'EffectProposed'
+  | 'EffectClaimed'
+  | 'EffectExecuted'
+  | 'EffectFailed'
+  | 'ReversalDispatched'
+  | 'ReversalConfirmed'
+  | 'ReversalFailed';
+
+export interface NewEvent {
+  fleet: string;
+  type: EventType;
+  actorId?: string | null;
+  retractionId?: string | null;
+  depth?: number | null;
+  ids?: string[];
+  data?: unknown;
+}
+
+/** Appends one event row. */
+export async function appendEvent(db: Db, e: NewEvent): Promise<void> {
+  await db
+    .insertInto('events')
+    .values({
+      fleet_id: e.fleet,
+      type: e.type,
+      actor_id: e.actorId ?? null,
+      retraction_id: e.retractionId ?? null,
+      depth: e.depth ?? null,
+      ids: e.ids ?? [],
+      data: e.data === undefined ? null : JSON.stringify(e.data),
+    })
+    .execute();
+}
+
+export interface EventRow {
+  seq: string;
+  tx: string;
+  type: EventType;
+  retraction_id: string | null;
+  depth: number | null;
+  ids: string[];
+  data: unknown;
+  at: Date;
+}
+
+/** A position in the log: after row (tx, seq), skipping the first `index` ids of that row (-1: whole row done). */
+export interface Cursor {
+  tx: string;
+  seq: string;
+  index: number;
+}
+
+export const START: Cursor = { tx: '0', seq: '0', index: -1 };
+
+export function encodeCursor(c: Cursor): string {
+  return Buffer.from(`e1:${c.tx}:${c.seq}:${c.index}`).toString('base64url');
+}
+
+export function decodeCursor(s: string): Cursor | null {
+  let raw: string;
+  try {
+    raw = Buffer.from(s, 'base64url').toString('utf8');
+  } catch {
+    return null;
+  }
+  const m = /^e1:(\d{1,20}):(\d{1,19}):(-1|\d{1,9})$/.exec(raw);
+  if (!m) return null;
+  return { tx: m[1]!, seq: m[2]!, index: Number(m[3]) };
+}
+
+/**
+ * Rows at or after the cursor's row (the cursor's own row is included when it was only partly
+ * consumed), oldest first, never past the horizon of transactions that might still commit.
+ * `types` filters by event type (the filter is applied after ordering, so cursors stay valid).
+ */
+export async function tail(db: Db, after: Cursor, limit: number, types?: readonly EventType[]): Promise<EventRow[]> {
+  const r = await sql<EventRow>`
+    SELECT seq::text AS seq, tx::text AS tx, type, retraction_id::text AS retraction_id, depth,
+           ids::text[] AS ids, data, at
+      FROM events
+     WHERE (tx, seq) ${after.index >= 0 ? sql`>=` : sql`>`} (${after.tx}::xid8, ${after.seq}::bigint)
+       AND tx < pg_snapshot_xmin(pg_current_snapshot())
+       ${types ? sql`AND type = ANY(${types as string[]}::text[])` : sql``}
+     ORDER BY tx, seq
+     LIMIT ${limit}`.execute(db);
+  return r.rows;
+}
+
+/** The cursor that means "from now": just past everything currently readable. */
+export async function headCursor(db: Db): Promise<Cursor> {
+  const r = await sql<{ tx: string | null; seq: string | null; xmin: string }>`
+    SELECT (SELECT tx::text FROM events WHERE tx < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY tx DESC, seq DESC LIMIT 1) AS tx,
+           (SELECT seq::text FROM events WHERE tx < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY tx DESC, seq DESC LIMIT 1) AS seq,
+           pg_snapshot_xmin(pg_current_snapshot())::text AS xmin`.execute(db);
+  const row = r.rows[0]!;
+  return row.tx && row.seq ? { tx: row.tx, seq: row.seq, index: -1 } : START;
+}

@@ -1,0 +1,110 @@
+import { sql } from 'kysely';
+import type { Store } from '../store/engine';
+
+/** One broken invariant: which (DESIGN.md numbering), what, and the offending rows. */
+export interface Violation {
+  invariant: number;
+  rule: string;
+  rows: Record<string, unknown>[];
+}
+
+const CHECKS: Array<{ invariant: number; rule: string; query: string }> = [
+  { invariant: 1, rule: 'at most one ACTIVE belief per claim key in a fleet', query: `
+    SELECT fleet_id, claim_key, count(*)::int AS active FROM beliefs WHERE status = 'ACTIVE' GROUP BY 1, 2 HAVING count(*) > 1` },
+  { invariant: 2, rule: 'an ACTIVE derived belief has a justification whose premises are all ACTIVE', query: `
+    SELECT b.id::text, b.claim_key FROM beliefs b
+     WHERE b.status = 'ACTIVE' AND NOT b.grounded
+       AND NOT EXISTS (SELECT 1 FROM justifications j WHERE j.belief_id = b.id
+             AND NOT EXISTS (SELECT 1 FROM justification_premises p JOIN beliefs pb ON pb.id = p.premise_id
+                              WHERE p.justification_id = j.id AND pb.status <> 'ACTIVE'))` },
+  { invariant: 2, rule: 'justifications, premises and supports stay inside one fleet', query: `
+    SELECT 'premise' AS edge, p.justification_id::text AS id FROM justification_premises p
+      JOIN justifications j ON j.id = p.justification_id JOIN beliefs pb ON pb.id = p.premise_id JOIN beliefs b ON b.id = j.belief_id
+     WHERE p.fleet_id <> j.fleet_id OR pb.fleet_id <> j.fleet_id OR b.fleet_id <> j.fleet_id
+    UNION ALL
+    SELECT 'support', s.effect_id::text FROM effect_supports s JOIN effects e ON e.id = s.effect_id JOIN beliefs b ON b.id = s.belief_id
+     WHERE s.fleet_id <> e.fleet_id OR b.fleet_id <> e.fleet_id` },
+  { invariant: 3, rule: 'no PENDING effect rests on a RETRACTED belief', query: `
+    SELECT DISTINCT e.id::text, e.kind FROM effects e JOIN effect_supports s ON s.effect_id = e.id JOIN beliefs b ON b.id = s.belief_id
+     WHERE e.status = 'PENDING' AND b.status = 'RETRACTED'` },
+  { invariant: 3, rule: 'every EXECUTING effect resting on a RETRACTED belief is marked reached', query: `
+    SELECT DISTINCT e.id::text FROM effects e JOIN effect_supports s ON s.effect_id = e.id JOIN beliefs b ON b.id = s.belief_id
+     WHERE e.status = 'EXECUTING' AND b.status = 'RETRACTED' AND e.reached_by IS NULL` },
+  { invariant: 4, rule: 'every EXECUTED effect resting on a RETRACTED belief has exactly one reversal', query: `
+    SELECT e.id::text, count(r.id)::int AS reversals FROM effects e LEFT JOIN reversals r ON r.effect_id = e.id
+     WHERE e.status = 'EXECUTED' AND EXISTS (SELECT 1 FROM effect_supports s JOIN beliefs b ON b.id = s.belief_id
+                                              WHERE s.effect_id = e.id AND b.status = 'RETRACTED')
+     GROUP BY e.id HAVING count(r.id) <> 1` },
+  { invariant: 4, rule: 'a reversal belongs to an EXECUTED effect with a retracted support, under the key derived from the effect key, UNREACHABLE exactly when the kind is not reversible', query: `
+    SELECT r.id::text, r.status, r.idempotency_key, e.status AS effect_status FROM reversals r
+      JOIN effects e ON e.id = r.effect_id JOIN effect_kinds k ON k.fleet_id = e.fleet_id AND k.kind = e.kind
+     WHERE e.status <> 'EXECUTED' OR r.fleet_id <> e.fleet_id
+        OR r.idempotency_key <> 'reversal:' || e.idempotency_key
+        OR (r.status = 'UNREACHABLE') <> (NOT k.reversible)
+        OR r.amount_minor IS DISTINCT FROM e.amount_minor OR r.currency IS DISTINCT FROM e.currency
+        OR NOT EXISTS (SELECT 1 FROM effect_supports s JOIN beliefs b ON b.id = s.belief_id WHERE s.effect_id = e.id AND b.status = 'RETRACTED')` },
+  { invariant: 5, rule: 'a retraction took its root down and counts exactly the beliefs that carry it', query: `
+    SELECT rt.id::text, rt.beliefs_retracted, (SELECT count(*)::int FROM beliefs b WHERE b.retraction_id = rt.id) AS carried
+      FROM retractions rt JOIN beliefs root ON root.id = rt.root_id
+     WHERE root.retraction_id IS DISTINCT FROM rt.id OR root.retraction_depth <> 0
+        OR rt.beliefs_retracted <> (SELECT count(*) FROM beliefs b WHERE b.retraction_id = rt.id)` },
+  { invariant: 5, rule: 'a belief retracted by cascade (depth > 0) is derived and has no justification left standing', query: `
+    SELECT b.id::text, b.retraction_id::text FROM beliefs b
+     WHERE b.status = 'RETRACTED' AND b.retraction_depth > 0
+       AND (b.grounded OR NOT EXISTS (SELECT 1 FROM justifications j WHERE j.belief_id = b.id)
+            OR EXISTS (SELECT 1 FROM justifications j WHERE j.belief_id = b.id
+                  AND NOT EXISTS (SELECT 1 FROM justification_premises p JOIN beliefs pb ON pb.id = p.premise_id
+                                   WHERE p.justification_id = j.id AND pb.status <> 'ACTIVE')))` },
+  { invariant: 5, rule: 'a cancelled or reached effect rests on a belief its retraction took down, and a cancelled effect never ran', query: `
+    SELECT e.id::text, e.status FROM effects e
+     WHERE (e.cancelled_by IS NOT NULL AND (e.executed_at IS NOT NULL OR e.external_ref IS NOT NULL OR NOT EXISTS (
+              SELECT 1 FROM effect_supports s JOIN beliefs b ON b.id = s.belief_id WHERE s.effect_id = e.id AND b.retraction_id = e.cancelled_by)))
+        OR (e.reached_by IS NOT NULL AND NOT EXISTS (
+              SELECT 1 FROM effect_supports s JOIN beliefs b ON b.id = s.belief_id WHERE s.effect_id = e.id AND b.retraction_id = e.reached_by))` },
+  { invariant: 6, rule: 'CONFIRMED reversals carry a provider reference and a confirmation time; nothing else does', query: `
+    SELECT id::text, status FROM reversals
+     WHERE (status = 'CONFIRMED') <> (provider_ref IS NOT NULL) OR (status = 'CONFIRMED') <> (confirmed_at IS NOT NULL)` },
+  { invariant: 7, rule: 'every retraction has its Started and Committed events, and one BeliefRetracted event per belief', query: `
+    SELECT rt.id::text,
+           (SELECT count(*)::int FROM events e WHERE e.retraction_id = rt.id AND e.type = 'RetractionStarted') AS started,
+           (SELECT count(*)::int FROM events e WHERE e.retraction_id = rt.id AND e.type = 'RetractionCommitted') AS committed,
+           (SELECT coalesce(sum(cardinality(e.ids)), 0)::int FROM events e WHERE e.retraction_id = rt.id AND e.type = 'BeliefRetracted') AS belief_events
+      FROM retractions rt
+     WHERE (SELECT count(*) FROM events e WHERE e.retraction_id = rt.id AND e.type = 'RetractionStarted') <> 1
+        OR (SELECT count(*) FROM events e WHERE e.retraction_id = rt.id AND e.type = 'RetractionCommitted') <> 1
+        OR (SELECT coalesce(sum(cardinality(e.ids)), 0) FROM events e WHERE e.retraction_id = rt.id AND e.type = 'BeliefRetracted') <> rt.beliefs_retracted` },
+  { invariant: 7, rule: 'every belief, effect, cancellation and reversal has its event', query: `
+    WITH ev AS (SELECT type, unnest(ids) AS id FROM events)
+    SELECT 'belief' AS what, b.id::text FROM beliefs b WHERE NOT EXISTS (SELECT 1 FROM ev WHERE ev.type = 'BeliefAsserted' AND ev.id = b.id)
+    UNION ALL
+    SELECT 'effect', e.id::text FROM effects e WHERE NOT EXISTS (SELECT 1 FROM ev WHERE ev.type = 'EffectProposed' AND ev.id = e.id)
+    UNION ALL
+    SELECT 'cancellation', e.id::text FROM effects e WHERE e.status = 'CANCELLED' AND NOT EXISTS (SELECT 1 FROM ev WHERE ev.type = 'EffectCancelled' AND ev.id = e.id)
+    UNION ALL
+    SELECT 'reversal', r.id::text FROM reversals r WHERE NOT EXISTS (SELECT 1 FROM ev WHERE ev.type = 'ReversalRecorded' AND ev.id = r.id)` },
+  { invariant: 8, rule: 'a resolved contradiction has a verdict; an accepted one names the retraction of the existing belief and the belief written', query: `
+    SELECT c.id::text, c.status, c.verdict FROM contradictions c
+     WHERE (c.status = 'RESOLVED' AND (c.verdict IS NULL OR c.resolved_at IS NULL))
+        OR (c.verdict = 'ACCEPT_PROPOSED' AND c.status = 'RESOLVED' AND (c.accepted_id IS NULL OR c.resolution_id IS NULL
+            OR NOT EXISTS (SELECT 1 FROM beliefs b WHERE b.id = c.existing_id AND b.status = 'RETRACTED')))` },
+  { invariant: 8, rule: 'a live lease belongs to a contradiction under adjudication on the same claim', query: `
+    SELECT l.fleet_id, l.claim_key, l.contradiction_id::text FROM adjudication_leases l JOIN contradictions c ON c.id = l.contradiction_id
+     WHERE l.expires_at > now() AND (c.status <> 'ADJUDICATING' OR c.claim_key <> l.claim_key OR c.fleet_id <> l.fleet_id)` },
+];
+
+/**
+ * Every violation of DESIGN.md's invariants, across all fleets, with the offending rows. Empty
+ * means the store is consistent. Runs with row security off, so it needs the store's owner
+ * connection: as any other role it fails loudly rather than check an empty view.
+ */
+export async function checkInvariants(store: Store): Promise<Violation[]> {
+  return store.db.transaction().setIsolationLevel('repeatable read').execute(async (tx) => {
+    await sql`SET LOCAL row_security = off`.execute(tx);
+    const out: Violation[] = [];
+    for (const c of CHECKS) {
+      const r = await sql.raw<Record<string, unknown>>(c.query + ' LIMIT 20').execute(tx);
+      if (r.rows.length > 0) out.push({ invariant: c.invariant, rule: c.rule, rows: r.rows });
+    }
+    return out;
+  });
+}

@@ -1,0 +1,179 @@
+import { EventEmitter } from 'node:events';
+import path from 'node:path';
+import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import { createPgConfig } from '@electric-sql/pglite/node-postgres';
+import { migrationProvider } from '../../db/migrations';
+import { lockDataDir } from './lock';
+import type { DB } from './schema';
+
+/**
+ * The one module that knows engine differences. Everything else talks to `store.db` (Kysely over
+ * node-postgres), whichever engine sits underneath:
+ *  - `postgres`: a real PostgreSQL server reached through DATABASE_URL; a pool of connections;
+ *    LISTEN/NOTIFY wakes event tailers across processes.
+ *  - `pglite`: PGlite in this process, through its node-postgres adapter; one connection, so
+ *    transactions run one after another; tailers are woken in-process.
+ */
+export type EngineName = 'postgres' | 'pglite';
+
+export interface Store {
+  readonly engine: EngineName;
+  readonly db: Kysely<DB>;
+  /** Fires after this process commits a transaction that appended events (in-process wake-up). */
+  readonly commits: EventEmitter;
+  /** Subscribes to cross-process commit notices where the engine has them (LISTEN). */
+  listen(onNotice: () => void): Promise<() => Promise<void>>;
+  /** Wakes tailers in other processes too (NOTIFY) where the engine has it. Called after commit. */
+  notifyCommitted(): void;
+  close(): Promise<void>;
+  /** The raw PGlite instance (embedded engine only), for dumping and cloning in tests. */
+  readonly pglite?: PGlite;
+  readonly description: string;
+}
+
+export interface OpenOptions {
+  /** postgres://… — use a real PostgreSQL. */
+  databaseUrl?: string;
+  /** Embedded data directory; 'memory://' for an in-memory store. */
+  dataDir?: string;
+  /** A migrated PGlite dump to start from (tests). */
+  loadDataDir?: Blob | File;
+  /** Run migrations on open (default true). */
+  migrate?: boolean;
+  poolSize?: number;
+}
+
+const NOTIFY_CHANNEL = 'retract_events';
+
+/** Opens the configured store and (by default) migrates it to the latest version. */
+export async function openStore(opts: OpenOptions = {}): Promise<Store> {
+  const store = opts.databaseUrl ? await openPostgres(opts.databaseUrl, opts.poolSize) : await openPglite(opts);
+  if (opts.migrate !== false) {
+    try {
+      await migrateToLatest(store.db);
+    } catch (e) {
+      await store.close();
+      throw e;
+    }
+  }
+  return store;
+}
+
+async function openPostgres(url: string, poolSize = 10): Promise<Store> {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  pool.on('error', () => {
+    /* an idle client died; the pool replaces it */
+  });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const commits = new EventEmitter();
+  commits.setMaxListeners(0);
+  const listeners = new Set<pg.Client>();
+  let notifyPending = false;
+  return {
+    engine: 'postgres',
+    db,
+    commits,
+    description: `postgres ${new URL(url).host}${new URL(url).pathname}`,
+    async listen(onNotice) {
+      const client = new pg.Client({ connectionString: url });
+      client.on('error', () => {});
+      await client.connect();
+      client.on('notification', () => onNotice());
+      await client.query(`LISTEN ${NOTIFY_CHANNEL}`);
+      listeners.add(client);
+      return async () => {
+        listeners.delete(client);
+        await client.end().catch(() => {});
+      };
+    },
+    notifyCommitted() {
+      commits.emit('commit');
+      // Coalesce bursts: one NOTIFY per tick is enough to wake every tailer.
+      if (notifyPending) return;
+      notifyPending = true;
+      setImmediate(() => {
+        notifyPending = false;
+        pool.query(`NOTIFY ${NOTIFY_CHANNEL}`).catch(() => {});
+      });
+    },
+    async close() {
+      for (const c of listeners) await c.end().catch(() => {});
+      listeners.clear();
+      await db.destroy();
+    },
+  };
+}
+
+async function openPglite(opts: OpenOptions): Promise<Store> {
+  const dataDir = opts.dataDir ?? process.env.RETRACT_DATA_DIR ?? './.retract';
+  const inMemory = dataDir.startsWith('memory://');
+  const release = inMemory ? () => {} : lockDataDir(path.resolve(dataDir));
+  let lite: PGlite;
+  try {
+    lite = await PGlite.create({
+      dataDir: inMemory ? undefined : path.resolve(dataDir, 'pgdata'),
+      extensions: { vector },
+      loadDataDir: opts.loadDataDir,
+    });
+  } catch (e) {
+    release();
+    throw e;
+  }
+  const pool = new pg.Pool({ ...(createPgConfig(lite) as unknown as pg.PoolConfig), max: 1 });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const commits = new EventEmitter();
+  commits.setMaxListeners(0);
+  const notices = new Set<() => void>();
+  let closed = false;
+  return {
+    engine: 'pglite',
+    db,
+    commits,
+    pglite: lite,
+    description: inMemory ? 'pglite (memory)' : `pglite ${path.resolve(dataDir)}`,
+    async listen(onNotice) {
+      notices.add(onNotice);
+      return async () => {
+        notices.delete(onNotice);
+      };
+    },
+    notifyCommitted() {
+      commits.emit('commit');
+      for (const n of notices) n();
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await db.destroy();
+      await lite.close();
+      release();
+    },
+  };
+}
+
+/** Applies every pending migration in db/migrations; throws with the failing migration's name. */
+export async function migrateToLatest(db: Kysely<DB>): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: migrationProvider });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error) {
+    throw new Error(`migration ${failed?.migrationName ?? '(unknown)'} failed: ${(error as Error).message ?? String(error)}`);
+  }
+  return (results ?? []).map((r) => r.migrationName);
+}
+
+/** Version strings of the engine and its vector extension, for reports and benchmarks. */
+export async function engineVersions(db: Kysely<DB>): Promise<{ server: string; vector: string | null }> {
+  const r = await sql<{ server: string; vector: string | null }>`
+    SELECT current_setting('server_version') AS server,
+           (SELECT extversion FROM pg_extension WHERE extname = 'vector') AS vector`.execute(db);
+  return r.rows[0]!;
+}
+
+/** Opens the store the environment names: DATABASE_URL, else embedded PGlite in RETRACT_DATA_DIR. */
+export function openStoreFromEnv(env: NodeJS.ProcessEnv = process.env, extra: OpenOptions = {}): Promise<Store> {
+  return openStore({ databaseUrl: env.DATABASE_URL || undefined, dataDir: env.RETRACT_DATA_DIR, ...extra });
+}

@@ -1,0 +1,85 @@
+import { type Kysely, type Transaction, sql } from 'kysely';
+import { DomainError } from '../errors/domain-error';
+import type { Store } from './engine';
+import type { DB } from './schema';
+
+/**
+ * The one module that opens transactions.
+ *
+ * Every transaction runs as the role `retract_app` (or `retract_reader`) with `retract.fleet` set
+ * for its duration, so row-level security confines it to one fleet whatever its queries say.
+ * Writes run SERIALIZABLE; SQLSTATE 40001 (serialization failure) and 40P01 (deadlock) are retried
+ * with full-jitter exponential backoff, a bounded number of times, then reported as CONFLICT.
+ */
+export type Tx = Transaction<DB>;
+export type Db = Kysely<DB> | Transaction<DB>;
+
+export interface TxOptions {
+  /** The fleet whose rows this transaction may see and write; null sees no fleet's rows. */
+  fleet: string | null;
+  readOnly?: boolean;
+  isolation?: 'serializable' | 'repeatable read' | 'read committed';
+  /** Total attempts including the first (default 10). */
+  maxAttempts?: number;
+  role?: 'retract_app' | 'retract_reader';
+}
+
+const RETRYABLE = new Set(['40001', '40P01']);
+
+/** Counters a benchmark or a stress run can read: attempts retried, and transactions given up. */
+export const txStats = { retries: 0, exhausted: 0 };
+
+/** Test hook: the next `n` transaction attempts fail with a real SQLSTATE 40001 raised by the database. */
+export const faults = { serializationFailures: 0 };
+
+export function isRetryable(e: unknown): boolean {
+  return typeof e === 'object' && e !== null && RETRYABLE.has((e as { code?: string }).code ?? '');
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Runs `fn` in one fleet-scoped transaction, retrying serialization failures. */
+export async function inTx<T>(store: Store, opts: TxOptions, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  const maxAttempts = opts.maxAttempts ?? 10;
+  const isolation = opts.isolation ?? (opts.readOnly ? 'repeatable read' : 'serializable');
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const result = await store.db
+        .transaction()
+        .setIsolationLevel(isolation)
+        .setAccessMode(opts.readOnly ? 'read only' : 'read write')
+        .execute(async (tx) => {
+          await sql`SELECT set_config('role', ${opts.role ?? 'retract_app'}, true), set_config('retract.fleet', ${opts.fleet ?? ''}, true)`.execute(tx);
+          if (faults.serializationFailures > 0) {
+            faults.serializationFailures--;
+            await sql`DO $$ BEGIN RAISE EXCEPTION 'injected serialization failure' USING ERRCODE = '40001'; END $$`.execute(tx);
+          }
+          return fn(tx);
+        });
+      if (!opts.readOnly) store.notifyCommitted();
+      return result;
+    } catch (e) {
+      if (!isRetryable(e)) throw e;
+      if (attempt >= maxAttempts) {
+        txStats.exhausted++;
+        throw new DomainError(
+          'CONFLICT',
+          `the transaction kept conflicting with concurrent writers (SQLSTATE ${(e as { code: string }).code}) and was given up after ${attempt} attempts; try again`,
+        );
+      }
+      txStats.retries++;
+      const cap = Math.min(1000, 4 * 2 ** attempt);
+      await sleep(Math.random() * cap);
+    }
+  }
+}
+
+/** A read-only snapshot of one fleet (REPEATABLE READ), for queries that must see one consistent state. */
+export function readTx<T>(store: Store, fleet: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return inTx(store, { fleet, readOnly: true }, fn);
+}
+
+/** A SERIALIZABLE read-write transaction for one fleet. */
+export function writeTx<T>(store: Store, fleet: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return inTx(store, { fleet }, fn);
+}

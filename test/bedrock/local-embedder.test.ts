@@ -1,0 +1,74 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { cosineSimilarity, l2Normalize } from '../../src/embedding/embedder';
+import { emptyTextVector, fnv1a32, LocalEmbedder, tokenize } from '../../src/embedding/local';
+
+const e = new LocalEmbedder();
+const norm = (v: number[]) => Math.sqrt(v.reduce((s, x) => s + x * x, 0));
+
+describe('LocalEmbedder', () => {
+  it('has the documented id and 512 dimensions', () => {
+    expect(e.id).toBe('local:hashed-ngrams-v1');
+    expect(e.dimensions).toBe(512);
+  });
+
+  it('is deterministic, 512-d and unit-norm for arbitrary text', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.string({ unit: 'grapheme', maxLength: 80 }), async (t) => {
+        const [a] = await e.embed([t]);
+        const [b] = await new LocalEmbedder().embed([t]);
+        expect(a).toEqual(b);
+        expect(a).toHaveLength(512);
+        expect(a!.every(Number.isFinite)).toBe(true);
+        expect(norm(a!)).toBeCloseTo(1, 9);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('pins the hash so vectors stay stable across releases', () => {
+    expect(fnv1a32('')).toBe(fnv1a32(''));
+    expect(fnv1a32('w:passport')).toMatchInlineSnapshot(`1430598998`);
+    const v = e.embedOne('Customer 4411 passport is authentic');
+    expect(v.filter((x) => x !== 0).length).toBeGreaterThan(20);
+  });
+
+  it('maps token-less text to the fixed unit vector e0', async () => {
+    const vs = await e.embed(['', '   ', '\n\t', '?!…']);
+    for (const v of vs) expect(v).toEqual(emptyTextVector());
+    expect(norm(vs[0]!)).toBe(1);
+  });
+
+  it('normalises case and Unicode compatibility forms (NFKC)', () => {
+    expect(e.embedOne('ＣＵＳＴＯＭＥＲ ﬁle')).toEqual(e.embedOne('customer file'));
+    expect(tokenize("Café  4411, it's")).toEqual(['café', '4411', 'it', 's']);
+  });
+
+  it('scores a paraphrase above unrelated text', () => {
+    const a = e.embedOne("The customer's passport was verified as authentic");
+    const para = e.embedOne('The passport of the customer is verified and authentic');
+    const unrelated = e.embedOne('Quarterly revenue grew by twelve percent in Ohio');
+    expect(cosineSimilarity(a, para)).toBeGreaterThan(cosineSimilarity(a, unrelated) + 0.3);
+  });
+
+  it('is lexical: a negation stays very close (documented limitation)', () => {
+    const a = e.embedOne('Customer 4411 passport is authentic');
+    const neg = e.embedOne('Customer 4411 passport is not authentic');
+    expect(cosineSimilarity(a, neg)).toBeGreaterThan(0.8);
+  });
+
+  it('rejects non-string input with EmbedderError', async () => {
+    await expect(e.embed([1 as unknown as string])).rejects.toThrow(/local:hashed-ngrams-v1: embed\(\) input #0 is number/);
+  });
+});
+
+describe('vector helpers', () => {
+  it('l2Normalize returns null for the zero vector and unit vectors otherwise', () => {
+    expect(l2Normalize([0, 0])).toBeNull();
+    expect(l2Normalize([3, 4])).toEqual([0.6, 0.8]);
+  });
+  it('cosineSimilarity checks lengths', () => {
+    expect(() => cosineSimilarity([1], [1, 2])).toThrow(RangeError);
+    expect(cosineSimilarity([1, 0], [0, 0])).toBe(0);
+  });
+});
