@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+/** Long suites (props at full count, stress, crash, hostile, dispatch crash): run by their own npm scripts. */
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 1_800_000,
+    hookTimeout: 600_000,
+    pool: 'forks',
+    globalSetup: ['test/support/global-setup.ts'],
+  },
+});
