@@ -15,8 +15,11 @@ interface NodeBase {
   /** Signed distance from the graph's root along derivations: premises < 0 < dependents. */
   depth: number;
 }
+/** How a belief relates to the root: on its premise chain, on its dependent chain, or another premise of a dependent. */
+export type BeliefRole = 'root' | 'premise' | 'dependent' | 'context';
 export interface BeliefNode extends NodeBase {
   kind: 'belief';
+  role: BeliefRole;
   status: BeliefStatus;
   claimKey: string;
   statement: string;
@@ -200,16 +203,22 @@ export class GraphView {
   }
 
   /** Adds a belief known only by reference (a premise or dependent whose own neighbourhood is not loaded). */
-  private stub(ref: BeliefRef, depth: number): BeliefNode {
+  private stub(ref: BeliefRef, depth: number, role: BeliefRole): BeliefNode {
     const existing = this.nodes.get(ref.id);
     if (existing?.kind === 'belief') {
       existing.status = ref.status;
       existing.claimKey = ref.claimKey;
       existing.statement = ref.statement;
+      // A belief first seen as context may turn out to be on the root's own chains.
+      if (existing.role === 'context' && role !== 'context') {
+        existing.role = role;
+        existing.depth = depth;
+      }
       return existing;
     }
     const node: BeliefNode = {
       kind: 'belief',
+      role: ref.id === this.rootId ? 'root' : role,
       id: ref.id,
       status: ref.status,
       claimKey: ref.claimKey,
@@ -232,14 +241,16 @@ export class GraphView {
    * used premise does not drag every sibling into the picture.
    */
   ingest(detail: BeliefDetail, depth: number, mode: 'full' | 'up' = 'full'): { dependents: BeliefRef[]; premises: BeliefRef[] } {
-    const node = this.stub(detail, depth);
+    const node = this.stub(detail, depth, mode === 'up' ? 'premise' : 'dependent');
     node.expanded = true;
+    // Premises of the root and of premises are its premise chain; other premises of dependents are context.
+    const premiseRole: BeliefRole = node.role === 'root' || node.role === 'premise' ? 'premise' : 'context';
     const premises: BeliefRef[] = [];
     for (const j of detail.justifications) {
       this.justifications.set(j.id, { beliefId: detail.id, premiseIds: j.premises.map((p) => p.id) });
       for (const p of j.premises) {
         premises.push(p);
-        this.stub(p, depth - 1);
+        this.stub(p, depth - 1, premiseRole);
         this.edge({ id: `j:${j.id}:${p.id}`, source: p.id, target: detail.id, type: 'premise', justificationId: j.id });
       }
     }
@@ -247,7 +258,7 @@ export class GraphView {
     const dependents = mode === 'up' ? all.filter((d) => this.nodes.has(d.id)) : all;
     node.hiddenDependents = Math.max(0, detail.dependents.totalCount - dependents.length);
     for (const d of dependents) {
-      this.stub(d, depth + 1);
+      this.stub(d, depth + 1, 'dependent');
       // The dependent's own justifications name the exact justification; until it is expanded, a plain edge.
       const hasJustifiedEdge = [...this.edges.values()].some(
         (e) => e.type === 'premise' && e.source === detail.id && e.target === d.id && e.justificationId,
@@ -474,7 +485,14 @@ export class GraphView {
   private describe(n: GraphNode): { kind: string; title: string; detail: string } {
     switch (n.kind) {
       case 'belief': {
-        const where = n.id === this.rootId ? 'selected root' : n.depth < 0 ? `premise, ${-n.depth} up` : `dependent, ${n.depth} down`;
+        const where =
+          n.role === 'root'
+            ? 'root of this graph'
+            : n.role === 'premise'
+              ? `premise, ${-n.depth} up`
+              : n.role === 'dependent'
+                ? `dependent, ${n.depth} down`
+                : 'other premise of a dependent';
         const more = n.hiddenDependents ? `; ${n.hiddenDependents} more dependents not shown` : '';
         return { kind: 'Belief', title: n.claimKey, detail: `${where}${more} — ${n.statement}` };
       }

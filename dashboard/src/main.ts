@@ -28,6 +28,7 @@ import type {
   RetractionEvent,
   RetractionResult,
   SearchData,
+  Totals,
   Viewer,
 } from './types';
 
@@ -123,15 +124,26 @@ function statusBadge(status: string): HTMLElement {
   return h('span', { className: `badge status-${status.toLowerCase()}`, 'data-status': status }, status, note);
 }
 
-/** Money list as text, each amount in its own span with its currency and minor units as data. */
-function moneyEl(testid: string, list: readonly Money[] | null | undefined): HTMLElement {
+/** Currencies that appear anywhere in a totals object, in first-seen order. */
+function currenciesOf(t: Totals): string[] {
+  return [...new Set([...t.exposure, ...t.owed, ...t.unreachableAmount, ...t.settled].map((m) => m.currency))];
+}
+
+/**
+ * Money list as text (`$1,240.00 + €50.00`), each amount in its own span with its currency and minor units as
+ * data. A currency present elsewhere in the same totals but missing from this list is shown as zero (settled is
+ * empty until a provider confirms); with no money at all the text is `none`.
+ */
+function moneyEl(testid: string, list: readonly Money[] | null | undefined, currencies: string[] = []): HTMLElement {
   const span = h('span', { 'data-testid': testid, className: 'money' });
-  if (!list || list.length === 0) {
-    span.textContent = formatMoneyList(list);
+  const given = list ?? [];
+  const filled = [...given, ...currencies.filter((c) => !given.some((m) => m.currency === c)).map((currency) => ({ amountMinor: 0, currency }))];
+  if (filled.length === 0) {
+    span.textContent = formatMoneyList(filled);
     span.dataset.empty = 'true';
     return span;
   }
-  list.forEach((m, i) => {
+  filled.forEach((m, i) => {
     if (i > 0) span.append(' + ');
     span.append(h('span', { 'data-currency': m.currency, 'data-amount-minor': m.amountMinor }, formatMoney(m)));
   });
@@ -293,6 +305,9 @@ function renderFeedItem(ev: RetractionEvent): void {
 
 const cascadeQueue: RetractionEvent[] = [];
 let cascadeRunning = false;
+/** The retraction being played and its current phase (depth level, effects, committed); survives idle gaps. */
+let cascadeRetraction: string | null = null;
+let cascadePhase: string | null = null;
 
 function onEvent(ev: RetractionEvent): void {
   renderFeedItem(ev);
@@ -301,24 +316,23 @@ function onEvent(ev: RetractionEvent): void {
   if (!cascadeRunning) void runCascade();
 }
 
-/** Plays cascade events onto the graph one depth level at a time. */
+/** Plays cascade events onto the graph one depth level at a time (events arrive in commit order). */
 async function runCascade(): Promise<void> {
   cascadeRunning = true;
-  let retractionId: string | null = null;
-  let phase: string | null = null;
   try {
     while (cascadeQueue.length) {
       const ev = cascadeQueue.shift()!;
-      if (ev.retraction.id !== retractionId) {
-        retractionId = ev.retraction.id;
-        phase = null;
+      if (ev.retraction.id !== cascadeRetraction) {
+        cascadeRetraction = ev.retraction.id;
+        cascadePhase = null;
       }
-      const visible = applyEvent(ev, async (nextPhase) => {
-        if (phase !== null && phase !== nextPhase) await sleep(CASCADE_STEP_MS);
-        phase = nextPhase;
+      await applyEvent(ev, async (nextPhase) => {
+        if (cascadePhase !== null && cascadePhase !== nextPhase) await sleep(CASCADE_STEP_MS);
+        cascadePhase = nextPhase;
       });
-      await visible;
     }
+  } catch (err) {
+    showError(err);
   } finally {
     cascadeRunning = false;
   }
@@ -725,9 +739,10 @@ function renderPreview(p: Preview, beliefs: BeliefRef[]): void {
   dlRow(dl, 'Survivors (another justification holds)', h('span', { 'data-testid': 'preview-survivors-count' }, String(p.survivors.length)));
   dlRow(dl, 'Pending effects cancelled', h('span', { 'data-testid': 'preview-cancel-count' }, String(p.pendingEffects.length)));
   dlRow(dl, 'Executed effects reached', h('span', { 'data-testid': 'preview-reach-count' }, String(p.executedEffects.length)));
-  dlRow(dl, 'Exposure (executed money reached)', moneyEl('preview-exposure', t.exposure));
-  dlRow(dl, 'Owed (reversals to record)', moneyEl('preview-owed', t.owed));
-  dlRow(dl, 'Unreachable (no compensation handler)', moneyEl('preview-unreachable', t.unreachableAmount));
+  const cur = currenciesOf(t);
+  dlRow(dl, 'Exposure (executed money reached)', moneyEl('preview-exposure', t.exposure, cur));
+  dlRow(dl, 'Owed (reversals to record)', moneyEl('preview-owed', t.owed, cur));
+  dlRow(dl, 'Unreachable (no compensation handler)', moneyEl('preview-unreachable', t.unreachableAmount, cur));
 
   const survivors = h('ul', { 'data-testid': 'preview-survivors', 'data-count': p.survivors.length, className: 'compact' });
   for (const s of p.survivors) survivors.append(h('li', { 'data-belief-id': s.id, 'data-claim-key': s.claimKey }, s.claimKey));
@@ -819,10 +834,11 @@ function showReceipt(r: ReceiptCore): void {
   dlRow(counts, 'Reversals owed', h('span', { 'data-testid': 'receipt-reversals-owed' }, String(t.reversalsOwed)));
   dlRow(counts, 'Unreachable', h('span', { 'data-testid': 'receipt-unreachable-count' }, String(t.unreachable)));
   const money = h('dl', { className: 'money-table' });
-  dlRow(money, 'Exposure', moneyEl('receipt-exposure', t.exposure));
-  dlRow(money, 'Owed', moneyEl('receipt-owed', t.owed));
-  dlRow(money, 'Unreachable', moneyEl('receipt-unreachable', t.unreachableAmount));
-  dlRow(money, 'Settled', moneyEl('receipt-settled', t.settled));
+  const cur = currenciesOf(t);
+  dlRow(money, 'Exposure', moneyEl('receipt-exposure', t.exposure, cur));
+  dlRow(money, 'Owed', moneyEl('receipt-owed', t.owed, cur));
+  dlRow(money, 'Unreachable', moneyEl('receipt-unreachable', t.unreachableAmount, cur));
+  dlRow(money, 'Settled', moneyEl('receipt-settled', t.settled, cur));
   el.receipt.replaceChildren(
     h('h3', null, 'Receipt'),
     h(
