@@ -215,32 +215,44 @@ export async function callWithRetry<T>(
   });
 }
 
+/** Outcome of {@link checkBedrockAccess}. */
+export type BedrockAccessCheck =
+  | { ok: true; region: string; credentials: string }
+  | { ok: false; missing: 'credentials' | 'region'; reason: string };
+
 /**
- * Tells whether AWS credentials for Bedrock can be resolved here (a bearer token in
- * `AWS_BEARER_TOKEN_BEDROCK`, or the default SigV4 provider chain), without calling Bedrock.
- * Never throws; gives up after `timeoutMs` (the instance-metadata lookup can hang off-cloud).
+ * Tells whether a Bedrock call could be signed here, without calling Bedrock: a region must resolve, and
+ * credentials must resolve (a bearer token in `AWS_BEARER_TOKEN_BEDROCK`, or the default SigV4 provider
+ * chain). Never throws; gives up after `timeoutMs` (the instance-metadata lookup can hang off-cloud).
  */
-export async function checkAwsCredentials(
-  o: BedrockConnectionOptions = {},
-  timeoutMs = 5000,
-): Promise<{ ok: true; detail: string } | { ok: false; reason: string }> {
+export async function checkBedrockAccess(o: BedrockConnectionOptions = {}, timeoutMs = 5000): Promise<BedrockAccessCheck> {
   const env = o.env ?? process.env;
-  if (env.AWS_BEARER_TOKEN_BEDROCK?.trim()) return { ok: true, detail: 'bearer token from AWS_BEARER_TOKEN_BEDROCK' };
-  const client = createBedrockRuntimeClient({ ...o, client: undefined });
+  const client = createBedrockRuntimeClient(o);
   let timer: NodeJS.Timeout | undefined;
-  try {
-    const creds = await Promise.race([
-      client.config.credentials(),
+  const within = <T>(p: Promise<T>, what: string) =>
+    Promise.race([
+      p,
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`credential lookup took longer than ${timeoutMs} ms`)), timeoutMs);
+        timer = setTimeout(() => reject(new Error(`${what} lookup took longer than ${timeoutMs} ms`)), timeoutMs);
       }),
-    ]);
-    if (!creds?.accessKeyId) return { ok: false, reason: 'the provider chain returned no access key' };
-    return { ok: true, detail: `access key ${creds.accessKeyId.slice(0, 4)}…` };
-  } catch (e) {
-    return { ok: false, reason: describeError(e) };
+    ]).finally(() => clearTimeout(timer));
+  try {
+    let region: string;
+    try {
+      region = await within(client.config.region(), 'region');
+      if (!region) throw new Error('no region configured');
+    } catch (e) {
+      return { ok: false, missing: 'region', reason: `no AWS region resolvable (set AWS_REGION): ${describeError(e)}` };
+    }
+    if (env.AWS_BEARER_TOKEN_BEDROCK?.trim()) return { ok: true, region, credentials: 'bearer token from AWS_BEARER_TOKEN_BEDROCK' };
+    try {
+      const creds = await within(client.config.credentials(), 'credential');
+      if (!creds?.accessKeyId) throw new Error('the provider chain returned no access key');
+      return { ok: true, region, credentials: `access key ${creds.accessKeyId.slice(0, 4)}…` };
+    } catch (e) {
+      return { ok: false, missing: 'credentials', reason: `no AWS credentials resolvable: ${describeError(e)}` };
+    }
   } finally {
-    clearTimeout(timer);
-    client.destroy();
+    if (!o.client) client.destroy();
   }
 }
