@@ -180,6 +180,21 @@ export class GraphView {
       const node = this.nodes.get(evt.target.id() as string);
       if (node) this.activate(node);
     });
+    // Every entry is a button in the tab order; arrows / Home / End also move between entries.
+    opts.list.addEventListener('keydown', (ev) => {
+      const buttons = [...opts.list.querySelectorAll<HTMLButtonElement>('button[data-testid="graph-node"]')];
+      const at = buttons.indexOf(document.activeElement as HTMLButtonElement);
+      if (at < 0) return;
+      const next =
+        ev.key === 'ArrowDown' || ev.key === 'ArrowRight' ? at + 1
+        : ev.key === 'ArrowUp' || ev.key === 'ArrowLeft' ? at - 1
+        : ev.key === 'Home' ? 0
+        : ev.key === 'End' ? buttons.length - 1
+        : null;
+      if (next === null) return;
+      ev.preventDefault();
+      buttons[Math.max(0, Math.min(buttons.length - 1, next))]?.focus();
+    });
   }
 
   // ------------------------------------------------------------------ model

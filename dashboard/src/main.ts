@@ -55,6 +55,7 @@ const el = {
   searchSummary: byId('search-summary'),
   searchResults: byId('search-results'),
   feed: byId('feed'),
+  feedEmpty: byId('feed-empty'),
   levelsUp: byId<HTMLSelectElement>('levels-up'),
   levelsDown: byId<HTMLSelectElement>('levels-down'),
   graphEmpty: byId('graph-empty'),
@@ -208,6 +209,7 @@ function signOut(message?: string): void {
   committedSeen.clear();
   clear(el.searchResults);
   clear(el.feed);
+  el.feedEmpty.hidden = false;
   el.searchSummary.textContent = '';
   el.receipt.hidden = true;
   el.actions.hidden = true;
@@ -300,6 +302,7 @@ function renderFeedItem(ev: RetractionEvent): void {
     );
   }
   el.feed.prepend(li);
+  el.feedEmpty.hidden = true;
   while (el.feed.children.length > FEED_MAX) el.feed.lastElementChild?.remove();
 }
 
@@ -792,7 +795,7 @@ async function runRetract(): Promise<void> {
   el.retractButton.setAttribute('aria-busy', 'true');
   el.retractNote.textContent = 'Retracting…';
   try {
-    const r = (await gql<RetractData>(RETRACT_BELIEF, { input: { beliefId: node.id, reason }, first: 200 })).retractBelief;
+    const r = (await gql<RetractData>(RETRACT_BELIEF, { input: { beliefId: node.id, reason }, first: 100 })).retractBelief;
     previewFor = null;
     el.previewPanel.hidden = true;
     graph?.setPreview(null);
