@@ -24,7 +24,7 @@ const Side = z.object({
   value: z.unknown(),
   evidence: z.string().nullable(),
   author: z.string().min(1),
-  at: z.string().datetime({ offset: true }).optional(),
+  at: z.iso.datetime({ offset: true }).optional(),
   source: z.string().optional(),
   reliability: z.number().min(0).max(1).optional(),
 });

@@ -13,7 +13,7 @@ const WEIGHTS = { unigram: 1.0, bigram: 0.7, char3: 0.3, char4: 0.3 } as const;
 
 const encoder = new TextEncoder();
 
-/** 32-bit FNV-1a over the UTF-8 bytes of `s`, followed by a murmur3 finaliser so every bit is well mixed. */
+/** 32-bit FNV-1a over the UTF-8 bytes of `s`, followed by a standard 32-bit avalanche finaliser so every bit is well mixed. */
 export function fnv1a32(s: string): number {
   let h = 0x811c9dc5;
   for (const byte of encoder.encode(s)) {

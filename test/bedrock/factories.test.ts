@@ -15,7 +15,7 @@ describe('createEmbedder', () => {
     expect(b).toBeInstanceOf(BedrockTitanEmbedder);
     expect(b.id).toBe('bedrock:amazon.titan-embed-text-v2:0');
     (b as BedrockTitanEmbedder).destroy();
-    expect(() => createEmbedder({ RETRACT_EMBEDDER: 'openai' })).toThrow(EmbedderError);
+    expect(() => createEmbedder({ RETRACT_EMBEDDER: 'remote' })).toThrow(EmbedderError);
     expect(() => createEmbedder({ RETRACT_EMBEDDER: 'Bedrock' })).toThrow(/RETRACT_EMBEDDER must be one of local, bedrock \(got "Bedrock"\)/);
   });
 });
