@@ -61,47 +61,65 @@ export async function assertBelief(core: Core, actor: Actor, input: AssertBelief
   const [embedding] = await core.embedder.embed([i.statement]);
   const vector = `[${embedding!.join(',')}]`;
 
-  return writeTx(core.store, actor.fleet, async (tx) => {
-    const claim = await lockClaim(tx, actor.fleet, i.claimKey);
-    const fallen = await checkPremises(tx, i.derivedFrom, 'derivedFrom');
-    if (fallen) return { kind: 'premiseRetracted', premise: fallen };
-    const active = await activeBeliefForClaim(tx, actor.fleet, i.claimKey);
-    if (readPoint && !(await claim.visibleIn(readPoint.snapshot))) {
-      return { kind: 'claimChanged', claimKey: i.claimKey, current: active ?? null };
-    }
+  try {
+    return await writeTx(core.store, actor.fleet, (tx) => commitTurn(tx, actor, i, vector, readPoint));
+  } catch (e) {
+    if (e instanceof Refused) return e.result;
+    throw e;
+  }
+}
 
-    if (active) {
-      const same = await sql<{ same: boolean }>`SELECT (${i.value}::jsonb IS NOT DISTINCT FROM value) AS same FROM beliefs WHERE id = ${active.id}`.execute(tx);
-      if (same.rows[0]!.same) {
-        if (i.derivedFrom.length > 0 && !active.grounded && !(await hasJustification(tx, active.id, i.derivedFrom))) {
-          if (!(await firstDescendantAmong(tx, active.id, i.derivedFrom))) {
-            await insertJustification(tx, actor.fleet, active.id, i.derivedFrom, actor.agentId);
-          }
+/** A COMMIT that refuses: thrown to roll back its transaction (so not even the claim row it created stays), caught in assertBelief. */
+class Refused {
+  constructor(readonly result: AssertBeliefResult) {}
+}
+
+async function commitTurn(
+  tx: Parameters<typeof lockBeliefs>[0],
+  actor: Actor,
+  i: ReturnType<typeof validateAssert>,
+  vector: string,
+  readPoint: ReturnType<typeof decodeReadPoint> | null,
+): Promise<AssertBeliefResult> {
+  const claim = await lockClaim(tx, actor.fleet, i.claimKey);
+  const fallen = await checkPremises(tx, i.derivedFrom, 'derivedFrom');
+  if (fallen) throw new Refused({ kind: 'premiseRetracted', premise: fallen });
+  const active = await activeBeliefForClaim(tx, actor.fleet, i.claimKey);
+  if (readPoint && !(await claim.visibleIn(readPoint.snapshot))) {
+    throw new Refused({ kind: 'claimChanged', claimKey: i.claimKey, current: active ?? null });
+  }
+
+  if (active) {
+    const same = await sql<{ same: boolean }>`SELECT (${i.value}::jsonb IS NOT DISTINCT FROM value) AS same FROM beliefs WHERE id = ${active.id}`.execute(tx);
+    if (same.rows[0]!.same) {
+      if (i.derivedFrom.length > 0 && !active.grounded && !(await hasJustification(tx, active.id, i.derivedFrom))) {
+        if (!(await firstDescendantAmong(tx, active.id, i.derivedFrom))) {
+          await insertJustification(tx, actor.fleet, active.id, i.derivedFrom, actor.agentId);
         }
-        await appendEvent(tx, { fleet: actor.fleet, type: 'BeliefCorroborated', actorId: actor.agentId, ids: [active.id] });
-        return { kind: 'corroborated', belief: active };
       }
-      const c = await tx
-        .insertInto('contradictions')
-        .values({
-          fleet_id: actor.fleet,
-          claim_key: i.claimKey,
-          existing_id: active.id,
-          proposed_statement: i.statement,
-          proposed_value: i.value,
-          proposed_evidence: i.evidence,
-          proposed_author_id: actor.agentId,
-          proposed_derived_from: i.derivedFrom,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      await appendEvent(tx, { fleet: actor.fleet, type: 'ContradictionRaised', actorId: actor.agentId, ids: [c.id], data: { claimKey: i.claimKey } });
-      return { kind: 'contradiction', contradictionId: c.id };
+      await appendEvent(tx, { fleet: actor.fleet, type: 'BeliefCorroborated', actorId: actor.agentId, ids: [active.id] });
+      return { kind: 'corroborated', belief: active };
     }
+    const c = await tx
+      .insertInto('contradictions')
+      .values({
+        fleet_id: actor.fleet,
+        claim_key: i.claimKey,
+        existing_id: active.id,
+        proposed_statement: i.statement,
+        proposed_value: i.value,
+        proposed_evidence: i.evidence,
+        proposed_author_id: actor.agentId,
+        proposed_derived_from: i.derivedFrom,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await appendEvent(tx, { fleet: actor.fleet, type: 'ContradictionRaised', actorId: actor.agentId, ids: [c.id], data: { claimKey: i.claimKey } });
+    return { kind: 'contradiction', contradictionId: c.id };
+  }
 
-    const belief = await insertBelief(tx, actor, { ...i, vector });
-    return { kind: 'asserted', belief };
-  });
+  const belief = await insertBelief(tx, actor, { ...i, vector });
+  return { kind: 'asserted', belief };
 }
 
 /** Writes a new ACTIVE belief with its justification, bumps the claim, appends BeliefAsserted. Caller holds the claim lock. */

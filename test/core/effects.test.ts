@@ -1,0 +1,138 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { actorIn, coreOf, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
+import { belief, executed, proposed } from '../support/story';
+import { claimEffect, completeEffect, failEffect, proposeEffect, registerEffectKind } from '../../src/effect/effect.service';
+import { retractBelief } from '../../src/retraction/retraction.service';
+import type { Actor, Core } from '../../src/core';
+import { domainError, dump, expectUnchanged, read } from './helpers';
+
+/** Effects racing retractions, and proposals that must not be written. */
+describe.each(engines())('effects on %s', (engine) => {
+  let t: TestDb;
+  let core: Core;
+  let actor: Actor;
+  beforeAll(async () => {
+    t = await testStore(engine);
+    core = coreOf(t.store);
+    actor = await actorIn(t.store, 'fx');
+    await registerEffectKind(core, actor, { kind: 'refund', reversible: true });
+    await registerEffectKind(core, actor, { kind: 'email', reversible: false });
+  });
+  afterAll(async () => t?.close());
+
+  const effect = (id: string) => read(t.store, 'fx', (tx) => tx.selectFrom('effects').selectAll().where('id', '=', id).executeTakeFirstOrThrow());
+  const reversalsOf = (id: string) => read(t.store, 'fx', (tx) => tx.selectFrom('reversals').selectAll().where('effect_id', '=', id).execute());
+
+  for (const [kind, status] of [['refund', 'OWED'], ['email', 'UNREACHABLE']] as const) {
+    it(`an EXECUTING ${kind} reached by a retraction is marked, not cancelled; completing it records one ${status} reversal in the same transaction, however often it is repeated`, async () => {
+      const p = await belief(core, actor, `race-${kind}/p`);
+      const d = await belief(core, actor, `race-${kind}/d`, [p]);
+      const e = await proposed(core, actor, kind, [d], `race-${kind}:1`, 5_000);
+      const running = await claimEffect(core, actor, { kinds: [kind] });
+      expect(running).toMatchObject({ id: e.id, status: 'EXECUTING' });
+
+      const { retractionId } = await retractBelief(core, actor, { beliefId: p.id, reason: 'p was false' });
+      expect(await effect(e.id)).toMatchObject({ status: 'EXECUTING', reached_by: retractionId, cancelled_by: null });
+      expect(await reversalsOf(e.id)).toEqual([]);
+      await expectInvariants(t.store);
+
+      const done = await completeEffect(core, actor, { effectId: e.id, externalRef: `ext-${kind}` });
+      expect(done).toMatchObject({ status: 'EXECUTED', external_ref: `ext-${kind}`, reached_by: retractionId });
+      const revs = await reversalsOf(e.id);
+      expect(revs).toHaveLength(1);
+      expect(revs[0]).toMatchObject({ status, retraction_id: retractionId, idempotency_key: `reversal:race-${kind}:1`, amount_minor: '5000', currency: 'USD' });
+      // EffectExecuted and ReversalRecorded were written by one transaction.
+      const ev = (await read(t.store, 'fx', (tx) => sql<{ type: string; tx: string; retraction_id: string | null }>`
+        SELECT type, tx::text AS tx, retraction_id::text AS retraction_id FROM events
+         WHERE (type = 'EffectExecuted' AND ${e.id}::bigint = ANY(ids)) OR (type = 'ReversalRecorded' AND ${revs[0]!.id}::bigint = ANY(ids))
+         ORDER BY seq`.execute(tx))).rows;
+      expect(ev.map((x) => x.type)).toEqual(['EffectExecuted', 'ReversalRecorded']);
+      expect(ev[0]!.tx).toBe(ev[1]!.tx);
+      expect(ev[1]!.retraction_id).toBe(retractionId);
+
+      // Repeating with the same reference changes nothing; another reference is a conflict.
+      const before = await dump(t.store);
+      expect(await completeEffect(core, actor, { effectId: e.id, externalRef: `ext-${kind}` })).toEqual(done);
+      await domainError(completeEffect(core, actor, { effectId: e.id, externalRef: 'another-ref' }), 'CONFLICT', 'effectId');
+      await expectUnchanged(t.store, before);
+      expect(await reversalsOf(e.id)).toHaveLength(1);
+      await expectInvariants(t.store);
+    });
+  }
+
+  it('an EXECUTING effect that fails after being reached owes nothing', async () => {
+    const p = await belief(core, actor, 'race-fail/p');
+    const e = await proposed(core, actor, 'refund', [p], 'race-fail:1', 900);
+    expect((await claimEffect(core, actor, { kinds: ['refund'] }))?.id).toBe(e.id);
+    const { retractionId } = await retractBelief(core, actor, { beliefId: p.id, reason: 'p was false' });
+    const failed = await failEffect(core, actor, { effectId: e.id, reason: 'bank declined' });
+    expect(failed).toMatchObject({ status: 'FAILED', failure_reason: 'bank declined', reached_by: retractionId, external_ref: null });
+    expect(await reversalsOf(e.id)).toEqual([]);
+    // A failed effect cannot be completed afterwards.
+    await domainError(completeEffect(core, actor, { effectId: e.id, externalRef: 'late' }), 'CONFLICT', 'effectId');
+    expect(await reversalsOf(e.id)).toEqual([]);
+    await expectInvariants(t.store);
+  });
+
+  it('an effect proposed on a retracted belief is refused as premiseRetracted and nothing is written', async () => {
+    const ok = await belief(core, actor, 'prop/ok');
+    const gone = await belief(core, actor, 'prop/gone');
+    await retractBelief(core, actor, { beliefId: gone.id, reason: 'wrong' });
+    const before = await dump(t.store);
+    const r = await proposeEffect(core, actor, { kind: 'refund', supportedBy: [ok.id, gone.id], idempotencyKey: 'prop:refused', amount: { amountMinor: 10, currency: 'USD' } });
+    expect(r.kind).toBe('premiseRetracted');
+    if (r.kind === 'premiseRetracted') expect(r.premise).toMatchObject({ id: gone.id, status: 'RETRACTED' });
+    await expectUnchanged(t.store, before);
+    await expectInvariants(t.store);
+  });
+
+  it('proposing twice under one idempotency key returns the first effect, even after it was cancelled', async () => {
+    const p = await belief(core, actor, 'idem/p');
+    const other = await belief(core, actor, 'idem/other');
+    const first = await proposeEffect(core, actor, { kind: 'refund', supportedBy: [p.id], idempotencyKey: 'idem:1', amount: { amountMinor: 300, currency: 'EUR' } });
+    expect(first).toMatchObject({ kind: 'proposed', created: true });
+    if (first.kind !== 'proposed') throw new Error('unreachable');
+
+    let before = await dump(t.store);
+    const second = await proposeEffect(core, actor, { kind: 'email', supportedBy: [other.id], idempotencyKey: 'idem:1' });
+    expect(second).toEqual({ kind: 'proposed', effect: first.effect, created: false });
+    await expectUnchanged(t.store, before);
+
+    await retractBelief(core, actor, { beliefId: p.id, reason: 'p was false' });
+    const cancelled = await effect(first.effect.id);
+    expect(cancelled.status).toBe('CANCELLED');
+    before = await dump(t.store);
+    const third = await proposeEffect(core, actor, { kind: 'refund', supportedBy: [other.id], idempotencyKey: 'idem:1', amount: { amountMinor: 300, currency: 'EUR' } });
+    expect(third).toMatchObject({ kind: 'proposed', created: false, effect: { id: first.effect.id, status: 'CANCELLED' } });
+    await expectUnchanged(t.store, before);
+    await expectInvariants(t.store);
+  });
+
+  it('an unregistered kind is BAD_USER_INPUT naming kind; the same key then works once the kind exists', async () => {
+    const p = await belief(core, actor, 'kind/p');
+    const before = await dump(t.store);
+    const e = await domainError(proposeEffect(core, actor, { kind: 'wire_transfer', supportedBy: [p.id], idempotencyKey: 'kind:1' }), 'BAD_USER_INPUT', 'kind');
+    expect(e.message).toContain('wire_transfer');
+    await expectUnchanged(t.store, before);
+    await registerEffectKind(core, actor, { kind: 'wire_transfer', reversible: true });
+    const ok = await proposeEffect(core, actor, { kind: 'wire_transfer', supportedBy: [p.id], idempotencyKey: 'kind:1' });
+    expect(ok).toMatchObject({ kind: 'proposed', created: true });
+    // Changing a kind's reversibility afterwards is refused.
+    await domainError(registerEffectKind(core, actor, { kind: 'wire_transfer', reversible: false }), 'CONFLICT', 'kind');
+    await expectInvariants(t.store);
+  });
+
+  it('claimEffect never hands out an effect whose support fell, and completeEffect on a PENDING effect is a conflict', async () => {
+    const p = await belief(core, actor, 'claim/p');
+    const e = await proposed(core, actor, 'email', [p], 'claim:1');
+    await domainError(completeEffect(core, actor, { effectId: e.id, externalRef: 'x' }), 'CONFLICT', 'effectId');
+    await retractBelief(core, actor, { beliefId: p.id, reason: 'p was false' });
+    expect(await claimEffect(core, actor, { kinds: ['email'] })).toBeNull();
+    const q = await belief(core, actor, 'claim/q');
+    const ok = await executed(core, actor, await proposed(core, actor, 'email', [q], 'claim:2'), 'sent-1');
+    expect(ok.status).toBe('EXECUTED');
+    expect(await reversalsOf(ok.id)).toEqual([]);
+    await expectInvariants(t.store);
+  });
+});
