@@ -1,0 +1,146 @@
+import SchemaBuilder from '@pothos/core';
+import DataloaderPlugin from '@pothos/plugin-dataloader';
+import RelayPlugin from '@pothos/plugin-relay';
+import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
+import SimpleObjectsPlugin from '@pothos/plugin-simple-objects';
+import { GraphQLError, GraphQLScalarType, Kind, type ValueNode } from 'graphql';
+import type { Logger } from 'pino';
+import type { Actor, Core } from '../core';
+import type { AgentRow, Scope } from '../agent/agent.service';
+import type { Adjudicator } from '../adjudication/adjudicator';
+import { DomainError } from '../errors/domain-error';
+import type { Waker } from '../event/tailer';
+
+/** What every resolver sees: the engine, the authenticated agent (or null), and request bookkeeping. */
+export interface Context {
+  core: Core;
+  adjudicator: Adjudicator;
+  waker: Waker;
+  agent: AgentRow | null;
+  /** True when a token was sent but matched no agent. */
+  badToken: boolean;
+  requestId: string;
+  log: Logger;
+}
+
+/** The acting agent as a service Actor; UNAUTHENTICATED when there is none. */
+export function actorOf(ctx: Context): Actor & { operator: boolean } {
+  if (!ctx.agent) throw new DomainError('UNAUTHENTICATED', 'a valid bearer token is required');
+  return { fleet: ctx.agent.fleet_id, agentId: ctx.agent.id, operator: ctx.agent.operator };
+}
+
+export function hasScope(agent: AgentRow | null, scope: Scope): boolean {
+  return !!agent && (agent.scopes.includes(scope) || agent.scopes.includes('admin'));
+}
+
+export const builder = new SchemaBuilder<{
+  Context: Context;
+  AuthScopes: { scope: Scope; authenticated: boolean };
+  Scalars: {
+    DateTime: { Input: Date; Output: Date | string };
+    JSON: { Input: unknown; Output: unknown };
+    SafeInt: { Input: number; Output: number };
+    ID: { Input: string; Output: string | number | bigint };
+  };
+  DefaultFieldNullability: false;
+  DefaultEdgesNullability: false;
+  DefaultNodeNullability: false;
+  DefaultInputFieldRequiredness: false;
+}>({
+  plugins: [ScopeAuthPlugin, RelayPlugin, DataloaderPlugin, SimpleObjectsPlugin],
+  defaultFieldNullability: false,
+  scopeAuth: {
+    authorizeOnSubscribe: true,
+    authScopes: (ctx) => ({
+      scope: (s: Scope) => hasScope(ctx.agent, s),
+      authenticated: !!ctx.agent,
+    }),
+    unauthorizedError: (_parent, ctx) =>
+      ctx.agent
+        ? new GraphQLError('this operation needs a scope your token does not hold', { extensions: { code: 'FORBIDDEN' } })
+        : new GraphQLError(ctx.badToken ? 'the bearer token is not valid' : 'a bearer token is required (Authorization: Bearer <token>)', {
+            extensions: { code: 'UNAUTHENTICATED' },
+          }),
+  },
+  relay: {
+    clientMutationId: 'omit',
+    cursorType: 'String',
+    nodeQueryOptions: { authScopes: { scope: 'beliefs:read' }, description: 'Any object of your fleet by its global id.' },
+    nodesQueryOptions: false,
+    edgesFieldOptions: { nullable: false },
+    nodeFieldOptions: { nullable: false },
+    pageInfoTypeOptions: { description: 'Where a page ends and whether more follow.' },
+    nodeTypeOptions: { description: 'An object with a global id.' },
+  },
+});
+
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+
+builder.addScalarType(
+  'DateTime',
+  new GraphQLScalarType({
+    name: 'DateTime',
+    description: 'An ISO-8601 instant, e.g. 2026-12-01T08:00:00.000Z.',
+    serialize: (v) => (v instanceof Date ? v.toISOString() : new Date(String(v)).toISOString()),
+    parseValue: (v) => {
+      const d = new Date(String(v));
+      if (Number.isNaN(d.getTime())) throw new GraphQLError('DateTime: must be an ISO-8601 instant');
+      return d;
+    },
+  }),
+);
+
+function literalToJson(ast: ValueNode): unknown {
+  switch (ast.kind) {
+    case Kind.STRING:
+    case Kind.BOOLEAN:
+      return ast.value;
+    case Kind.INT:
+    case Kind.FLOAT:
+      return Number(ast.value);
+    case Kind.NULL:
+      return null;
+    case Kind.LIST:
+      return ast.values.map(literalToJson);
+    case Kind.OBJECT:
+      return Object.fromEntries(ast.fields.map((f) => [f.name.value, literalToJson(f.value)]));
+    default:
+      throw new GraphQLError('JSON: variables are not allowed inside a JSON literal');
+  }
+}
+
+builder.addScalarType(
+  'JSON',
+  new GraphQLScalarType({
+    name: 'JSON',
+    description: 'Any JSON value.',
+    serialize: (v) => v,
+    parseValue: (v) => v,
+    parseLiteral: (ast) => literalToJson(ast),
+  }),
+);
+
+function safeInt(v: unknown): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || Math.abs(v) > MAX_SAFE) {
+    throw new GraphQLError('SafeInt: must be an integer between -(2^53-1) and 2^53-1');
+  }
+  return v;
+}
+
+builder.addScalarType(
+  'SafeInt',
+  new GraphQLScalarType({
+    name: 'SafeInt',
+    description: 'Integer between -(2^53-1) and 2^53-1.',
+    serialize: (v) => safeInt(typeof v === 'string' ? Number(v) : v),
+    parseValue: safeInt,
+    parseLiteral: (ast) => {
+      if (ast.kind !== Kind.INT) throw new GraphQLError('SafeInt: must be an integer literal');
+      return safeInt(Number(ast.value));
+    },
+  }),
+);
+
+builder.queryType({ description: 'Reads. Every query sees the caller\'s fleet alone.' });
+builder.mutationType({ description: 'Writes. Every write records the acting agent.' });
+builder.subscriptionType({ description: 'Streams, resumable from a cursor.' });

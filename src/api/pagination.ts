@@ -1,0 +1,42 @@
+import { badInput } from '../errors/domain-error';
+import { MAX_PAGE, pageSize } from '../retraction/retraction.service';
+
+export { MAX_PAGE };
+
+/** Keyset cursor over a descending id. */
+export function encodeIdCursor(id: string): string {
+  return Buffer.from(`i1:${id}`).toString('base64url');
+}
+
+export function decodeIdCursor(field: string, s: string | null | undefined): string | null {
+  if (s == null) return null;
+  const m = /^i1:([1-9][0-9]{0,18})$/.exec(Buffer.from(s, 'base64url').toString('utf8'));
+  if (!m) throw badInput(field, 'must be a cursor returned by this connection');
+  return m[1]!;
+}
+
+export interface ConnectionShape<T> {
+  edges: Array<{ cursor: string; node: T }>;
+  pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
+  totalCount: number;
+}
+
+/** Builds a connection from rows fetched with limit first+1 (the extra row says a next page exists). */
+export function connectionOf<T>(rows: T[], first: number, cursorOf: (r: T) => string, totalCount: number, hasPrevious = false): ConnectionShape<T> {
+  const items = rows.slice(0, first);
+  const edges = items.map((node) => ({ cursor: cursorOf(node), node }));
+  return {
+    edges,
+    pageInfo: {
+      hasNextPage: rows.length > first,
+      hasPreviousPage: hasPrevious,
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges[edges.length - 1]?.cursor ?? null,
+    },
+    totalCount,
+  };
+}
+
+export function firstArg(first: number | null | undefined): number {
+  return pageSize('first', first);
+}

@@ -1,0 +1,20 @@
+import { lexicographicSortSchema, printSchema } from 'graphql';
+import { builder } from './builder';
+import './types/agent';
+import './types/money';
+import './types/belief';
+import './types/effect';
+import './types/reversal';
+import './types/retraction';
+import './types/contradiction';
+import './types/search';
+import './types/events';
+import './types/roots';
+
+/** The executable schema, built once. */
+export const schema = builder.toSchema({ sortSchema: false });
+
+/** The SDL checked in at schema/schema.graphql; a test fails when it drifts from this. */
+export function printedSchema(): string {
+  return `${printSchema(lexicographicSortSchema(schema))}\n`;
+}

@@ -1,0 +1,68 @@
+import type { ContradictionRow } from '../../contradiction/contradiction.service';
+import { type Context, builder } from '../builder';
+import { inOrder, loadRows } from '../loaders';
+import { AgentRef } from './agent';
+import { BeliefRef } from './belief';
+import { RetractionRef } from './retraction';
+
+export const ContradictionStatusEnum = builder.enumType('ContradictionStatus', {
+  description: 'OPEN → ADJUDICATING (under a lease) → RESOLVED; an ESCALATE verdict returns it to OPEN.',
+  values: {
+    OPEN: { description: 'Waiting for an adjudicator or an agent.' },
+    ADJUDICATING: { description: 'An adjudicator holds the claim\'s lease.' },
+    RESOLVED: { description: 'A verdict was committed.' },
+  } as const,
+});
+
+export const VerdictEnum = builder.enumType('Verdict', {
+  description: 'What an adjudicator decided.',
+  values: {
+    KEEP_EXISTING: { description: 'The ACTIVE belief stands; the proposal is dropped.' },
+    ACCEPT_PROPOSED: { description: 'The existing belief is retracted (full cascade) and the proposal written ACTIVE.' },
+    ESCALATE: { description: 'Could not decide; left for resolveContradiction.' },
+  } as const,
+});
+
+export const ProposedBeliefRef = builder.objectRef<ContradictionRow>('ProposedBelief').implement({
+  description: 'The assertion that contradicted the ACTIVE belief; not written unless accepted.',
+  fields: (t) => ({
+    claimKey: t.string({ description: 'The claim both beliefs are about.', resolve: (c) => c.claim_key }),
+    statement: t.string({ description: 'The proposed statement.', resolve: (c) => c.proposed_statement }),
+    value: t.field({ type: 'JSON', nullable: true, description: 'The proposed value.', resolve: (c) => c.proposed_value ?? null }),
+    evidence: t.string({ nullable: true, description: 'The proposer\'s evidence.', resolve: (c) => c.proposed_evidence }),
+    author: t.field({ type: AgentRef, description: 'The agent that proposed it.', resolve: (c) => c.proposed_author_id }),
+  }),
+});
+
+export const ContradictionRef = builder.loadableNodeRef('Contradiction', {
+  id: { resolve: (c) => c.id },
+  loaderOptions: { cache: false },
+  load: async (ids: string[], ctx: Context): Promise<Array<ContradictionRow | Error>> =>
+    inOrder('contradiction', ids, (await loadRows(ctx, 'contradictions', ids)) as unknown as ContradictionRow[]),
+});
+
+ContradictionRef.implement({
+  description: 'An assertion whose value differs from the ACTIVE belief on the same claim key.',
+  fields: (t) => ({
+    claimKey: t.string({ description: 'The contested claim.', resolve: (c) => c.claim_key }),
+    existing: t.field({ type: BeliefRef, description: 'The belief that was ACTIVE when the proposal arrived.', resolve: (c) => c.existing_id }),
+    proposed: t.field({ type: ProposedBeliefRef, description: 'What was proposed instead.', resolve: (c) => c }),
+    status: t.field({ type: ContradictionStatusEnum, description: 'Where it stands.', resolve: (c) => c.status }),
+    verdict: t.field({ type: VerdictEnum, nullable: true, description: 'The last verdict.', resolve: (c) => c.verdict }),
+    rationale: t.string({ nullable: true, description: 'Why.', resolve: (c) => c.rationale }),
+    adjudicator: t.string({ nullable: true, description: 'Which adjudicator decided: heuristic, bedrock:<model id>, or the agent that resolved it.', resolve: (c) => c.adjudicator }),
+    resolution: t.field({ type: RetractionRef, nullable: true, description: 'When ACCEPT_PROPOSED, the retraction of the existing belief.', resolve: (c) => c.resolution_id }),
+    accepted: t.field({ type: BeliefRef, nullable: true, description: 'The belief written for the proposal when it was accepted.', resolve: (c) => c.accepted_id }),
+    createdAt: t.field({ type: 'DateTime', description: 'When it was raised.', resolve: (c) => c.created_at }),
+    resolvedAt: t.field({ type: 'DateTime', nullable: true, description: 'When it was resolved.', resolve: (c) => c.resolved_at }),
+  }),
+});
+
+export const ResolveContradictionInput = builder.inputType('ResolveContradictionInput', {
+  description: 'An agent\'s verdict.',
+  fields: (t) => ({
+    contradictionId: t.id({ required: true, description: 'The contradiction.' }),
+    verdict: t.field({ type: VerdictEnum, required: true, description: 'KEEP_EXISTING or ACCEPT_PROPOSED.' }),
+    rationale: t.string({ required: true, description: 'Why (recorded).' }),
+  }),
+});

@@ -1,0 +1,85 @@
+import { decodeCursor } from '../../event/event.repository';
+import { type StreamEvent, retractionEvents } from '../../event/tailer';
+import { badInput } from '../../errors/domain-error';
+import { actorOf, builder } from '../builder';
+import { BeliefRef } from './belief';
+import { EffectRef } from './effect';
+import { TotalsRef } from './money';
+import { RetractionRef } from './retraction';
+import { ReversalRef } from './reversal';
+
+export const RetractionEventRef = builder.interfaceRef<StreamEvent>('RetractionEvent').implement({
+  description: 'One step of a cascade, in the order it happened. cursor resumes a subscription without loss.',
+  resolveType: (e) => e.__typename,
+  fields: (t) => ({
+    cursor: t.string({ description: 'Pass as `after` to resume right after this event.', resolve: (e) => e.cursor }),
+    retraction: t.field({ type: RetractionRef, description: 'The retraction this step belongs to.', resolve: (e) => e.retractionId }),
+    at: t.field({ type: 'DateTime', description: 'When it was written (its transaction\'s time).', resolve: (e) => e.at }),
+  }),
+});
+
+const impl = (name: string, description: string) =>
+  builder.objectRef<StreamEvent>(name).implement({
+    description,
+    interfaces: [RetractionEventRef],
+    isTypeOf: (e) => (e as StreamEvent).__typename === name,
+    fields: () => ({}),
+  });
+
+impl('RetractionStarted', 'A retraction began: its receipt row exists and its root is about to fall.');
+builder.objectRef<StreamEvent>('BeliefRetracted').implement({
+  description: 'One belief fell.',
+  interfaces: [RetractionEventRef],
+  isTypeOf: (e) => (e as StreamEvent).__typename === 'BeliefRetracted',
+  fields: (t) => ({
+    belief: t.field({ type: BeliefRef, description: 'The belief that fell.', resolve: (e) => e.beliefId! }),
+    depth: t.int({ description: 'Distance from the root along the derivation graph; the root is 0.', resolve: (e) => e.depth ?? 0 }),
+  }),
+});
+builder.objectRef<StreamEvent>('EffectCancelled').implement({
+  description: 'A PENDING effect was cancelled.',
+  interfaces: [RetractionEventRef],
+  isTypeOf: (e) => (e as StreamEvent).__typename === 'EffectCancelled',
+  fields: (t) => ({ effect: t.field({ type: EffectRef, description: 'The cancelled effect.', resolve: (e) => e.effectId! }) }),
+});
+builder.objectRef<StreamEvent>('ReversalRecorded').implement({
+  description: 'A reversal was recorded for a reached EXECUTED effect (OWED or UNREACHABLE).',
+  interfaces: [RetractionEventRef],
+  isTypeOf: (e) => (e as StreamEvent).__typename === 'ReversalRecorded',
+  fields: (t) => ({ reversal: t.field({ type: ReversalRef, description: 'The reversal.', resolve: (e) => e.reversalId! }) }),
+});
+builder.objectRef<StreamEvent>('RetractionCommitted').implement({
+  description: 'The retraction committed; totals as of that commit.',
+  interfaces: [RetractionEventRef],
+  isTypeOf: (e) => (e as StreamEvent).__typename === 'RetractionCommitted',
+  fields: (t) => ({ totals: t.field({ type: TotalsRef, description: 'The receipt\'s figures at commit.', resolve: (e) => e.totals! }) }),
+});
+
+builder.subscriptionFields((t) => ({
+  retractionEvents: t.field({
+    type: RetractionEventRef,
+    authScopes: { scope: 'receipts:read' },
+    description: 'Every cascade step of every retraction, in commit order, from after the given cursor (or from now).',
+    args: { after: t.arg.string({ description: 'The cursor of the last event you saw.' }) },
+    subscribe: (_r, a, ctx) => {
+      const actor = actorOf(ctx);
+      const after = a.after == null ? null : decodeCursor(a.after);
+      if (a.after != null && !after) throw badInput('after', 'must be a cursor from a previous event');
+      const abort = new AbortController();
+      const gen = retractionEvents(ctx.core.store, ctx.waker, actor.fleet, after, abort.signal);
+      return {
+        [Symbol.asyncIterator]() {
+          return this;
+        },
+        next: () => gen.next(),
+        return: async (v?: unknown) => {
+          abort.abort();
+          await gen.return(undefined);
+          return { done: true as const, value: v as StreamEvent };
+        },
+        throw: (e?: unknown) => gen.throw(e),
+      } as AsyncIterableIterator<StreamEvent>;
+    },
+    resolve: (e) => e,
+  }),
+}));

@@ -1,0 +1,207 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { execute, subscribe, type ExecutionArgs } from 'graphql';
+import { useServer } from 'graphql-ws/use/ws';
+import { sql } from 'kysely';
+import pino, { type Logger } from 'pino';
+import { WebSocketServer } from 'ws';
+import { createAdjudicator } from '../adjudication/index';
+import type { Adjudicator } from '../adjudication/adjudicator';
+import { ensureBootstrap } from '../agent/agent.service';
+import type { Core } from '../core';
+import { handleProviderCallback } from '../dispatch/callback';
+import { createEmbedder } from '../embedding/index';
+import type { Embedder } from '../embedding/embedder';
+import { Waker } from '../event/tailer';
+import { type Store, openStore } from '../store/engine';
+import { type ServerConfig, configFromEnv } from './config';
+import { buildYoga } from './yoga';
+
+export interface App {
+  server: http.Server;
+  store: Store;
+  core: Core;
+  log: Logger;
+  /** The bound address (after listen). */
+  url(): string;
+  listen(): Promise<void>;
+  /** Drains HTTP requests and subscriptions, then closes the database and releases the data directory. */
+  close(): Promise<void>;
+}
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml', '.png': 'image/png', '.json': 'application/json', '.ico': 'image/x-icon', '.map': 'application/json',
+};
+
+function json(res: http.ServerResponse, status: number, body: unknown) {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
+
+/** Reads a request body up to `max` bytes; null when it is larger (the caller answers 413). */
+async function readBody(req: http.IncomingMessage, max: number): Promise<Buffer | null> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > max) return null;
+  const chunks: Buffer[] = [];
+  let n = 0;
+  for await (const c of req) {
+    n += (c as Buffer).length;
+    if (n > max) return null;
+    chunks.push(c as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+export interface AppOptions {
+  config?: Partial<ServerConfig>;
+  store?: Store;
+  embedder?: Embedder;
+  adjudicator?: Adjudicator;
+  logger?: Logger;
+}
+
+/** Builds the whole server (database, GraphQL over HTTP/SSE/WebSocket, health, dashboard, provider callback) without listening. */
+export async function createApp(opts: AppOptions = {}): Promise<App> {
+  const config = { ...configFromEnv(), ...opts.config };
+  const log = opts.logger ?? pino({ level: config.logLevel, base: { service: 'retract' } }, pino.destination(2));
+  const store = opts.store ?? (await openStore({ databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir }));
+  const core: Core = { store, embedder: opts.embedder ?? createEmbedder() };
+  if (config.bootstrapToken) await ensureBootstrap(store, config.bootstrapToken);
+  const waker = new Waker(store);
+  await waker.start();
+  const yoga = buildYoga({ core, adjudicator: opts.adjudicator ?? createAdjudicator(), waker, log, production: config.production });
+  const dashboardDir = path.resolve(config.dashboardDir);
+  let draining = false;
+
+  const server = http.createServer(async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    try {
+      if (url.pathname === '/health') {
+        if (draining) return json(res, 503, { status: 'draining' });
+        const ok = await Promise.race([
+          sql`SELECT 1`.execute(store.db).then(() => true, () => false),
+          new Promise<boolean>((r) => setTimeout(() => r(false), 2000)),
+        ]);
+        return json(res, ok ? 200 : 503, { status: ok ? 'ok' : 'database unavailable', engine: store.engine, migrated: true });
+      }
+      if (url.pathname === '/dashboard' || url.pathname.startsWith('/dashboard/')) return serveDashboard(url.pathname, res);
+      if (url.pathname === '/providers/callback' && req.method === 'POST') {
+        const body = await readBody(req, 65_536);
+        if (!body) return json(res, 413, { error: 'body too large' });
+        if (!config.providerSecret) return json(res, 404, { error: 'provider callbacks are not configured (RETRACT_PROVIDER_SECRET)' });
+        const r = await handleProviderCallback({ core, secret: config.providerSecret, rawBody: body, signatureHeader: req.headers['x-retract-signature'], logger: log });
+        return json(res, r.status, r.body);
+      }
+      if (url.pathname !== '/graphql') return json(res, 404, { error: 'not found' });
+      if (draining) return json(res, 503, { errors: [{ message: 'server is shutting down', extensions: { code: 'UNAVAILABLE' } }] });
+      let body: Buffer | undefined;
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        const b = await readBody(req, config.maxBodyBytes);
+        if (!b) {
+          return json(res, 413, { errors: [{ message: `request body exceeds ${config.maxBodyBytes} bytes`, extensions: { code: 'BAD_USER_INPUT' } }] });
+        }
+        body = b;
+      }
+      const request = new Request(new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`), {
+        method: req.method,
+        headers: req.headers as Record<string, string>,
+        body: body && body.length > 0 ? new Uint8Array(body) : undefined,
+      });
+      const response = await yoga.fetch(request, {});
+      const headers: Record<string, string> = {};
+      response.headers.forEach((v, k) => (headers[k] = v));
+      res.writeHead(response.status, headers);
+      if (!response.body) return res.end();
+      // Stream the body (SSE stays open); stop reading when the client goes away.
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+      res.on('close', () => void reader.cancel().catch(() => {}));
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          if (!res.write(value)) await new Promise((r) => res.once('drain', r));
+        }
+      } catch {
+        /* client went away or the stream failed */
+      }
+      res.end();
+    } catch (e) {
+      log.error({ err: e }, 'request failed');
+      if (!res.headersSent) json(res, 500, { error: 'internal error' });
+      else res.end();
+    }
+  });
+  server.keepAliveTimeout = 5_000;
+
+  function serveDashboard(p: string, res: http.ServerResponse) {
+    let rel = p.replace(/^\/dashboard\/?/, '');
+    if (rel === '') rel = 'index.html';
+    const file = path.resolve(dashboardDir, rel);
+    if (!file.startsWith(dashboardDir + path.sep)) return json(res, 404, { error: 'not found' });
+    fs.readFile(file, (err, data) => {
+      if (err) {
+        if (rel === 'index.html') return json(res, 404, { error: 'dashboard not built: run npm run build' });
+        return json(res, 404, { error: 'not found' });
+      }
+      res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'cache-control': rel === 'index.html' ? 'no-cache' : 'max-age=3600' });
+      res.end(data);
+    });
+  }
+
+  // WebSocket subscriptions on the same path, through the same envelop (auth, limits, masking).
+  const wss = new WebSocketServer({ server, path: '/graphql', maxPayload: config.maxBodyBytes });
+  const wsCleanup = useServer(
+    {
+      execute: (args) => (args as unknown as { rootValue: { execute: typeof execute } }).rootValue.execute(args as ExecutionArgs),
+      subscribe: (args) => (args as unknown as { rootValue: { subscribe: typeof subscribe } }).rootValue.subscribe(args as ExecutionArgs),
+      onSubscribe: async (ctx, _id, params) => {
+        if (draining) return [new (await import('graphql')).GraphQLError('server is shutting down')];
+        const env = yoga.getEnveloped({ ...ctx, req: ctx.extra.request, socket: ctx.extra.socket, params, connectionParams: ctx.connectionParams });
+        const document = env.parse(params.query);
+        const errors = env.validate(env.schema, document);
+        if (errors.length) return errors;
+        const contextValue = await env.contextFactory();
+        return {
+          schema: env.schema,
+          operationName: params.operationName,
+          document,
+          variableValues: params.variables,
+          contextValue,
+          rootValue: { execute: env.execute, subscribe: env.subscribe },
+        };
+      },
+    },
+    wss,
+  );
+
+  const app: App = {
+    server,
+    store,
+    core,
+    log,
+    url() {
+      const a = server.address();
+      if (!a || typeof a === 'string') return '';
+      return `http://${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}`;
+    },
+    listen: () => new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => resolve());
+    }),
+    async close() {
+      draining = true;
+      await waker.stop();
+      await wsCleanup.dispose();
+      wss.close();
+      await new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeIdleConnections();
+        setTimeout(() => server.closeAllConnections(), 5_000).unref();
+      });
+      if (!opts.store) await store.close();
+    },
+  };
+  return app;
+}

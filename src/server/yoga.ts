@@ -1,0 +1,97 @@
+import { randomUUID } from 'node:crypto';
+import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import { GraphQLError } from 'graphql';
+import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import type { Logger } from 'pino';
+import { authenticate, type AgentRow } from '../agent/agent.service';
+import type { Adjudicator } from '../adjudication/adjudicator';
+import type { Core } from '../core';
+import { DomainError } from '../errors/domain-error';
+import type { Waker } from '../event/tailer';
+import type { Context } from '../api/builder';
+import { schema } from '../api/schema';
+
+/** Limits enforced on every operation, over HTTP, SSE and WebSocket alike. Not echoed to clients. */
+export const LIMITS = { depth: 14, aliases: 15, cost: 20_000, tokens: 3_000, directives: 20, batch: 5 } as const;
+
+const TOKEN_CACHE_MS = 5_000;
+
+/** Bearer token from an `Authorization` header value (or WebSocket connectionParams.authorization). */
+export function bearer(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(value);
+  return m ? m[1]! : null;
+}
+
+export interface YogaDeps {
+  core: Core;
+  adjudicator: Adjudicator;
+  waker: Waker;
+  log: Logger;
+  production: boolean;
+}
+
+/**
+ * The GraphQL server: schema, auth (bearer token → agent, cached briefly by token hash), armor
+ * limits, and masking — an expected DomainError keeps its message and code; anything else is
+ * logged with the request id and answered "Unexpected error." with that id.
+ */
+export function buildYoga(deps: YogaDeps): YogaServerInstance<Record<string, unknown>, Context> {
+  const cache = new Map<string, { agent: AgentRow | null; at: number }>();
+  async function agentFor(token: string | null): Promise<{ agent: AgentRow | null; badToken: boolean }> {
+    if (!token) return { agent: null, badToken: false };
+    const hit = cache.get(token);
+    if (hit && Date.now() - hit.at < TOKEN_CACHE_MS) return { agent: hit.agent, badToken: !hit.agent };
+    const agent = await authenticate(deps.core.store, token);
+    if (cache.size > 10_000) cache.clear();
+    cache.set(token, { agent, at: Date.now() });
+    return { agent, badToken: !agent };
+  }
+
+  return createYoga<Record<string, unknown>, Context>({
+    schema,
+    graphqlEndpoint: '/graphql',
+    graphiql: !deps.production,
+    landingPage: false,
+    batching: { limit: LIMITS.batch },
+    logging: false,
+    context: async (init): Promise<Context> => {
+      const i = init as unknown as { request?: Request; connectionParams?: Record<string, unknown>; requestId?: string };
+      const header = i.request?.headers.get('authorization') ?? null;
+      const wsAuth = i.connectionParams?.authorization ?? i.connectionParams?.Authorization;
+      const { agent, badToken } = await agentFor(bearer(header ?? wsAuth ?? null));
+      const requestId = i.requestId ?? i.request?.headers.get('x-request-id')?.slice(0, 64) ?? randomUUID();
+      return { core: deps.core, adjudicator: deps.adjudicator, waker: deps.waker, agent, badToken, requestId, log: deps.log.child({ requestId }) } as Context;
+    },
+    maskedErrors: {
+      maskError(error, message) {
+        const original = error instanceof GraphQLError ? error.originalError : error;
+        const ctx = error instanceof GraphQLError ? error : null;
+        if (original instanceof DomainError) {
+          return new GraphQLError(original.message, {
+            nodes: ctx?.nodes, path: ctx?.path, originalError: undefined,
+            extensions: { code: original.code, ...(original.field ? { field: original.field } : {}) },
+          });
+        }
+        if (original instanceof GraphQLError || (error instanceof GraphQLError && !error.originalError)) {
+          return original instanceof GraphQLError ? original : (error as GraphQLError);
+        }
+        const requestId = randomUUID();
+        deps.log.error({ err: original, requestId, path: ctx?.path }, 'unexpected error (masked)');
+        return new GraphQLError(`${message} (request id ${requestId})`, {
+          nodes: ctx?.nodes, path: ctx?.path, extensions: { code: 'INTERNAL_SERVER_ERROR', requestId },
+        });
+      },
+    },
+    plugins: [
+      EnvelopArmorPlugin({
+        maxDepth: { n: LIMITS.depth, ignoreIntrospection: false, flattenFragments: true, exposeLimits: false },
+        maxAliases: { n: LIMITS.aliases, exposeLimits: false },
+        costLimit: { maxCost: LIMITS.cost, exposeLimits: false },
+        maxTokens: { n: LIMITS.tokens, exposeLimits: false },
+        maxDirectives: { n: LIMITS.directives, exposeLimits: false },
+        blockFieldSuggestion: { enabled: deps.production },
+      }),
+    ],
+  });
+}
