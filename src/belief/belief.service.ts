@@ -158,7 +158,7 @@ export async function addJustification(core: Core, actor: Actor, input: { belief
   const premises = v.ids('premises', input.premises, 1, v.LIMITS.premisesMax);
   return writeTx(core.store, actor.fleet, async (tx) => {
     const [belief] = await lockBeliefs(tx, [beliefId], 'update');
-    if (!belief) throw notFound('belief', beliefId);
+    if (!belief) throw notFound('belief', beliefId, 'beliefId');
     if (belief.status !== 'ACTIVE') throw new DomainError('CONFLICT', `beliefId: belief ${beliefId} is retracted; a retracted belief cannot gain support`, 'beliefId');
     if (premises.includes(beliefId)) throw badInput('premises', 'a belief cannot be its own premise');
     const fallen = await checkPremises(tx, premises, 'premises');

@@ -123,7 +123,7 @@ export async function completeEffect(core: Core, actor: Actor, input: { effectId
   const ref = v.text('externalRef', input.externalRef, v.LIMITS.providerRefMax);
   return writeTx(core.store, actor.fleet, async (tx) => {
     const e = await lockEffect(tx, effectId);
-    if (!e) throw notFound('effect', effectId);
+    if (!e) throw notFound('effect', effectId, 'effectId');
     if (e.status === 'EXECUTED' && e.external_ref === ref) return e;
     if (e.status !== 'EXECUTING') throw new DomainError('CONFLICT', `effectId: effect ${effectId} is ${e.status}, not EXECUTING`, 'effectId');
     const done = (await tx
@@ -150,7 +150,7 @@ export async function failEffect(core: Core, actor: Actor, input: { effectId: st
   const reason = v.text('reason', input.reason, v.LIMITS.reasonMax, { multiline: true });
   return writeTx(core.store, actor.fleet, async (tx) => {
     const e = await lockEffect(tx, effectId);
-    if (!e) throw notFound('effect', effectId);
+    if (!e) throw notFound('effect', effectId, 'effectId');
     if (e.status === 'FAILED') return e;
     if (e.status !== 'EXECUTING' && e.status !== 'PENDING') {
       throw new DomainError('CONFLICT', `effectId: effect ${effectId} is ${e.status}; only PENDING or EXECUTING effects can fail`, 'effectId');

@@ -17,5 +17,7 @@ export class DomainError extends Error {
 }
 
 export const badInput = (field: string, rule: string) => new DomainError('BAD_USER_INPUT', `${field}: ${rule}`, field);
-export const notFound = (what: string, id: string) => new DomainError('NOT_FOUND', `${what} ${id} not found`);
+/** NOT_FOUND for an id that names nothing the caller may see (another fleet's rows included); names the input field when given. */
+export const notFound = (what: string, id: string, field?: string) =>
+  new DomainError('NOT_FOUND', `${field ? `${field}: ` : ''}${what} ${id} not found`, field);
 export const conflict = (message: string) => new DomainError('CONFLICT', message);

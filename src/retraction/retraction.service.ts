@@ -18,7 +18,7 @@ export const MAX_PAGE = 500;
  */
 export async function retractInTx(tx: Tx, actor: Actor, beliefId: string, reason: string): Promise<{ retractionId: string; created: boolean }> {
   const [root] = await lockBeliefs(tx, [beliefId], 'update');
-  if (!root) throw notFound('belief', beliefId);
+  if (!root) throw notFound('belief', beliefId, 'beliefId');
   if (root.status === 'RETRACTED') return { retractionId: root.retraction_id!, created: false };
   const r = await tx
     .insertInto('retractions')
@@ -67,7 +67,7 @@ export async function previewRetraction(core: Core, actor: Actor, input: { belie
   try {
     await inTx(core.store, { fleet: actor.fleet }, async (tx) => {
       const [root] = await lockBeliefs(tx, [beliefId], 'share');
-      if (!root) throw notFound('belief', beliefId);
+      if (!root) throw notFound('belief', beliefId, 'beliefId');
       if (root.status === 'RETRACTED') {
         throw new Rollback({
           rootId: beliefId,

@@ -37,7 +37,7 @@ export async function confirmReversal(core: Core, actor: Actor, input: { reversa
   const ref = v.text('providerRef', input.providerRef, v.LIMITS.providerRefMax);
   return writeTx(core.store, actor.fleet, async (tx) => {
     const r = (await tx.selectFrom('reversals').selectAll().where('id', '=', reversalId).forUpdate().executeTakeFirst()) as ReversalRow | undefined;
-    if (!r) throw notFound('reversal', reversalId);
+    if (!r) throw notFound('reversal', reversalId, 'reversalId');
     if (r.status === 'CONFIRMED') {
       if (r.provider_ref === ref) return r;
       throw new DomainError('CONFLICT', `reversalId: reversal ${reversalId} is already confirmed under another provider reference`, 'reversalId');
