@@ -15,6 +15,7 @@ import { createEmbedder } from '../embedding/index';
 import type { Embedder } from '../embedding/embedder';
 import { Waker } from '../event/tailer';
 import { type Store, openStore } from '../store/engine';
+import { bindEmbedder } from '../store/meta';
 import { type ServerConfig, configFromEnv } from './config';
 import { buildYoga } from './yoga';
 
@@ -68,6 +69,12 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   const log = opts.logger ?? pino({ level: config.logLevel, base: { service: 'retract' } }, pino.destination(2));
   const store = opts.store ?? (await openStore({ databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir }));
   const core: Core = { store, embedder: opts.embedder ?? createEmbedder() };
+  try {
+    await bindEmbedder(store, core.embedder);
+  } catch (e) {
+    if (!opts.store) await store.close();
+    throw e;
+  }
   if (config.bootstrapToken) await ensureBootstrap(store, config.bootstrapToken);
   const waker = new Waker(store);
   await waker.start();
@@ -100,7 +107,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         const b = await readBody(req, config.maxBodyBytes);
         if (!b) {
-          return json(res, 413, { errors: [{ message: `request body exceeds ${config.maxBodyBytes} bytes`, extensions: { code: 'BAD_USER_INPUT' } }] });
+          return json(res, 413, { errors: [{ message: 'the request body is too large; send a smaller request', extensions: { code: 'BAD_USER_INPUT' } }] });
         }
         body = b;
       }

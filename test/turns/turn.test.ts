@@ -1,0 +1,113 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { createApp, type App } from '../../src/server/app';
+import { RetractClient, RetractApiError, TurnGaveUp } from '../../src/client';
+import { HeuristicAdjudicator } from '../../src/adjudication/heuristic';
+import { embedder, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
+import { createAgentDirect, SCOPES } from '../../src/agent/agent.service';
+
+describe.each(engines())('READ, THINK, COMMIT through the typed client on %s', (engine) => {
+  let t: TestDb;
+  let app: App;
+  let alice: RetractClient;
+  let bob: RetractClient;
+  beforeAll(async () => {
+    t = await testStore(engine);
+    app = await createApp({ store: t.store, embedder, adjudicator: new HeuristicAdjudicator(), config: { port: 0, host: '127.0.0.1', logLevel: 'error' } });
+    await app.listen();
+    const url = `${app.url()}/graphql`;
+    const a = await createAgentDirect(t.store, { fleet: 'turns', name: 'alice', scopes: SCOPES });
+    const b = await createAgentDirect(t.store, { fleet: 'turns', name: 'bob', scopes: SCOPES });
+    alice = new RetractClient({ url, token: a.token, webSocketImpl: WebSocket });
+    bob = new RetractClient({ url, token: b.token, webSocketImpl: WebSocket });
+  });
+  afterAll(async () => {
+    await alice?.close();
+    await bob?.close();
+    await app?.close();
+    await t?.close();
+  });
+
+  it('search refuses an empty text and a k above the maximum, naming the field', async () => {
+    await expect(alice.search({ text: '   ' })).rejects.toMatchObject({ code: 'BAD_USER_INPUT', field: 'input.text' });
+    await expect(alice.search({ text: 'x', k: 101 })).rejects.toMatchObject({ code: 'BAD_USER_INPUT', field: 'input.k' });
+    await expect(alice.search({ text: 'x', k: 0 })).rejects.toBeInstanceOf(RetractApiError);
+  });
+
+  it('search with a claimKeyPrefix still returns k hits when nearer beliefs sit outside the prefix, and hides retracted ones unless asked', async () => {
+    for (let i = 0; i < 30; i++) {
+      await alice.assertBelief({ claimKey: `near:${i}/passport.authentic`, statement: `The passport of customer ${i} is authentic and verified`, value: true });
+      await alice.assertBelief({ claimKey: `far:${i}/shipping.address`, statement: `Shipping address number ${i} for an order of garden tools`, value: i });
+    }
+    const r = await alice.search({ text: 'The passport of customer 7 is authentic and verified', k: 10, claimKeyPrefix: 'far:' });
+    expect(r.hits).toHaveLength(10);
+    expect(r.hits.every((h) => h.belief.claimKey.startsWith('far:'))).toBe(true);
+    expect(r.snapshot).toMatch(/^[A-Za-z0-9_-]+$/);
+    const top = await alice.search({ text: 'The passport of customer 7 is authentic and verified', k: 3 });
+    expect(top.hits[0]!.belief.claimKey).toBe('near:7/passport.authentic');
+    expect(top.hits[0]!.score).toBeGreaterThan(0.99);
+    await alice.retractBelief(top.hits[0]!.belief.id, 'test');
+    const after = await alice.search({ text: 'The passport of customer 7 is authentic and verified', k: 3 });
+    expect(after.hits.map((h) => h.belief.claimKey)).not.toContain('near:7/passport.authentic');
+    const withRetracted = await alice.search({ text: 'The passport of customer 7 is authentic and verified', k: 3, includeRetracted: true });
+    expect(withRetracted.hits[0]!.belief).toMatchObject({ claimKey: 'near:7/passport.authentic', status: 'RETRACTED' });
+    await expectInvariants(t.store);
+  });
+
+  it('turn() re-runs READ and THINK when a premise is retracted between READ and COMMIT', async () => {
+    const p1 = await bob.assertBelief({ claimKey: 'cust:1/kyc.passed', statement: 'customer 1 passed KYC', value: true });
+    if (p1.__typename !== 'BeliefAsserted') throw new Error(p1.__typename);
+    const thoughts: number[] = [];
+    const { result, attempts } = await alice.turn({
+      read: { text: 'customer 1 passed KYC', k: 5, claimKeyPrefix: 'cust:1/' },
+      think: async (read, attempt) => {
+        thoughts.push(read.hits.length);
+        const premise = read.hits.find((h) => h.belief.claimKey === 'cust:1/kyc.passed')!.belief;
+        if (attempt === 1) {
+          // Another agent learns the KYC was wrong and re-asserts it on new evidence while we think.
+          await bob.retractBelief(premise.id, 'KYC vendor error');
+          await bob.assertBelief({ claimKey: 'cust:1/kyc.passed', statement: 'customer 1 passed KYC (re-run)', value: true, evidence: 'second vendor' });
+        }
+        return { claimKey: 'cust:1/limit.raised', statement: 'customer 1 may get a higher limit', value: 5000, derivedFrom: [premise.id] };
+      },
+    });
+    expect(attempts).toBe(2);
+    expect(thoughts).toEqual([1, 1]);
+    expect(result?.__typename).toBe('BeliefAsserted');
+    await expectInvariants(t.store);
+  });
+
+  it('turn() re-runs when the claim was written after the READ, and gives up with reasons after maxAttempts', async () => {
+    let n = 0;
+    const { result, attempts } = await alice.turn({
+      read: { text: 'order 9 shipped' },
+      think: async (_read, attempt) => {
+        if (attempt === 1) await bob.assertBelief({ claimKey: 'order:9/shipped', statement: 'order 9 shipped', value: true });
+        return { claimKey: 'order:9/shipped', statement: 'order 9 shipped', value: true };
+      },
+    });
+    expect(attempts).toBe(2);
+    expect(result?.__typename).toBe('BeliefCorroborated');
+
+    const gaveUp = alice.turn({
+      read: { text: 'order 10 shipped' },
+      maxAttempts: 2,
+      think: async () => {
+        n++;
+        await bob.assertBelief({ claimKey: `order:10/shipped.v${n}`, statement: 'order 10 shipped', value: n });
+        return { claimKey: `order:10/shipped.v${n}`, statement: 'order 10 shipped', value: -1 };
+      },
+    });
+    await expect(gaveUp).rejects.toBeInstanceOf(TurnGaveUp);
+    await expect(gaveUp).rejects.toMatchObject({ reasons: [expect.stringContaining('written after the READ'), expect.stringContaining('written after the READ')] });
+    await expectInvariants(t.store);
+  });
+
+  it('a snapshot from another fleet or a forged one is refused naming basedOn', async () => {
+    await expect(alice.assertBelief({ claimKey: 'x:1/y', statement: 's', basedOn: 'not-a-snapshot' })).rejects.toMatchObject({ code: 'BAD_USER_INPUT', field: 'basedOn' });
+    const other = await createAgentDirect(t.store, { fleet: 'elsewhere', name: 'eve', scopes: SCOPES });
+    const eve = new RetractClient({ url: `${app.url()}/graphql`, token: other.token });
+    const snap = (await eve.search({ text: 'anything' })).snapshot;
+    await expect(alice.assertBelief({ claimKey: 'x:1/y', statement: 's', basedOn: snap })).rejects.toMatchObject({ code: 'BAD_USER_INPUT', field: 'basedOn' });
+  });
+});
