@@ -23,6 +23,15 @@ export function bearer(value: unknown): string | null {
   return m ? m[1]! : null;
 }
 
+/**
+ * A GraphQLError from any copy of graphql-js. Two copies can be loaded at once (its ESM and CJS
+ * builds: a dual-package hazard a bundler or test runner triggers), and an error built by the other
+ * copy must still be recognised, not masked as unexpected.
+ */
+function isGraphQLError(e: unknown): e is GraphQLError {
+  return e instanceof GraphQLError || Object.prototype.toString.call(e) === '[object GraphQLError]';
+}
+
 export interface YogaDeps {
   core: Core;
   adjudicator: Adjudicator;
@@ -65,16 +74,16 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<Record<string, unk
     },
     maskedErrors: {
       maskError(error, message) {
-        const original = error instanceof GraphQLError ? error.originalError : error;
-        const ctx = error instanceof GraphQLError ? error : null;
+        const original = isGraphQLError(error) ? error.originalError : error;
+        const ctx = isGraphQLError(error) ? error : null;
         if (original instanceof DomainError) {
           return new GraphQLError(original.message, {
             nodes: ctx?.nodes, path: ctx?.path, originalError: undefined,
             extensions: { code: original.code, ...(original.field ? { field: original.field } : {}) },
           });
         }
-        if (original instanceof GraphQLError || (error instanceof GraphQLError && !error.originalError)) {
-          return original instanceof GraphQLError ? original : (error as GraphQLError);
+        if (isGraphQLError(original) || (isGraphQLError(error) && !error.originalError)) {
+          return isGraphQLError(original) ? original : (error as GraphQLError);
         }
         const requestId = randomUUID();
         deps.log.error({ err: original, requestId, path: ctx?.path }, 'unexpected error (masked)');
@@ -84,12 +93,26 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<Record<string, unk
       },
     },
     plugins: [
+      // Runs before Yoga's own batching check, whose message would state the limit.
+      {
+        onRequestParse() {
+          return {
+            onRequestParseDone({ requestParserResult }) {
+              if (Array.isArray(requestParserResult) && requestParserResult.length > LIMITS.batch) {
+                throw new GraphQLError('too many operations in one batched request; send them in several requests', {
+                  extensions: { code: 'BAD_USER_INPUT', http: { status: 413 } },
+                });
+              }
+            },
+          };
+        },
+      },
       EnvelopArmorPlugin({
-        maxDepth: { n: LIMITS.depth, ignoreIntrospection: false, flattenFragments: true, exposeLimits: false },
-        maxAliases: { n: LIMITS.aliases, exposeLimits: false },
-        costLimit: { maxCost: LIMITS.cost, exposeLimits: false },
-        maxTokens: { n: LIMITS.tokens, exposeLimits: false },
-        maxDirectives: { n: LIMITS.directives, exposeLimits: false },
+        maxDepth: { n: LIMITS.depth, ignoreIntrospection: false, flattenFragments: true, exposeLimits: false, errorMessage: 'the query is nested too deeply; ask for fewer levels' },
+        maxAliases: { n: LIMITS.aliases, exposeLimits: false, errorMessage: 'the query uses too many aliases; split it into several requests' },
+        costLimit: { maxCost: LIMITS.cost, exposeLimits: false, errorMessage: 'the query is too expensive; ask for fewer fields or smaller pages' },
+        maxTokens: { n: LIMITS.tokens, exposeLimits: false, errorMessage: 'the query has too many tokens; split it into several requests' },
+        maxDirectives: { n: LIMITS.directives, exposeLimits: false, errorMessage: 'the query uses too many directives' },
         blockFieldSuggestion: { enabled: deps.production },
       }),
     ],
