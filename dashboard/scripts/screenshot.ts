@@ -1,15 +1,14 @@
 // Headless screenshot of the built dashboard (sign-in state unless DASHBOARD_TOKEN is set).
-//   npx vite build --config dashboard/vite.config.ts
-//   npx vite preview --config dashboard/vite.config.ts --port 4391 --strictPort &
-//   npx tsx dashboard/scripts/screenshot.ts http://localhost:4391/dashboard/ /tmp/dashboard.png
+//   npm run build && RETRACT_BOOTSTRAP_TOKEN=… npm start      (the real server serves dashboard/dist at /dashboard/)
+//   DASHBOARD_TOKEN=… npx tsx dashboard/scripts/screenshot.ts http://127.0.0.1:4000/dashboard/ /tmp/dashboard.png
 import { chromium } from 'playwright-core';
 
-const url = process.argv[2] ?? 'http://localhost:4391/dashboard/';
+const url = process.argv[2] ?? 'http://127.0.0.1:4000/dashboard/';
 const out = process.argv[3] ?? 'dashboard-signin.png';
 
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
 });
 try {
   const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });

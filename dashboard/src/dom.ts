@@ -48,3 +48,16 @@ export function formatTime(iso: string | null | undefined): string {
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * An identifier (claim key, idempotency key) as text with line-break opportunities after `/` and `:`, so a long key
+ * wraps at its separators instead of mid-word. The text content is unchanged (`<wbr>` adds no characters).
+ */
+export function breakable(text: string): DocumentFragment {
+  const frag = document.createDocumentFragment();
+  for (const part of text.split(/(?<=[/:])/)) {
+    if (frag.childNodes.length) frag.appendChild(document.createElement('wbr'));
+    frag.appendChild(document.createTextNode(part));
+  }
+  return frag;
+}

@@ -2,7 +2,7 @@
 // on a cytoscape canvas (data-testid=graph) and as a focusable list (data-testid=graph-node-list), the
 // accessible alternative. Status is carried by text, shape and border pattern as well as colour.
 import cytoscape from 'cytoscape';
-import { h } from './dom';
+import { breakable, h } from './dom';
 import { formatMoney } from './money';
 import type { BeliefDetail, BeliefRef, BeliefStatus, EffectRef, EffectStatus, Money, ReversalRef, ReversalStatus } from './types';
 
@@ -71,8 +71,11 @@ const money = (m: Money | null) => (m ? formatMoney(m) : '');
 function canvasLabel(n: GraphNode): string {
   switch (n.kind) {
     case 'belief': {
-      const key = short(n.claimKey, 30);
-      return n.status === 'RETRACTED' ? `${strike(key)}\nRETRACTED (retracted)` : `${key}\n${n.status}`;
+      // The claim's own name first, its subject (everything up to the last '/') under it, then the status.
+      const cut = n.claimKey.lastIndexOf('/', n.claimKey.length - 2) + 1;
+      const name = short(n.claimKey.slice(cut), 26);
+      const subject = cut > 0 ? `${short(n.claimKey.slice(0, cut), 28)}\n` : '';
+      return n.status === 'RETRACTED' ? `${strike(name)}\n${subject}RETRACTED (retracted)` : `${name}\n${subject}${n.status}`;
     }
     case 'effect':
       return `${short(n.effectKind, 18)} ${money(n.amount)}\n${n.status}${n.status === 'CANCELLED' ? ' (cancelled)' : ''}`;
@@ -89,13 +92,14 @@ const STYLE = [
       label: 'data(label)',
       'text-wrap': 'wrap',
       'text-max-width': '168px',
+      'text-overflow-wrap': 'anywhere',
       'text-valign': 'center',
       'text-halign': 'center',
       'font-size': 11,
       'font-family': 'system-ui, sans-serif',
       color: '#1b1f24',
       width: 184,
-      height: 52,
+      height: 58,
       'border-width': 2,
       'border-style': 'solid',
       'transition-property': 'background-color, border-color, underlay-opacity',
@@ -477,6 +481,16 @@ export class GraphView {
       row.sort((a, b) => bary(a) - bary(b) || sortKey(a).localeCompare(sortKey(b)));
       row.forEach((id, i) => x.set(id, (i - (row.length - 1) / 2) * colW));
     }
+    // The canvas grows with the number of layers (up to a cap), so a deep cascade is not shrunk to unreadable text.
+    // When the widest row is what limits the zoom, a taller canvas would only add empty space.
+    const needH = (rows.size - 1) * rowH + 58 + 64;
+    const needW = (Math.max(...[...rows.values()].map((r) => r.length)) - 1) * colW + 184 + 48;
+    const widthZoom = Math.min(1, (this.opts.container.clientWidth || needW) / needW);
+    const height = Math.round(Math.min(640, Math.max(300, needH * widthZoom)));
+    if (this.opts.container.style.height !== `${height}px`) {
+      this.opts.container.style.height = `${height}px`;
+      cy.resize();
+    }
     cy.batch(() => {
       for (const id of ids) cy.getElementById(id).position({ x: x.get(id) ?? 0, y: (layer.get(id) ?? 0) * rowH });
     });
@@ -542,7 +556,7 @@ export class GraphView {
     btn.replaceChildren(
       ...[
         h('span', { className: 'node-kind' }, d.kind),
-        h('span', { className: 'node-title' }, d.title),
+        h('span', { className: 'node-title' }, breakable(d.title)),
         h('span', { className: 'node-status' }, n.status, note ? ` ${note}` : ''),
         mark ? h('span', { className: 'node-preview' }, PREVIEW_TEXT[mark]) : null,
         d.detail ? h('span', { className: 'node-detail' }, d.detail) : null,
@@ -585,6 +599,7 @@ export class GraphView {
     this.listItems.clear();
     this.opts.list.replaceChildren();
     this.cy.elements().remove();
+    this.opts.container.style.height = '';
     this.rootId = null;
     this.chosenId = null;
     this.preview = null;

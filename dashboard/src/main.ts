@@ -1,6 +1,6 @@
 import './style.css';
 import { gql, GraphQLRequestError, getToken, loadToken, setToken, wsEndpoint } from './api';
-import { byId, clear, formatTime, h, sleep } from './dom';
+import { breakable, byId, clear, formatTime, h, sleep } from './dom';
 import { GraphView, type GraphNode, type PreviewMark } from './graph';
 import { LiveFeed, type ConnInfo, type ConnState } from './live';
 import { formatMoney, formatMoneyList } from './money';
@@ -187,6 +187,7 @@ function onSignedIn(v: Viewer): void {
   el.viewerName.textContent = v.name;
   el.viewerFleet.textContent = `fleet ${v.fleet}`;
   el.viewerScopes.textContent = `scopes: ${v.scopes.join(', ') || 'none'}`;
+  el.viewerScopes.title = el.viewerScopes.textContent;
   el.viewer.hidden = false;
   el.signinView.hidden = true;
   el.appView.hidden = false;
@@ -484,7 +485,7 @@ function renderResults(items: { belief: BeliefListItem; score?: number }[]): voi
         className: `belief-item status-${b.status.toLowerCase()}`,
         onclick: () => void selectRoot(b.id),
       },
-      h('span', { className: 'claim' }, b.claimKey),
+      h('span', { className: 'claim' }, breakable(b.claimKey)),
       statusBadge(b.status),
       h('span', { className: 'statement' }, b.statement),
       h(
@@ -609,7 +610,7 @@ function renderDetail(): void {
   if (node.kind === 'belief') {
     const d = details.get(node.id);
     parts.push(
-      h('h3', { className: `claim status-${node.status.toLowerCase()}`, 'data-testid': 'detail-claim-key' }, node.claimKey),
+      h('h3', { className: `claim status-${node.status.toLowerCase()}`, 'data-testid': 'detail-claim-key' }, breakable(node.claimKey)),
       h('p', { className: 'statement' }, node.statement),
     );
     dlRow(dl, 'Status', statusBadge(node.status));
@@ -651,13 +652,13 @@ function renderDetail(): void {
     parts.push(h('h3', null, `Effect: ${node.effectKind}`));
     dlRow(dl, 'Status', statusBadge(node.status));
     dlRow(dl, 'Amount', node.amount ? formatMoney(node.amount) : 'none');
-    if (node.idempotencyKey) dlRow(dl, 'Idempotency key', h('code', null, node.idempotencyKey));
+    if (node.idempotencyKey) dlRow(dl, 'Idempotency key', h('code', null, breakable(node.idempotencyKey)));
     parts.push(dl);
   } else {
     parts.push(h('h3', null, 'Reversal'));
     dlRow(dl, 'Status', statusBadge(node.status));
     dlRow(dl, 'Amount', node.amount ? formatMoney(node.amount) : 'none');
-    if (node.idempotencyKey) dlRow(dl, 'Idempotency key', h('code', null, node.idempotencyKey));
+    if (node.idempotencyKey) dlRow(dl, 'Idempotency key', h('code', null, breakable(node.idempotencyKey)));
     parts.push(dl, h('p', { className: 'muted small' }, 'Owed until a provider confirms it with its own reference.'));
   }
   el.detail.replaceChildren(...parts.filter((p): p is Node => p !== null));
@@ -748,14 +749,14 @@ function renderPreview(p: Preview, beliefs: BeliefRef[]): void {
   dlRow(dl, 'Unreachable (no compensation handler)', moneyEl('preview-unreachable', t.unreachableAmount, cur));
 
   const survivors = h('ul', { 'data-testid': 'preview-survivors', 'data-count': p.survivors.length, className: 'compact' });
-  for (const s of p.survivors) survivors.append(h('li', { 'data-belief-id': s.id, 'data-claim-key': s.claimKey }, s.claimKey));
+  for (const s of p.survivors) survivors.append(h('li', { 'data-belief-id': s.id, 'data-claim-key': s.claimKey }, breakable(s.claimKey)));
   if (!p.survivors.length) survivors.append(h('li', { className: 'muted' }, 'none'));
 
   const blast = h('ul', { 'data-testid': 'preview-beliefs', className: 'compact' });
-  for (const b of beliefs) blast.append(h('li', { 'data-belief-id': b.id, 'data-claim-key': b.claimKey }, b.claimKey));
+  for (const b of beliefs) blast.append(h('li', { 'data-belief-id': b.id, 'data-claim-key': b.claimKey }, breakable(b.claimKey)));
 
   el.previewPanel.replaceChildren(
-    h('h3', null, 'Preview of retracting ', h('code', null, p.root.claimKey)),
+    h('h3', null, 'Preview of retracting ', h('code', null, breakable(p.root.claimKey))),
     h('p', { className: 'muted small' }, 'Computed without changing anything.'),
     dl,
     h('h4', null, 'Survivors'),
@@ -848,7 +849,7 @@ function showReceipt(r: ReceiptCore): void {
       'p',
       null,
       'Retraction of ',
-      h('code', null, r.root.claimKey),
+      h('code', null, breakable(r.root.claimKey)),
       ` by ${r.actor.name}`,
       r.createdAt ? ` at ${formatTime(r.createdAt)}` : '',
       `: “${r.reason}”`,
