@@ -1,7 +1,9 @@
+import { sql } from 'kysely';
 import type { Actor, Core } from '../core';
 import { DomainError } from '../errors/domain-error';
 import type { EffectRow } from '../effect/effect.repository';
 import { claimEffect, completeEffect, failEffect } from '../effect/effect.service';
+import { readTx } from '../store/tx';
 import * as v from '../validation';
 import { type WorkerLogger, commitWaker, errorText, pause, silentLogger } from './wake';
 
@@ -73,7 +75,8 @@ export async function runExecutor(opts: ExecutorOptions): Promise<ExecutorStats>
     while (!signal.aborted) {
       let effect: EffectRow | null;
       try {
-        effect = await claimEffect(core, actor, { kinds });
+        // A read-only look first: an idle executor commits nothing, so it wakes no one (itself included).
+        effect = (await anyPending()) ? await claimEffect(core, actor, { kinds }) : null;
         errorStreak = 0;
       } catch (err) {
         stats.errors++;
@@ -94,6 +97,14 @@ export async function runExecutor(opts: ExecutorOptions): Promise<ExecutorStats>
     log.info({ fleet: actor.fleet, ...stats }, 'executor stopped');
   }
   return stats;
+
+  async function anyPending(): Promise<boolean> {
+    return readTx(core.store, actor.fleet, async (tx) => {
+      const r = await sql<{ any: boolean }>`
+        SELECT EXISTS (SELECT 1 FROM effects WHERE fleet_id = ${actor.fleet} AND status = 'PENDING' AND kind = ANY(${kinds}::text[])) AS any`.execute(tx);
+      return r.rows[0]!.any;
+    });
+  }
 
   async function execute(effect: EffectRow): Promise<void> {
     const ctx = { effectId: effect.id, kind: effect.kind, idempotencyKey: effect.idempotency_key };
