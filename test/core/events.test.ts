@@ -1,0 +1,167 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { actorIn, coreOf, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
+import { belief, passportStory } from '../support/story';
+import { previewRetraction, retractBelief } from '../../src/retraction/retraction.service';
+import { totalsFor } from '../../src/retraction/retraction.repository';
+import { type Cursor, type EventRow, START, decodeCursor, encodeCursor, headCursor, tail } from '../../src/event/event.repository';
+import { readTx } from '../../src/store/tx';
+import type { Actor, Core } from '../../src/core';
+import { read } from './helpers';
+
+const after = (row: EventRow): Cursor => ({ tx: row.tx, seq: row.seq, index: -1 });
+const order = (rows: EventRow[]) => rows.map((r) => [BigInt(r.tx), BigInt(r.seq)] as const);
+
+/** The event log: a retraction's events in cascade order, and no gap a tailer can fall into. */
+describe.each(engines())('events on %s', (engine) => {
+  let t: TestDb;
+  let core: Core;
+  let actor: Actor;
+  beforeAll(async () => {
+    t = await testStore(engine);
+    core = coreOf(t.store);
+    actor = await actorIn(t.store, 'ev');
+  });
+  afterAll(async () => t?.close());
+
+  const tailFrom = (c: Cursor, limit = 1000, types?: Parameters<typeof tail>[3]) => readTx(t.store, 'ev', (tx) => tail(tx, c, limit, types));
+
+  it('a retraction appends Started, BeliefRetracted per level in cascade order, EffectCancelled, ReversalRecorded, Committed with totals — in (tx, seq) order', async () => {
+    const s = await passportStory(core, actor);
+    const [identity, refundEligible, kycTier] = s.derived;
+    const head = await readTx(t.store, 'ev', (tx) => headCursor(tx));
+    await previewRetraction(core, actor, { beliefId: s.passport.id }); // rolled back: appends nothing
+    expect(await tailFrom(head)).toEqual([]);
+
+    const { retractionId } = await retractBelief(core, actor, { beliefId: s.passport.id, reason: 'forged' });
+    const rows = await tailFrom(head);
+    const reversals = await read(t.store, 'ev', (tx) => tx.selectFrom('reversals').select('id').orderBy('id').execute());
+    expect(rows.map((r) => [r.type, r.depth, r.ids])).toEqual([
+      ['RetractionStarted', null, [s.passport.id]],
+      ['BeliefRetracted', 0, [s.passport.id]],
+      ['BeliefRetracted', 1, [identity!.id, kycTier!.id]],
+      ['BeliefRetracted', 2, [refundEligible!.id]],
+      ['EffectCancelled', null, [s.pending.id]],
+      ['ReversalRecorded', null, reversals.map((r) => r.id)],
+      ['RetractionCommitted', null, []],
+    ]);
+    expect(rows.every((r) => r.retraction_id === retractionId)).toBe(true);
+    expect(new Set(rows.map((r) => r.tx)).size).toBe(1); // one transaction
+    const keys = order(rows);
+    for (let i = 1; i < keys.length; i++) expect(keys[i]![1] > keys[i - 1]![1]).toBe(true);
+    expect(rows[0]!.data).toEqual({ reason: 'forged' });
+    const totals = await read(t.store, 'ev', (tx) => totalsFor(tx, retractionId));
+    expect(rows.at(-1)!.data).toEqual(totals);
+
+    // Paging one row at a time walks the same rows; a type filter keeps the order.
+    const walked: EventRow[] = [];
+    let c = head;
+    for (;;) {
+      const [next] = await tailFrom(c, 1);
+      if (!next) break;
+      walked.push(next);
+      c = after(next);
+      expect(decodeCursor(encodeCursor(c))).toEqual(c);
+    }
+    expect(walked).toEqual(rows);
+    const onlyBeliefs = await tailFrom(head, 100, ['BeliefRetracted']);
+    expect(onlyBeliefs.map((r) => r.depth)).toEqual([0, 1, 2]);
+    // A partly consumed row (index ≥ 0) is returned again so the rest of its ids can be streamed.
+    const d1 = rows[2]!;
+    const [again] = await tailFrom({ tx: d1.tx, seq: d1.seq, index: 1 }, 1);
+    expect(again).toEqual(d1);
+    await expectInvariants(t.store);
+  });
+
+  it('the log from the start holds every event of the fleet, in (tx, seq) order, and no other fleet\'s', async () => {
+    const other = await actorIn(t.store, 'ev-other');
+    await passportStory(core, other);
+    const all = await tailFrom(START, 10_000);
+    const count = await read(t.store, 'ev', (tx) => tx.selectFrom('events').select((e) => e.fn.countAll<string>().as('n')).executeTakeFirstOrThrow());
+    expect(all).toHaveLength(Number(count.n));
+    const keys = order(all);
+    for (let i = 1; i < keys.length; i++) {
+      const [a, b] = [keys[i - 1]!, keys[i]!];
+      expect(b[0] > a[0] || (b[0] === a[0] && b[1] > a[1])).toBe(true);
+    }
+    const ours = await read(t.store, 'ev', (tx) => tx.selectFrom('events').select('seq').orderBy('seq').execute());
+    expect(all.map((r) => r.seq).sort((x, y) => Number(BigInt(x) - BigInt(y)))).toEqual(ours.map((r) => r.seq));
+  });
+
+  it.runIf(engine === 'postgres')('the classic gap: a slow writer\'s earlier-numbered event is delivered late, never skipped', async () => {
+    const slow = new pg.Client({ connectionString: t.url });
+    const fast = new pg.Client({ connectionString: t.url });
+    await slow.connect();
+    await fast.connect();
+    try {
+      // The reader has consumed everything so far.
+      const existing = await tailFrom(START, 10_000);
+      let cursor = existing.length ? after(existing.at(-1)!) : START;
+      const delivered: EventRow[] = [];
+      const poll = async () => {
+        const rows = await tailFrom(cursor);
+        delivered.push(...rows);
+        if (rows.length) cursor = after(rows.at(-1)!);
+        return rows;
+      };
+
+      // Slow writer: takes its sequence number and transaction id first, then holds its transaction open.
+      await slow.query('BEGIN');
+      const s = await slow.query(`INSERT INTO events (fleet_id, type, data) VALUES ('ev', 'EffectKindRegistered', '{"writer":"slow"}') RETURNING seq::text, tx::text`);
+      expect(await poll()).toEqual([]);
+
+      // Fast writer: a later number, committed first.
+      const f = await fast.query(`INSERT INTO events (fleet_id, type, data) VALUES ('ev', 'EffectKindRegistered', '{"writer":"fast"}') RETURNING seq::text, tx::text`);
+      expect(BigInt(f.rows[0].seq)).toBeGreaterThan(BigInt(s.rows[0].seq));
+      expect(BigInt(f.rows[0].tx)).toBeGreaterThan(BigInt(s.rows[0].tx));
+      // The fast event is committed and visible to plain queries, but the tailer must not hand it out yet.
+      const visible = await fast.query(`SELECT count(*)::int AS n FROM events WHERE seq = $1`, [f.rows[0].seq]);
+      expect(visible.rows[0].n).toBe(1);
+      for (let i = 0; i < 3; i++) expect(await poll()).toEqual([]);
+
+      // A third writer committing meanwhile does not open the gate either.
+      await fast.query(`INSERT INTO events (fleet_id, type, data) VALUES ('ev', 'EffectKindRegistered', '{"writer":"fast-2"}')`);
+      expect(await poll()).toEqual([]);
+
+      await slow.query('COMMIT');
+      const late = await poll();
+      expect(late.map((r) => (r.data as { writer: string }).writer)).toEqual(['slow', 'fast', 'fast-2']);
+      expect(late[0]!.seq).toBe(s.rows[0].seq);
+      expect(await poll()).toEqual([]);
+
+      // Nothing was skipped: what the polling reader collected is exactly the log past its start.
+      const full = await tailFrom(START, 10_000);
+      expect(delivered).toEqual(full.slice(existing.length));
+    } finally {
+      await slow.query('ROLLBACK').catch(() => {});
+      await slow.end();
+      await fast.end();
+    }
+  });
+
+  it.runIf(engine === 'postgres')('a slow writer that rolls back leaves no hole: the events after it arrive once it ends', async () => {
+    const slow = new pg.Client({ connectionString: t.url });
+    await slow.connect();
+    try {
+      const target = await belief(core, actor, 'ev/held-back');
+      let cursor = await readTx(t.store, 'ev', (tx) => headCursor(tx));
+      await slow.query('BEGIN');
+      await slow.query(`INSERT INTO events (fleet_id, type, data) VALUES ('ev', 'EffectKindRegistered', '{"writer":"doomed"}')`);
+      const { retractionId } = await retractBelief(core, actor, {
+        beliefId: target.id,
+        reason: 'while a slow writer holds the horizon',
+      });
+      expect(await tailFrom(cursor)).toEqual([]);
+      await slow.query('ROLLBACK');
+      const rows = await tailFrom(cursor);
+      expect(rows.map((r) => r.type)).toContain('RetractionCommitted');
+      expect(rows.every((r) => r.retraction_id === retractionId)).toBe(true);
+      cursor = after(rows.at(-1)!);
+      expect(await tailFrom(cursor)).toEqual([]);
+    } finally {
+      await slow.query('ROLLBACK').catch(() => {});
+      await slow.end();
+    }
+    await expectInvariants(t.store);
+  });
+});
