@@ -84,7 +84,7 @@ builder.addScalarType(
     serialize: (v) => (v instanceof Date ? v.toISOString() : new Date(String(v)).toISOString()),
     parseValue: (v) => {
       const d = new Date(String(v));
-      if (Number.isNaN(d.getTime())) throw new GraphQLError('DateTime: must be an ISO-8601 instant');
+      if (Number.isNaN(d.getTime())) throw new TypeError('DateTime: must be an ISO-8601 instant');
       return d;
     },
   }),
@@ -122,7 +122,8 @@ builder.addScalarType(
 
 function safeInt(v: unknown): number {
   if (typeof v !== 'number' || !Number.isInteger(v) || Math.abs(v) > MAX_SAFE) {
-    throw new GraphQLError('SafeInt: must be an integer between -(2^53-1) and 2^53-1');
+    // A TypeError (not a GraphQLError) lets graphql-js report it as an input coercion error with the field's path.
+    throw new TypeError('SafeInt: must be an integer between -(2^53-1) and 2^53-1');
   }
   return v;
 }

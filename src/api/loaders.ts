@@ -29,9 +29,14 @@ export function grouped<T>(ids: readonly string[], rows: T[], key: (r: T) => str
   return ids.map((id) => m.get(String(id)) ?? []);
 }
 
+const VALID_ID = /^[1-9][0-9]{0,18}$/;
+
+/** Rows of one fleet table by id; ids that cannot be database ids are simply not found. */
 export async function loadRows(ctx: Context, table: 'beliefs' | 'agents' | 'effects' | 'reversals' | 'retractions' | 'contradictions', ids: readonly string[]) {
+  const valid = ids.map(String).filter((id) => VALID_ID.test(id) && BigInt(id) <= 9223372036854775807n);
+  if (valid.length === 0) return [];
   return fleetRead(ctx, async (tx) => {
-    const q = tx.selectFrom(table as 'effects').selectAll().where('id', 'in', ids as string[]);
+    const q = tx.selectFrom(table as 'effects').selectAll().where('id', 'in', valid);
     return (await q.execute()) as unknown as Array<Record<string, unknown> & { id: string }>;
   });
 }

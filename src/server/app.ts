@@ -14,6 +14,7 @@ import { handleProviderCallback } from '../dispatch/callback';
 import { createEmbedder } from '../embedding/index';
 import type { Embedder } from '../embedding/embedder';
 import { Waker } from '../event/tailer';
+import { createMcpHttpHandler } from '../mcp/http';
 import { type Store, openStore } from '../store/engine';
 import { bindEmbedder } from '../store/meta';
 import { type ServerConfig, configFromEnv } from './config';
@@ -80,6 +81,8 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   await waker.start();
   const yoga = buildYoga({ core, adjudicator: opts.adjudicator ?? createAdjudicator(), waker, log, production: config.production });
   const dashboardDir = path.resolve(config.dashboardDir);
+  // Read-only receipts over MCP Streamable HTTP (src/mcp): its own auth, reader role, read-only transactions.
+  const mcp = createMcpHttpHandler({ store, embedder: core.embedder, maxBodyBytes: config.maxBodyBytes, onUnexpected: (err, requestId, tool) => log.error({ err, requestId, tool }, 'mcp tool failed (masked)') });
   let draining = false;
 
   const server = http.createServer(async (req, res) => {
@@ -101,6 +104,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
         const r = await handleProviderCallback({ core, secret: config.providerSecret, rawBody: body, signatureHeader: req.headers['x-retract-signature'], logger: log });
         return json(res, r.status, r.body);
       }
+      if (url.pathname === '/mcp') return await mcp(req, res);
       if (url.pathname !== '/graphql') return json(res, 404, { error: 'not found' });
       if (draining) return json(res, 503, { errors: [{ message: 'server is shutting down', extensions: { code: 'UNAVAILABLE' } }] });
       let body: Buffer | undefined;
@@ -110,6 +114,13 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
           return json(res, 413, { errors: [{ message: 'the request body is too large; send a smaller request', extensions: { code: 'BAD_USER_INPUT' } }] });
         }
         body = b;
+        const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+        if (type !== 'application/json' && type !== 'application/graphql-response+json') {
+          return json(res, 415, { errors: [{ message: 'content-type must be application/json', extensions: { code: 'BAD_USER_INPUT' } }] });
+        }
+        if (/^\s*\[\s*\]\s*$/.test(body.toString('utf8', 0, Math.min(body.length, 64))) && body.length < 64) {
+          return json(res, 400, { errors: [{ message: 'an empty batch is not a request', extensions: { code: 'BAD_USER_INPUT' } }] });
+        }
       }
       const request = new Request(new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`), {
         method: req.method,

@@ -16,6 +16,12 @@ export const LIMITS = { depth: 14, aliases: 15, cost: 20_000, tokens: 3_000, dir
 
 const TOKEN_CACHE_MS = 5_000;
 
+/**
+ * HTTP status per error code. Marked `spec: true`, so application/json responses stay 200 as the
+ * GraphQL-over-HTTP spec asks, and application/graphql-response+json ones carry the status.
+ */
+const HTTP_STATUS: Record<DomainError['code'], number> = { BAD_USER_INPUT: 400, UNAUTHENTICATED: 401, FORBIDDEN: 403, NOT_FOUND: 404, CONFLICT: 409 };
+
 /** Bearer token from an `Authorization` header value (or WebSocket connectionParams.authorization). */
 export function bearer(value: unknown): string | null {
   if (typeof value !== 'string') return null;
@@ -79,16 +85,21 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<Record<string, unk
         if (original instanceof DomainError) {
           return new GraphQLError(original.message, {
             nodes: ctx?.nodes, path: ctx?.path, originalError: undefined,
-            extensions: { code: original.code, ...(original.field ? { field: original.field } : {}) },
+            extensions: { code: original.code, ...(original.field ? { field: original.field } : {}), http: { status: HTTP_STATUS[original.code], spec: true } },
           });
         }
-        if (isGraphQLError(original) || (isGraphQLError(error) && !error.originalError)) {
-          return isGraphQLError(original) ? original : (error as GraphQLError);
+        if (isGraphQLError(error) && !error.originalError) return error;
+        if (isGraphQLError(error) && (isGraphQLError(original) || error.message.startsWith('Variable "$'))) {
+          // Input coercion (variables, scalars): the client's input is at fault; the message names the path.
+          return new GraphQLError(error.message, {
+            nodes: error.nodes, path: error.path,
+            extensions: { ...(isGraphQLError(original) ? original.extensions : {}), code: 'BAD_USER_INPUT', http: { status: 400, spec: true } },
+          });
         }
         const requestId = randomUUID();
         deps.log.error({ err: original, requestId, path: ctx?.path }, 'unexpected error (masked)');
         return new GraphQLError(`${message} (request id ${requestId})`, {
-          nodes: ctx?.nodes, path: ctx?.path, extensions: { code: 'INTERNAL_SERVER_ERROR', requestId },
+          nodes: ctx?.nodes, path: ctx?.path, extensions: { code: 'INTERNAL_SERVER_ERROR', requestId, http: { status: 500 } },
         });
       },
     },
