@@ -1,0 +1,36 @@
+import fs from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { actorIn, coreOf, testStore, type TestDb } from '../support/engines';
+import { runWorkload } from './workload';
+
+const SECONDS = Number(process.env.RETRACT_STRESS_SECONDS ?? 8);
+const WORKERS = Number(process.env.RETRACT_STRESS_WORKERS ?? 8);
+
+/** The concurrent invariant workload, on the real PostgreSQL only (PGlite runs transactions one at a time). */
+describe.runIf(!!process.env.RETRACT_TEST_DATABASE_URL)('concurrent workload on PostgreSQL', () => {
+  let t: TestDb;
+  beforeAll(async () => {
+    t = await testStore('postgres', { poolSize: WORKERS + 4 });
+  });
+  afterAll(async () => t?.close());
+
+  it(`${WORKERS} workers for ${SECONDS} s of mixed operations leave zero invariant violations`, async () => {
+    const core = coreOf(t.store);
+    const actor = await actorIn(t.store, 'stress');
+    const r = await runWorkload(core, actor, { workers: WORKERS, seconds: SECONDS });
+    fs.mkdirSync('results', { recursive: true });
+    fs.writeFileSync('results/stress.json', JSON.stringify({ at: new Date().toISOString(), ...r }, null, 2));
+    console.log(`stress: ${WORKERS} workers × ${SECONDS} s: ${Object.values(r.ops).reduce((a, b) => a + b, 0)} operations, ` +
+      `${r.serializationRetries} serialization retries, ${r.givenUp} given up after the retry bound; ` +
+      `${r.extra.retractions} retractions, ${r.extra.reversals} reversals, ${r.violations.length} violations`);
+    console.log(JSON.stringify({ ops: r.ops, outcomes: r.outcomes, extra: r.extra }));
+    expect(r.unexpected).toEqual([]);
+    expect(r.violations).toEqual([]);
+    expect(r.outcomes['retractAgain:RETRACTED-TWICE'] ?? 0).toBe(0);
+    expect(r.extra.effects_with_two_reversals).toBe(0);
+    expect(r.extra.duplicate_reversal_keys).toBe(0);
+    expect(r.extra.cancelled_and_executed).toBe(0);
+    expect(r.extra.reversals).toBe(r.extra.executed_under_retracted);
+    expect(r.extra.retractions).toBeGreaterThan(0);
+  });
+});
