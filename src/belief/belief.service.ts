@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { pausePoint } from '../store/pause';
 import type { Actor, Core } from '../core';
 import { DomainError, badInput, notFound } from '../errors/domain-error';
 import { appendEvent } from '../event/event.repository';
@@ -69,6 +70,33 @@ export async function assertBelief(core: Core, actor: Actor, input: AssertBelief
   }
 }
 
+/**
+ * EXPERIMENT ONLY (experiments/concurrency_eval.ts, arm B). Never set in the product, the server
+ * or tests of the product: with `skipClaimLock` COMMIT still creates the claim row and bumps its
+ * version, but does not take the claim row lock (`SELECT … FOR UPDATE`) that serialises writers on
+ * one claim — so the experiment can measure what SERIALIZABLE alone does without it.
+ */
+export const experimentFlags = { skipClaimLock: false };
+
+/** lockClaim without the row lock: the claim row is created if needed and read, not locked. Experiment only. */
+async function claimWithoutLock(tx: Parameters<typeof lockBeliefs>[0], fleet: string, key: string): ReturnType<typeof lockClaim> {
+  await tx.insertInto('claims').values({ fleet_id: fleet, key }).onConflict((oc) => oc.doNothing()).execute();
+  const row = await tx
+    .selectFrom('claims')
+    .select(['version', sql<string | null>`last_tx::text`.as('last_tx')])
+    .where('fleet_id', '=', fleet)
+    .where('key', '=', key)
+    .executeTakeFirstOrThrow();
+  return {
+    version: String(row.version),
+    visibleIn: async (snapshot: string) => {
+      if (!row.last_tx) return true;
+      const r = await sql<{ v: boolean }>`SELECT pg_visible_in_snapshot(${row.last_tx}::xid8, ${snapshot}::pg_snapshot) AS v`.execute(tx);
+      return r.rows[0]!.v;
+    },
+  };
+}
+
 /** A COMMIT that refuses: thrown to roll back its transaction (so not even the claim row it created stays), caught in assertBelief. */
 class Refused {
   constructor(readonly result: AssertBeliefResult) {}
@@ -81,8 +109,9 @@ async function commitTurn(
   vector: string,
   readPoint: ReturnType<typeof decodeReadPoint> | null,
 ): Promise<AssertBeliefResult> {
-  const claim = await lockClaim(tx, actor.fleet, i.claimKey);
+  const claim = experimentFlags.skipClaimLock ? await claimWithoutLock(tx, actor.fleet, i.claimKey) : await lockClaim(tx, actor.fleet, i.claimKey);
   const fallen = await checkPremises(tx, i.derivedFrom, 'derivedFrom');
+  await pausePoint('assertBelief:premises-locked');
   if (fallen) throw new Refused({ kind: 'premiseRetracted', premise: fallen });
   const active = await activeBeliefForClaim(tx, actor.fleet, i.claimKey);
   if (readPoint && !(await claim.visibleIn(readPoint.snapshot))) {

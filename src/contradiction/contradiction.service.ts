@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { pausePoint } from '../store/pause';
 import type { Actor, Core } from '../core';
 import type { Adjudicator, AdjudicationCase, Verdict } from '../adjudication/adjudicator';
 import { DomainError, badInput, notFound } from '../errors/domain-error';
@@ -54,6 +55,7 @@ export async function takeLease(core: Core, actor: Actor, contradictionId: strin
   return writeTx(core.store, actor.fleet, async (tx) => {
     const c = await lockContradiction(tx, contradictionId);
     if (c.status === 'RESOLVED') throw new DomainError('CONFLICT', `contradiction ${contradictionId} is already resolved (${c.verdict})`);
+    await pausePoint('adjudicate:contradiction-locked');
     const live = await sql<{ holder: string; expires_at: Date }>`
       SELECT holder, expires_at FROM adjudication_leases
        WHERE fleet_id = ${actor.fleet} AND claim_key = ${c.claim_key} AND expires_at > now() FOR UPDATE`.execute(tx);

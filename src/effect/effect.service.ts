@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { pausePoint } from '../store/pause';
 import type { Actor, Core } from '../core';
 import { DomainError, badInput, notFound } from '../errors/domain-error';
 import { appendEvent } from '../event/event.repository';
@@ -102,6 +103,7 @@ export async function claimEffect(core: Core, actor: Actor, input: { kinds?: rea
        FOR UPDATE OF e SKIP LOCKED`.execute(tx);
     const id = r.rows[0]?.id;
     if (!id) return null;
+    await pausePoint('claimEffect:locked');
     const effect = (await tx
       .updateTable('effects')
       .set({ status: 'EXECUTING', claimed_by: actor.agentId, claimed_at: new Date() })
@@ -124,6 +126,7 @@ export async function completeEffect(core: Core, actor: Actor, input: { effectId
   return writeTx(core.store, actor.fleet, async (tx) => {
     const e = await lockEffect(tx, effectId);
     if (!e) throw notFound('effect', effectId, 'effectId');
+    await pausePoint('completeEffect:locked');
     if (e.status === 'EXECUTED' && e.external_ref === ref) return e;
     if (e.status !== 'EXECUTING') throw new DomainError('CONFLICT', `effectId: effect ${effectId} is ${e.status}, not EXECUTING`, 'effectId');
     const done = (await tx

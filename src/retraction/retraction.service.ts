@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { pausePoint } from '../store/pause';
 import type { Actor, Core } from '../core';
 import { badInput, notFound } from '../errors/domain-error';
 import { cascade, reachEffects, survivorIds } from '../derivation/cascade';
@@ -20,6 +21,7 @@ export async function retractInTx(tx: Tx, actor: Actor, beliefId: string, reason
   const [root] = await lockBeliefs(tx, [beliefId], 'update');
   if (!root) throw notFound('belief', beliefId, 'beliefId');
   if (root.status === 'RETRACTED') return { retractionId: root.retraction_id!, created: false };
+  await pausePoint('retract:root-locked');
   const r = await tx
     .insertInto('retractions')
     .values({ fleet_id: actor.fleet, root_id: beliefId, reason, actor_id: actor.agentId })
@@ -28,7 +30,9 @@ export async function retractInTx(tx: Tx, actor: Actor, beliefId: string, reason
   await appendEvent(tx, { fleet: actor.fleet, type: 'RetractionStarted', actorId: actor.agentId, retractionId: r.id, ids: [beliefId], data: { reason } });
   const n = await cascade(tx, actor.fleet, r.id, beliefId, actor.agentId);
   await sql`UPDATE retractions SET beliefs_retracted = ${n} WHERE id = ${r.id}`.execute(tx);
+  await pausePoint('retract:cascaded');
   await reachEffects(tx, actor.fleet, r.id, actor.agentId);
+  await pausePoint('retract:effects-reached');
   const totals = await totalsFor(tx, r.id);
   await appendEvent(tx, { fleet: actor.fleet, type: 'RetractionCommitted', actorId: actor.agentId, retractionId: r.id, data: totals });
   return { retractionId: r.id, created: true };
