@@ -1,0 +1,78 @@
+import type http from 'node:http';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { AgentRow } from '../agent/agent.service';
+import { authenticateReader, canReadReceipts } from './reader';
+import { type McpDeps, createMcpServer } from './server';
+
+export interface McpHttpOptions extends McpDeps {
+  /** Largest request body accepted (413 above it). */
+  maxBodyBytes?: number;
+}
+
+/** The token of an `Authorization: Bearer <token>` header, else null. */
+export function bearerToken(value: string | undefined): string | null {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(value ?? '');
+  return m ? m[1]! : null;
+}
+
+/** A JSON-RPC error answered before any MCP processing (no id: the request was never read as one). */
+function rpcError(res: http.ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}) {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}
+
+async function readBody(req: http.IncomingMessage, max: number): Promise<Buffer | null> {
+  if (Number(req.headers['content-length'] ?? 0) > max) return null;
+  const chunks: Buffer[] = [];
+  let n = 0;
+  for await (const c of req) {
+    n += (c as Buffer).length;
+    if (n > max) return null;
+    chunks.push(c as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+/**
+ * The receipt tools over MCP Streamable HTTP, stateless: each POST carries `Authorization: Bearer`
+ * and is served by a fresh server and transport (JSON responses, no session). Missing or unknown
+ * tokens get 401, tokens without `receipts:read` get 403, both with a JSON-RPC error saying so;
+ * GET and DELETE get 405 (there is no session stream to open or end).
+ */
+export function createMcpHttpHandler(opts: McpHttpOptions): (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void> {
+  const max = opts.maxBodyBytes ?? 1_048_576;
+  return async (req, res) => {
+    if (req.method !== 'POST') {
+      return rpcError(res, 405, -32000, 'this MCP endpoint is stateless: send JSON-RPC requests with POST', { allow: 'POST' });
+    }
+    const token = bearerToken(req.headers.authorization);
+    let agent: AgentRow | null = null;
+    if (token) agent = await authenticateReader(opts.store, token);
+    if (!agent) {
+      return rpcError(res, 401, -32001, token ? 'the bearer token is not valid' : 'a bearer token is required (Authorization: Bearer <token>) with the receipts:read scope', {
+        'www-authenticate': 'Bearer realm="retract", scope="receipts:read"',
+      });
+    }
+    if (!canReadReceipts(agent)) {
+      return rpcError(res, 403, -32003, `agent ${agent.name} (fleet ${agent.fleet_id}) lacks the receipts:read scope; the receipt tools need a token with receipts:read`, {
+        'www-authenticate': 'Bearer realm="retract", error="insufficient_scope", scope="receipts:read"',
+      });
+    }
+    const body = await readBody(req, max);
+    if (!body) return rpcError(res, 413, -32600, `request body exceeds ${max} bytes`);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body.toString('utf8'));
+    } catch {
+      return rpcError(res, 400, -32700, 'parse error: the body is not JSON');
+    }
+    const server = createMcpServer(opts, agent);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => {
+      void transport.close().catch(() => {});
+      void server.close().catch(() => {});
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, parsed);
+  };
+}

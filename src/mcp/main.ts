@@ -1,0 +1,134 @@
+import http from 'node:http';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { createEmbedder } from '../embedding/index';
+import { type Store, openStoreFromEnv } from '../store/engine';
+import { DataDirLockedError } from '../store/lock';
+import { createMcpHttpHandler } from './http';
+import { authenticateReader, canReadReceipts, isMigrated, proveReadOnly } from './reader';
+import { type McpDeps, createMcpServer } from './server';
+
+/** An expected failure of `retract mcp`: reported as one line on stderr, with its exit status. */
+export class McpStartError extends Error {
+  constructor(message: string, readonly exitCode: number) {
+    super(message);
+    this.name = 'McpStartError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+const say = (line: string) => process.stderr.write(`retract mcp: ${line}\n`);
+
+/**
+ * Opens the store the environment names for reading receipts: PostgreSQL through DATABASE_URL, else
+ * the embedded data directory (RETRACT_DATA_DIR, default ./.retract) when no other process holds it.
+ * Never migrates. Checks the schema is there and proves the reader path cannot write.
+ */
+export async function openReceiptStore(env: Env): Promise<{ store: Store; proof: string }> {
+  let store: Store;
+  try {
+    store = await openStoreFromEnv(env as NodeJS.ProcessEnv, { migrate: false, poolSize: 4 });
+  } catch (e) {
+    if (e instanceof DataDirLockedError) {
+      throw new McpStartError(
+        `cannot open ${e.dir}: process ${e.pid} (a running RETRACT server?) holds it, and the embedded engine is single-process. ` +
+          'Use that server\'s MCP endpoint instead: http://<host>:<port>/mcp with the header "Authorization: Bearer <token>" ' +
+          '(see docs/walkthrough.md), or run RETRACT on PostgreSQL and set DATABASE_URL.',
+        1,
+      );
+    }
+    throw new McpStartError(`cannot open the store: ${(e as Error).message}`, 1);
+  }
+  try {
+    if (!(await isMigrated(store))) {
+      throw new McpStartError(`${store.description} holds no RETRACT schema (or an old one); run \`retract migrate\` first`, 1);
+    }
+    const proof = await proveReadOnly(store);
+    return { store, proof: `read-only verified (a write was refused with SQLSTATE ${proof.refusedWith}; retract_reader holds no write privilege)` };
+  } catch (e) {
+    await store.close().catch(() => {});
+    if (e instanceof McpStartError) throw e;
+    throw new McpStartError(`cannot serve receipts from ${store.description}: ${(e as Error).message}`, 1);
+  }
+}
+
+function deps(store: Store, env: Env): McpDeps {
+  return {
+    store,
+    embedder: createEmbedder(env as NodeJS.ProcessEnv),
+    onUnexpected: (err, requestId, tool) => say(`unexpected error in ${tool} (request id ${requestId}): ${(err as Error)?.stack ?? String(err)}`),
+  };
+}
+
+/**
+ * `retract mcp`: the receipt tools over stdio for the agent holding RETRACT_TOKEN (it needs
+ * receipts:read). Stdout carries the protocol only; every message goes to stderr. Resolves with the
+ * exit status when the client disconnects or a stop signal arrives.
+ */
+export async function runStdio(env: Env = process.env): Promise<number> {
+  const token = env.RETRACT_TOKEN?.trim();
+  if (!token) throw new McpStartError('RETRACT_TOKEN is required: the bearer token of an agent with the receipts:read scope', 2);
+  const { store, proof } = await openReceiptStore(env);
+  try {
+    const agent = await authenticateReader(store, token);
+    if (!agent) throw new McpStartError('RETRACT_TOKEN does not belong to any agent of this store', 2);
+    if (!canReadReceipts(agent)) throw new McpStartError(`agent ${agent.name} (fleet ${agent.fleet_id}) lacks the receipts:read scope; refusing to serve receipts`, 2);
+    const server = createMcpServer(deps(store, env), agent);
+    const transport = new StdioServerTransport();
+    const closed = new Promise<void>((resolve) => {
+      transport.onclose = () => resolve();
+      process.stdin.once('end', () => resolve());
+      for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => resolve());
+    });
+    await server.connect(transport);
+    say(`serving receipts for agent ${agent.name} (fleet ${agent.fleet_id}) from ${store.description} over stdio; ${proof}`);
+    await closed;
+    await server.close().catch(() => {});
+    return 0;
+  } finally {
+    await store.close().catch(() => {});
+  }
+}
+
+/**
+ * `retract mcp --http PORT`: the receipt tools over Streamable HTTP at /mcp, standalone (reading
+ * the store directly, like stdio), every request authenticated by its bearer token. Serves until a
+ * stop signal; resolves with the exit status.
+ */
+export async function runHttp(port: number, host: string, env: Env = process.env): Promise<number> {
+  const { store, proof } = await openReceiptStore(env);
+  const handler = createMcpHttpHandler({ ...deps(store, env), maxBodyBytes: Number(env.RETRACT_MAX_BODY_BYTES ?? 1_048_576) });
+  const server = http.createServer((req, res) => {
+    const p = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (p === '/mcp') {
+      handler(req, res).catch((e) => {
+        say(`request failed: ${(e as Error)?.stack ?? String(e)}`);
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'internal error' }, id: null }));
+      });
+      return;
+    }
+    res.writeHead(404, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: 'not found: the receipt tools are at /mcp' }));
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => resolve());
+    });
+  } catch (e) {
+    await store.close().catch(() => {});
+    throw new McpStartError(`cannot listen on ${host}:${port}: ${(e as Error).message}`, 1);
+  }
+  const a = server.address();
+  const url = a && typeof a !== 'string' ? `http://${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}/mcp` : '';
+  say(`serving receipts at ${url} from ${store.description}; ${proof}`);
+  await new Promise<void>((resolve) => {
+    for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => resolve());
+  });
+  await new Promise<void>((r) => {
+    server.close(() => r());
+    server.closeAllConnections();
+  });
+  await store.close().catch(() => {});
+  return 0;
+}

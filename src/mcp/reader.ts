@@ -1,0 +1,79 @@
+import { sql } from 'kysely';
+import { type AgentRow, hashToken } from '../agent/agent.service';
+import type { Store } from '../store/engine';
+import { type Tx, inTx } from '../store/tx';
+
+/**
+ * The receipt endpoint's one way into the database: every transaction it opens is READ ONLY and
+ * runs as the role `retract_reader`, which holds SELECT grants only (db/migrations/0001_core.ts),
+ * with `retract.fleet` set so row-level security confines it to the caller's fleet. A write
+ * through this path is refused by the database twice over: SQLSTATE 25006 (read-only
+ * transaction) and, were the transaction writable, 42501 (permission denied).
+ */
+export const READER_ROLE = 'retract_reader' as const;
+
+/** Runs `fn` in a read-only REPEATABLE READ transaction of `fleet` as retract_reader: one consistent snapshot, no writes possible. */
+export function readerTx<T>(store: Store, fleet: string | null, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return inTx(store, { fleet, readOnly: true, role: READER_ROLE }, fn);
+}
+
+/** The agent holding `token`, looked up through the reader path (retract_authenticate), or null. */
+export async function authenticateReader(store: Store, token: string | null | undefined): Promise<AgentRow | null> {
+  if (typeof token !== 'string' || token.length < 8 || token.length > 512) return null;
+  return readerTx(store, null, async (tx) => {
+    const r = await sql<AgentRow>`SELECT id::text AS id, fleet_id, name, scopes, operator FROM retract_authenticate(${hashToken(token)})`.execute(tx);
+    return r.rows[0] ?? null;
+  });
+}
+
+/** True when the agent may read receipts (`receipts:read`, or `admin`, which implies every scope). */
+export function canReadReceipts(agent: AgentRow | null): boolean {
+  return !!agent && (agent.scopes.includes('receipts:read') || agent.scopes.includes('admin'));
+}
+
+export interface ReadOnlyProof {
+  /** SQLSTATE the database raised when the probe tried to write through the reader path. */
+  refusedWith: string;
+  /** Tables on which retract_reader holds any write privilege (must be empty). */
+  writableTables: string[];
+}
+
+/**
+ * Proves, against the database itself, that the reader path cannot write: a probe INSERT inside
+ * a reader transaction must fail with SQLSTATE 25006, and retract_reader must hold no INSERT,
+ * UPDATE, DELETE or TRUNCATE privilege on any table. Throws when either does not hold.
+ */
+export async function proveReadOnly(store: Store): Promise<ReadOnlyProof> {
+  let refusedWith: string | null = null;
+  try {
+    await readerTx(store, null, async (tx) => {
+      await sql`INSERT INTO store_meta (key, value) VALUES ('mcp.write-probe', 'must never be written')`.execute(tx);
+    });
+  } catch (e) {
+    refusedWith = (e as { code?: string }).code ?? null;
+    if (refusedWith !== '25006' && refusedWith !== '42501') throw e;
+  }
+  if (!refusedWith) throw new Error('the reader path wrote to the database; refusing to serve receipts through it');
+  const writableTables = await readerTx(store, null, async (tx) =>
+    (await sql<{ t: string }>`
+      SELECT c.relname AS t FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm')
+         AND (has_table_privilege(${READER_ROLE}, c.oid, 'INSERT') OR has_table_privilege(${READER_ROLE}, c.oid, 'UPDATE')
+           OR has_table_privilege(${READER_ROLE}, c.oid, 'DELETE') OR has_table_privilege(${READER_ROLE}, c.oid, 'TRUNCATE'))
+       ORDER BY 1`.execute(tx)).rows.map((r) => r.t),
+  );
+  if (writableTables.length > 0) {
+    throw new Error(`role ${READER_ROLE} holds write privileges on ${writableTables.join(', ')}; revoke them before serving receipts`);
+  }
+  return { refusedWith, writableTables };
+}
+
+/** True when the schema the tools read exists (the store was migrated). */
+export async function isMigrated(store: Store): Promise<boolean> {
+  return readerTx(store, null, async (tx) => {
+    // reversals.last_error arrives with 0002_dispatch, the newest schema the tools read.
+    const r = await sql<{ ok: boolean }>`
+      SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('reversals') AND attname = 'last_error' AND NOT attisdropped) AS ok`.execute(tx);
+    return r.rows[0]!.ok;
+  });
+}
