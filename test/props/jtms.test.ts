@@ -1,0 +1,42 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { actorIn, coreOf, engines, testStore, type TestDb } from '../support/engines';
+import { coverage, resetTables, runScenario, scenarioArb } from './harness';
+
+/**
+ * Model-based property: random DAGs with several justifications per belief, effects in every state,
+ * retractions, previews and confirmations, checked command by command against test/props/model.ts.
+ * RETRACT_PROPS_RUNS sets the number of runs (npm run test:props: 1000; npm test: 25);
+ * RETRACT_PROPS_SEED and RETRACT_PROPS_PATH replay a failure fast-check printed.
+ */
+const RUNS = Number(process.env.RETRACT_PROPS_RUNS ?? 25);
+const MAX_COMMANDS = Number(process.env.RETRACT_PROPS_COMMANDS ?? 40);
+const SEED = process.env.RETRACT_PROPS_SEED ? Number(process.env.RETRACT_PROPS_SEED) : undefined;
+const PATH = process.env.RETRACT_PROPS_PATH || undefined;
+/** Tables are emptied every this many runs: the store stays small, and runs still share it with other fleets (RLS isolates them). */
+const RESET_EVERY = 20;
+
+describe.each(engines())('JTMS reference model on %s', (engine) => {
+  let t: TestDb;
+  beforeAll(async () => {
+    t = await testStore(engine);
+  });
+  afterAll(async () => t?.close());
+
+  it(`the store follows the reference model, command by command, over ${RUNS} random runs of up to ${MAX_COMMANDS} commands`, async () => {
+    const core = coreOf(t.store);
+    let run = 0;
+    const started = Date.now();
+    await fc.assert(
+      fc.asyncProperty(scenarioArb(MAX_COMMANDS), async (cmds) => {
+        if (run % RESET_EVERY === 0) await resetTables(t.store);
+        run++;
+        const actor = await actorIn(t.store, `f${run}`);
+        await runScenario({ store: t.store, core, actor }, cmds);
+      }),
+      { numRuns: RUNS, seed: SEED, path: PATH, endOnFailure: false },
+    );
+    const table = [...coverage.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `  ${k.padEnd(48)} ${n}`).join('\n');
+    console.log(`[props] ${engine}: ${RUNS} runs (${run} executions incl. shrinking) of up to ${MAX_COMMANDS} commands in ${((Date.now() - started) / 1000).toFixed(1)} s\n${table}`);
+  }, 1_800_000);
+});
