@@ -51,7 +51,7 @@ describe.skipIf(!process.env.RETRACT_TEST_DATABASE_URL)('two dispatchers at once
         const out = await inner.send(req, o);
         if (slow.has(req.idempotencyKey) && !slowed.has(req.idempotencyKey)) {
           slowed.add(req.idempotencyKey);
-          await new Promise((r) => setTimeout(r, 1000));
+          await new Promise((r) => setTimeout(r, 2000));
         }
         return out;
       },

@@ -102,7 +102,7 @@ describe.each(engines())('effect executor on %s', (engine) => {
     fake.script('e2e-2', { kind: 'fail', status: 422, reason: 'account frozen' });
     fake.script('e2e-1', '500');
     const base = fake.url.replace(/\/reversals$/, '/execute');
-    await executeUntil({ actor, adapters: { refund: httpExecutorAdapter({ baseUrl: base, timeoutMs: 500 }) } }, async () =>
+    await executeUntil({ actor, adapters: { refund: httpExecutorAdapter({ baseUrl: base, timeoutMs: 3000 }) } }, async () =>
       (await effects('acme')).every((e) => e.status === 'EXECUTED' || e.status === 'FAILED'),
     );
     const [e1, e2] = await effects('acme');

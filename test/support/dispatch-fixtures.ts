@@ -104,9 +104,9 @@ export async function settledMinor(store: Store, retractions: Array<{ fleet: str
   return sum;
 }
 
-/** The real HTTP adapter pointed at the fake, with fast retry settings. */
+/** The real HTTP adapter pointed at the fake, with fast retries (and a per-attempt deadline generous enough for a loaded CI host). */
 export function fastProvider(fake: FakeProvider, opts: Partial<HttpReversalProviderOptions> = {}): HttpReversalProvider {
-  return new HttpReversalProvider({ url: fake.url, timeoutMs: 300, maxAttempts: 4, baseDelayMs: 5, maxDelayMs: 20, ...opts });
+  return new HttpReversalProvider({ url: fake.url, timeoutMs: 2000, maxAttempts: 4, baseDelayMs: 5, maxDelayMs: 20, ...opts });
 }
 
 /** Polls `check` every 25 ms until it returns true, or fails after `ms`. */
