@@ -34,6 +34,13 @@ interface Payload {
 }
 
 const UNAUTHORIZED_CODES = new Set([4401, 4403]);
+/** GraphQL error codes after which retrying cannot help: the token is wrong or lacks `receipts:read`. */
+const DENIED_CODES = new Set(['UNAUTHENTICATED', 'FORBIDDEN']);
+
+interface GraphQLErrorLike {
+  message?: string;
+  extensions?: Record<string, unknown>;
+}
 
 function closeCode(err: unknown): number | undefined {
   if (err && typeof err === 'object' && 'code' in err && typeof (err as { code: unknown }).code === 'number') {
@@ -67,6 +74,8 @@ export class LiveFeed {
   private everConnected = false;
   private resubscribeTimer: ReturnType<typeof setTimeout> | null = null;
   private failures = 0;
+  /** The server refused this token the feed; no retry until the next sign-in. */
+  private denied = false;
 
   constructor(private readonly opts: LiveFeedOptions) {}
 
@@ -86,15 +95,20 @@ export class LiveFeed {
         await new Promise((r) => setTimeout(r, ms));
       },
       on: {
-        connecting: (isRetry) => this.setState(isRetry || this.everConnected ? 'reconnecting' : 'connecting'),
+        connecting: (isRetry) => {
+          if (!this.denied) this.setState(isRetry || this.everConnected ? 'reconnecting' : 'connecting');
+        },
         connected: (_socket, _payload, wasRetry) => {
+          if (this.denied) return;
           if (wasRetry || this.everConnected) this.reconnects++;
           this.everConnected = true;
-          this.failures = 0;
+          // `failures` is not reset here: a refused subscription reconnects every time, and only an event proves
+          // the subscription itself works (see accept).
           this.setState('connected');
         },
         closed: (event) => {
           if (this.stopped) return this.setState('disconnected');
+          if (this.denied) return; // the socket closes because no subscription is left: not a network problem
           const code = closeCode(event);
           if (code !== undefined && UNAUTHORIZED_CODES.has(code)) return this.setState('unauthorized', describe(event));
           this.setState('reconnecting', describe(event));
@@ -121,18 +135,22 @@ export class LiveFeed {
   }
 
   private subscribe(): void {
-    if (!this.client || this.stopped) return;
+    if (!this.client || this.stopped || this.denied) return;
     const payload: Payload = {
       query: RETRACTION_EVENTS,
       operationName: 'RetractionEvents',
       variables: { after: this.lastCursor },
     };
     this.payload = payload;
+    // The server reports a subscription it refuses (missing scope, bad cursor) as one `next` carrying only errors,
+    // then `complete`; graphql-ws reserves `error` for documents that fail validation. Both end up in `failed`.
+    let refused: GraphQLErrorLike[] | null = null;
     this.dispose = this.client.subscribe<RetractionEventsData>(payload, {
       next: (result) => {
-        if (result.errors?.length) this.opts.onError?.(describe(result.errors));
         const ev = result.data?.retractionEvents;
         if (ev) this.accept(ev);
+        else if (result.errors?.length) refused = [...result.errors];
+        if (ev && result.errors?.length) this.opts.onError?.(`Live feed: ${describe(result.errors)}`);
       },
       error: (err) => {
         this.dispose = null;
@@ -141,21 +159,38 @@ export class LiveFeed {
           this.setState('unauthorized', describe(err));
           return;
         }
+        if (Array.isArray(err)) return this.failed(err as GraphQLErrorLike[]);
         this.opts.onError?.(`Live feed: ${describe(err)}`);
         this.failures++;
-        // A server that keeps rejecting the cursor (e.g. expired) would loop forever: after a few tries, go on
-        // from now and say so.
-        if (Array.isArray(err) && this.failures >= 3 && this.lastCursor) {
-          this.opts.onError?.('Live feed: the server rejected the resume cursor; continuing from now (events may be missing).');
-          this.lastCursor = null;
-        }
         this.scheduleResubscribe();
       },
       complete: () => {
         this.dispose = null;
-        if (!this.stopped) this.scheduleResubscribe();
+        if (this.stopped) return;
+        if (refused) return this.failed(refused);
+        this.scheduleResubscribe();
       },
     });
+  }
+
+  /** The server refused the subscription: stop for good on an auth refusal, otherwise retry with backoff. */
+  private failed(errors: GraphQLErrorLike[]): void {
+    const message = describe(errors);
+    if (errors.some((e) => DENIED_CODES.has(String(e.extensions?.code)))) {
+      this.denied = true;
+      this.setState('unauthorized', message);
+      this.opts.onError?.(`Live feed: ${message}`);
+      return;
+    }
+    this.opts.onError?.(`Live feed: ${message}`);
+    this.failures++;
+    // A server that keeps rejecting the cursor (e.g. expired) would loop forever: after a few tries, go on from now
+    // and say so.
+    if (this.failures >= 3 && this.lastCursor) {
+      this.opts.onError?.('Live feed: the server rejected the resume cursor; continuing from now (events may be missing).');
+      this.lastCursor = null;
+    }
+    this.scheduleResubscribe();
   }
 
   private scheduleResubscribe(): void {

@@ -78,6 +78,7 @@ const MAX_EXPANDED = 120;
 const DEPENDENTS_PAGE = 50;
 const CASCADE_STEP_MS = 450;
 const FEED_MAX = 200;
+const FEED_EMPTY = 'No retraction events since you signed in.';
 
 let viewer: Viewer | null = null;
 let feed: LiveFeed | null = null;
@@ -114,6 +115,11 @@ function showError(err: unknown): void {
 
 function clearError(): void {
   el.errorBanner.hidden = true;
+}
+
+/** The live feed and receipts need `receipts:read` (admin implies every scope). */
+function canReadReceipts(): boolean {
+  return !!viewer && (viewer.scopes.includes('receipts:read') || viewer.scopes.includes('admin'));
 }
 
 function canRetract(): boolean {
@@ -153,6 +159,20 @@ function moneyEl(testid: string, list: readonly Money[] | null | undefined, curr
 
 function dlRow(dl: HTMLElement, label: string, value: Node | string): void {
   dl.append(h('dt', null, label), h('dd', null, value));
+}
+
+/**
+ * The selection column scrolls on its own (it stays beside the graph): scroll it, and only it, so a panel that just
+ * appeared shows as much of itself as fits, top first.
+ */
+function revealInColumn(panel: HTMLElement): void {
+  const col = panel.closest<HTMLElement>('.col-right');
+  if (!col || col.scrollHeight <= col.clientHeight) return;
+  const c = col.getBoundingClientRect();
+  const p = panel.getBoundingClientRect();
+  const visibleBottom = Math.min(c.bottom, window.innerHeight);
+  if (p.top < c.top) col.scrollTop -= c.top - p.top;
+  else if (p.bottom > visibleBottom) col.scrollTop += Math.min(p.bottom - visibleBottom, p.top - c.top);
 }
 
 async function inChunks<T, R>(items: T[], size: number, fn: (item: T) => Promise<R>): Promise<R[]> {
@@ -238,6 +258,12 @@ function setConn(state: ConnState, info: ConnInfo): void {
 function startFeed(): void {
   const token = getToken();
   if (!token) return;
+  if (!canReadReceipts()) {
+    setConn('unauthorized', { reconnects: 0, lastCursor: null, message: 'The live feed needs the receipts:read scope.' });
+    el.feedEmpty.textContent = 'The live feed needs the receipts:read scope, which this token does not hold.';
+    return;
+  }
+  el.feedEmpty.textContent = FEED_EMPTY;
   feed = new LiveFeed({
     url: wsEndpoint(),
     token,
@@ -637,7 +663,7 @@ function renderDetail(): void {
             'span',
             null,
             `“${d.retraction.reason}” `,
-            h('button', { type: 'button', className: 'link', onclick: () => void loadReceipt(rid) }, 'Show receipt'),
+            canReadReceipts() ? h('button', { type: 'button', className: 'link', onclick: () => void loadReceipt(rid) }, 'Show receipt') : null,
           ),
         );
       }
@@ -770,6 +796,7 @@ function renderPreview(p: Preview, beliefs: BeliefRef[]): void {
   );
   el.previewPanel.dataset.beliefId = p.root.id;
   el.previewPanel.hidden = false;
+  revealInColumn(el.previewPanel);
 }
 
 function clearPreview(): void {
@@ -829,6 +856,7 @@ async function loadReceipt(id: string): Promise<void> {
 }
 
 function showReceipt(r: ReceiptCore): void {
+  const fresh = el.receipt.hidden || el.receipt.dataset.retractionId !== r.id;
   receiptShown = { id: r.id, reason: r.reason, createdAt: r.createdAt, root: r.root, actor: r.actor, totals: r.totals };
   const t = r.totals;
   const counts = h('dl');
@@ -861,6 +889,7 @@ function showReceipt(r: ReceiptCore): void {
   );
   el.receipt.dataset.retractionId = r.id;
   el.receipt.hidden = false;
+  if (fresh) revealInColumn(el.receipt);
 }
 
 // ---------------------------------------------------------------- wiring

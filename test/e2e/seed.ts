@@ -40,12 +40,12 @@ export const ALL_SCOPES = [
   'contradictions:adjudicate', 'receipts:read', 'admin',
 ];
 
-/** Creates an agent with every scope in `fleet` (the bootstrap token may name any fleet) and returns its token. */
-export async function createAgent(url: string, bootstrapToken: string, fleet: string, name: string): Promise<{ id: string; token: string }> {
+/** Creates an agent in `fleet` (the bootstrap token may name any fleet), by default with every scope, and returns its token. */
+export async function createAgent(url: string, bootstrapToken: string, fleet: string, name: string, scopes: string[] = ALL_SCOPES): Promise<{ id: string; token: string }> {
   const d = await gql<{ createAgent: { agent: { id: string }; token: string } }>(
     url, bootstrapToken,
     `mutation($input: CreateAgentInput!) { createAgent(input: $input) { agent { id } token } }`,
-    { input: { fleet, name, scopes: ALL_SCOPES } },
+    { input: { fleet, name, scopes } },
   );
   return { id: d.createAgent.agent.id, token: d.createAgent.token };
 }
