@@ -5,8 +5,8 @@ import type { Db } from '../store/tx';
  * The ordered event log.
  *
  * Writers append in the same transaction as the change. Readers use `tail`, which returns rows in
- * (tx, seq) order and only from transactions below the oldest transaction still running
- * (pg_snapshot_xmin). Every transaction that could still commit an event has an id at or above that
+ * (tx, seq) order and only from transactions below the oldest transaction still running in this
+ * database (HORIZON below). Every transaction that could still commit an event has an id at or above that
  * horizon, and every later transaction gets a larger id, so once a reader's cursor passes a row no
  * row can ever appear behind it: a slow writer's event is delivered late, never skipped.
  */
@@ -57,6 +57,21 @@ export async function appendEvent(db: Db, e: NewEvent): Promise<void> {
     .execute();
 }
 
+/**
+ * The read horizon: the oldest transaction of this snapshot that might still commit an event in
+ * this database (pg_snapshot_xmin, but leaving out transactions positively known to run in another
+ * database of the same server: transaction ids are server-wide, so one long transaction anywhere on
+ * the server would otherwise stall every subscriber). A running transaction whose database cannot be
+ * told (it ended after the snapshot was taken, or is prepared) still holds the horizon, so no event
+ * can land behind a cursor.
+ */
+const HORIZON = sql`(SELECT coalesce(
+    (SELECT min(x) FROM pg_snapshot_xip(pg_current_snapshot()) AS x
+      WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity a
+                         WHERE a.datid <> (SELECT oid FROM pg_database WHERE datname = current_database())
+                           AND a.backend_xid::text::bigint = (x::text::numeric % 4294967296)::bigint)),
+    pg_snapshot_xmax(pg_current_snapshot())))`;
+
 export interface EventRow {
   seq: string;
   tx: string;
@@ -104,7 +119,7 @@ export async function tail(db: Db, after: Cursor, limit: number, types?: readonl
            ids::text[] AS ids, data, at
       FROM events
      WHERE (tx, seq) ${after.index >= 0 ? sql`>=` : sql`>`} (${after.tx}::xid8, ${after.seq}::bigint)
-       AND tx < pg_snapshot_xmin(pg_current_snapshot())
+       AND tx < ${HORIZON}
        ${types ? sql`AND type = ANY(${types as string[]}::text[])` : sql``}
      ORDER BY tx, seq
      LIMIT ${limit}`.execute(db);
@@ -114,9 +129,9 @@ export async function tail(db: Db, after: Cursor, limit: number, types?: readonl
 /** The cursor that means "from now": just past everything currently readable. */
 export async function headCursor(db: Db): Promise<Cursor> {
   const r = await sql<{ tx: string | null; seq: string | null; xmin: string }>`
-    SELECT (SELECT tx::text FROM events WHERE tx < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY tx DESC, seq DESC LIMIT 1) AS tx,
-           (SELECT seq::text FROM events WHERE tx < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY tx DESC, seq DESC LIMIT 1) AS seq,
-           pg_snapshot_xmin(pg_current_snapshot())::text AS xmin`.execute(db);
+    SELECT (SELECT tx::text FROM events WHERE tx < ${HORIZON} ORDER BY tx DESC, seq DESC LIMIT 1) AS tx,
+           (SELECT seq::text FROM events WHERE tx < ${HORIZON} ORDER BY tx DESC, seq DESC LIMIT 1) AS seq,
+           ${HORIZON}::text AS xmin`.execute(db);
   const row = r.rows[0]!;
   return row.tx && row.seq ? { tx: row.tx, seq: row.seq, index: -1 } : START;
 }

@@ -89,6 +89,14 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<Record<string, unk
           });
         }
         if (isGraphQLError(error) && !error.originalError) return error;
+        const knownCode = isGraphQLError(original) ? (original.extensions?.code as DomainError['code'] | undefined) : undefined;
+        if (isGraphQLError(error) && knownCode && knownCode in HTTP_STATUS) {
+          // A refusal raised as a GraphQLError with its own code (scope-auth: UNAUTHENTICATED, FORBIDDEN) keeps it.
+          return new GraphQLError(error.message, {
+            nodes: error.nodes, path: error.path,
+            extensions: { ...(original as GraphQLError).extensions, http: { status: HTTP_STATUS[knownCode], spec: true } },
+          });
+        }
         if (isGraphQLError(error) && (isGraphQLError(original) || error.message.startsWith('Variable "$'))) {
           // Input coercion (variables, scalars): the client's input is at fault; the message names the path.
           return new GraphQLError(error.message, {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GraphQLObjectType } from 'graphql';
 import { schema } from '../../src/api/schema';
@@ -26,6 +27,29 @@ function declaredScopes(type: GraphQLObjectType, field: string): 'authenticated'
   walk(auth);
   if (!auth) throw new Error(`${type.name}.${field} declares no authScopes`);
   return authenticated && found.length === 0 ? 'authenticated' : found.sort();
+}
+
+/**
+ * The README's "operation | scope" table, parsed: operation name → 'authenticated' or its scopes
+ * (sorted). Names and scopes are the back-quoted words of each row.
+ */
+function readmeScopes(): Map<string, 'authenticated' | string[]> {
+  const text = fs.readFileSync('README.md', 'utf8');
+  const start = text.indexOf('| operation | scope |');
+  if (start < 0) throw new Error('README.md has no "| operation | scope |" table');
+  const rows = text.slice(start).split('\n').slice(2);
+  const out = new Map<string, 'authenticated' | string[]>();
+  for (const row of rows) {
+    if (!row.startsWith('|')) break;
+    const [, ops, scope] = row.split('|').map((c) => c.trim());
+    const names = [...ops!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
+    const scopes = /any valid token/.test(scope!) ? 'authenticated' : [...scope!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!).sort();
+    for (const n of names) {
+      if (out.has(n)) throw new Error(`README lists ${n} twice`);
+      out.set(n, scopes);
+    }
+  }
+  return out;
 }
 
 function rootFields(): Array<{ root: Operation['root']; field: string; type: GraphQLObjectType }> {
@@ -93,6 +117,14 @@ describe.each(engines())('scope matrix on %s', (engine) => {
     }
     // The contract's scopes are DESIGN's list.
     expect([...SCOPES].sort()).toEqual(['admin', 'beliefs:read', 'beliefs:retract', 'beliefs:write', 'contradictions:adjudicate', 'effects:execute', 'effects:propose', 'receipts:read']);
+  });
+
+  it('the README\'s scope table names exactly the schema\'s root fields, each with the scopes the server enforces', () => {
+    const readme = readmeScopes();
+    expect([...readme.keys()].sort()).toEqual(rootFields().map((f) => f.field).sort());
+    for (const o of OPERATIONS) {
+      expect({ field: o.field, scopes: readme.get(o.field) }).toEqual({ field: o.field, scopes: o.scopes === 'authenticated' ? 'authenticated' : [...o.scopes].sort() });
+    }
   });
 
   describe.each(OPERATIONS.filter((o) => o.scopes !== 'authenticated').map((o) => [o.field, o] as const))('%s', (_name, o) => {

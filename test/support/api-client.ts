@@ -49,9 +49,16 @@ async function wrap<T>(res: Response): Promise<GqlResponse<T>> {
   return { status: res.status, headers: res.headers, data: Array.isArray(body) ? undefined : body?.data, errors: Array.isArray(body) ? undefined : body?.errors, body };
 }
 
-/** Throws with the server's errors unless the response carries data and no errors. */
+/** Server logs a test server registers, so a failed request can be explained by what the server logged for its request id. */
+export const serverLogs = new Set<{ lines: Array<Record<string, unknown>> }>();
+
+/** Throws with the server's errors (and the server's log lines for a masked error's request id) unless the response carries data and no errors. */
 export function ok<T>(r: GqlResponse<T>): T {
-  if (r.errors?.length || !r.data) throw new Error(`GraphQL request failed (${r.status}): ${JSON.stringify(r.errors ?? r.body)}`);
+  if (r.errors?.length || !r.data) {
+    const ids = (r.errors ?? []).map((e) => e.extensions?.requestId).filter(Boolean);
+    const logged = [...serverLogs].flatMap((l) => l.lines.filter((x) => ids.includes(x.requestId as string)));
+    throw new Error(`GraphQL request failed (${r.status}): ${JSON.stringify(r.errors ?? r.body)}${logged.length ? `\nserver log: ${JSON.stringify(logged)}` : ''}`);
+  }
   return r.data;
 }
 

@@ -10,6 +10,7 @@ import type { Embedder } from '../../src/embedding/embedder';
 import { type App, createApp } from '../../src/server/app';
 import type { ServerConfig } from '../../src/server/config';
 import type { EngineName, Store } from '../../src/store/engine';
+import { serverLogs } from './api-client';
 import { embedder as testEmbedder, testStore, type TestDb } from './engines';
 
 /** The operator's token every API test server is started with (agent `bootstrap`, fleet `default`). */
@@ -28,6 +29,7 @@ export class LogCapture {
       },
     });
     this.logger = pino({ level: 'info' }, stream);
+    serverLogs.add(this);
   }
 }
 
