@@ -355,7 +355,7 @@ interface ArmSummary {
   anomalousRate: Interval;
   byAnomaly: Record<Anomaly, { trials: number; count: number; trialRate: Interval }>;
   perWrite: {
-    /** Writes to the two contested claims (fresh claim row / existing claim row). */
+    /** Conflicting writes to the two contested claims (every writer after the first, on the new / the existing claim). */
     contestedWrites: { fresh: number; existing: number };
     lostContradictions: { fresh: number; existing: number };
     lostContradictionRate: { fresh: Interval; existing: Interval };
@@ -381,7 +381,7 @@ function summarise(arm: Arm, results: TrialResult[]): ArmSummary {
     const t = results.filter((r) => r.anomalies[a] > 0).length;
     return [a, { trials: t, count: results.reduce((s, r) => s + r.anomalies[a], 0), trialRate: wilson(t, n) }];
   })) as ArmSummary['byAnomaly'];
-  const contested = n * CONTESTED_WRITERS;
+  const contested = n * (CONTESTED_WRITERS - 1);
   const lostFresh = Math.min(contested, results.reduce((s, r) => s + r.lost.fresh, 0));
   const lostExisting = Math.min(contested, results.reduce((s, r) => s + r.lost.existing, 0));
   const derivations = n * DERIVERS;
@@ -548,7 +548,7 @@ async function main(): Promise<number> {
     lines.push(`          and 1 agent retracting that premise, started −${OFFSET_MAX_MS}…+${OFFSET_MAX_MS} ms relative to the writers (seed ${seed}); fresh database ${dbName}, emptied before each trial`);
     lines.push('');
     lines.push(table([
-      ['arm', 'trials', 'anomalous trials, rate [95% CI]', 'lost contr. new/existing claim', 'double accepts', 'adjacent refused', 'derived on retracted', 'invariant rows', 'errors surfaced', 'retries/trial', 'write p50/p95 ms'],
+      ['arm', 'trials', 'anomalous trials, rate [95% CI]', 'lost contradictions new/existing', 'double accepts', 'adjacent refused', 'derived on retracted', 'invariant rows', 'errors surfaced', 'retries/trial', 'write p50/p95 ms'],
       ...ARMS.map((a) => {
         const s = summaries[a];
         return [
@@ -564,11 +564,12 @@ async function main(): Promise<number> {
         ];
       }),
     ]));
+    lines.push(`lost contradictions are counted over conflicting writes: the ${CONTESTED_WRITERS - 1} writers after the first on each contested claim, per trial.`);
     lines.push('');
     lines.push('per-write rates [95% CI]:');
     for (const a of ARMS) {
       const s = summaries[a];
-      lines.push(`  ${a}: lost contradictions ${pct(s.perWrite.lostContradictionRate.fresh)} of writes to the new claim, ${pct(s.perWrite.lostContradictionRate.existing)} to the existing one;`);
+      lines.push(`  ${a}: lost contradictions ${pct(s.perWrite.lostContradictionRate.fresh)} of conflicting writes to the new claim, ${pct(s.perWrite.lostContradictionRate.existing)} to the existing one;`);
       lines.push(`     derived on a retracted premise ${pct(s.perWrite.derivedOnRetractedRate)} of derivations (${s.perWrite.derivationsAccepted} accepted, ${s.perWrite.derivationsRefusedPremiseRetracted} refused PremiseRetracted);`);
       lines.push(`     serialization retries ${s.retries.total} (${s.retries.perTrialMean}/trial), given up ${s.retries.exhausted}, retraction errors ${s.retractionErrors}; write latency p50 ${s.writeLatencyMs.p50} ms, p95 ${s.writeLatencyMs.p95} ms, p99 ${s.writeLatencyMs.p99} ms; retraction p50 ${s.retractionLatencyMs.p50} ms`);
     }
