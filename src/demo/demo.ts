@@ -228,7 +228,7 @@ async function story(app: App, store: Store, bootstrapToken: string, c: Colors, 
     out(`  ${who('executor')}claimEffect → ${kind} ${formatMoney(claimed.claimEffect.amount.amountMinor, claimed.claimEffect.amount.currency)} EXECUTING; ` +
       `completeEffect (ref ${done.completeEffect.externalRef}) → ${c.yellow(done.completeEffect.status)}`);
   }
-  out(`  ${pad.slice(2)}payout ${usd(50_000)} stays ${c.yellow('PENDING')} ${c.dim('(payouts run in tomorrow\'s batch)')}`);
+  out(`  ${pad.slice(3)}payout ${usd(50_000)} stays ${c.yellow('PENDING')} ${c.dim('(payouts run in tomorrow\'s batch)')}`);
 
   // ---------------------------------------------------------------- 4. the forged passport
   h(4, 'The forged passport');
@@ -295,7 +295,7 @@ async function story(app: App, store: Store, bootstrapToken: string, c: Colors, 
     await ws.dispose();
   }
   if (!committed) throw new Error('the subscription ended before RetractionCommitted arrived');
-  if (v.accepted) out(`  ${pad.slice(2)}passport.authentic is now ${JSON.stringify(v.accepted.value)} ${c.dim(`(the accepted proposal, by ${v.accepted.author.name}, ${v.accepted.status})`)}`);
+  if (v.accepted) out(`  ${' '.repeat(20)}passport.authentic is now ${JSON.stringify(v.accepted.value)} ${c.dim(`(the accepted proposal, by ${v.accepted.author.name}, ${v.accepted.status})`)}`);
 
   // ---------------------------------------------------------------- 6. the receipt
   h(6, 'The receipt');

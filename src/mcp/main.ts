@@ -1,5 +1,6 @@
 import http from 'node:http';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { createEmbedder } from '../embedding/index';
 import { type Store, openStoreFromEnv } from '../store/engine';
 import { DataDirLockedError } from '../store/lock';
@@ -74,19 +75,42 @@ export async function runStdio(env: Env = process.env): Promise<number> {
     if (!canReadReceipts(agent)) throw new McpStartError(`agent ${agent.name} (fleet ${agent.fleet_id}) lacks the receipts:read scope; refusing to serve receipts`, 2);
     const server = createMcpServer(deps(store, env), agent);
     const transport = new StdioServerTransport();
+    let inputEnded = false;
     const closed = new Promise<void>((resolve) => {
       transport.onclose = () => resolve();
-      process.stdin.once('end', () => resolve());
+      process.stdin.once('end', () => {
+        inputEnded = true;
+        resolve();
+      });
       for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => resolve());
     });
     await server.connect(transport);
+    const pending = countPending(transport);
     say(`serving receipts for agent ${agent.name} (fleet ${agent.fleet_id}) from ${store.description} over stdio; ${proof}`);
     await closed;
+    // Input ended (a piped session): answer what was already asked before closing.
+    for (let waited = 0; inputEnded && pending() > 0 && waited < 30_000; waited += 20) await new Promise((r) => setTimeout(r, 20));
     await server.close().catch(() => {});
     return 0;
   } finally {
     await store.close().catch(() => {});
   }
+}
+
+/** Counts requests received and not yet answered on a transport (wraps its onmessage and send after connect). */
+function countPending(transport: StdioServerTransport): () => number {
+  let pending = 0;
+  const onmessage = transport.onmessage;
+  transport.onmessage = (msg: JSONRPCMessage) => {
+    if ('method' in msg && 'id' in msg) pending++;
+    onmessage?.(msg);
+  };
+  const send = transport.send.bind(transport);
+  transport.send = async (msg: JSONRPCMessage) => {
+    await send(msg);
+    if ('id' in msg && ('result' in msg || 'error' in msg)) pending--;
+  };
+  return () => pending;
 }
 
 /**

@@ -198,9 +198,10 @@ async function expectWritesRefused(store: Store, fleet: string, beliefId: string
 }
 
 /** Runs `retract mcp` and waits for it to exit; for the refusals that happen before any protocol. */
-function runMcp(env: Record<string, string>): Promise<{ code: number | null; stderr: string; stdout: string }> {
+function runMcp(env: Record<string, string>, input = ''): Promise<{ code: number | null; stderr: string; stdout: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [TSX_CLI, 'src/cli/main.ts', 'mcp'], { cwd: ROOT, env: childEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+    child.stdin.end(input);
     let stderr = '';
     let stdout = '';
     child.stderr.on('data', (d) => (stderr += d));
@@ -272,6 +273,19 @@ describe.each(engines())('MCP receipt tools on %s', { timeout: 240_000 }, (engin
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(/RETRACT_TOKEN is required/);
     expect(none.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('over stdio, piped: requests written before the input ends are all answered, then it exits 0', async () => {
+    const lines = [
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'sh', version: '1' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_owed_reversals', arguments: {} } },
+    ].map((m) => JSON.stringify(m)).join('\n');
+    const r = await runMcp({ ...storeEnv, RETRACT_TOKEN: world.tokens.receipts }, `${lines}\n`);
+    expect(r.code, r.stderr).toBe(0);
+    const answers = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(answers.map((a) => a.id)).toEqual([1, 2]);
+    expect(answers[1].result.structuredContent.owed).toEqual([{ amountMinor: 124_000, currency: 'USD', formatted: '$1,240.00' }]);
   });
 
   it('over Streamable HTTP at /mcp: the same answers, the same refusals, and writes through its path fail in the database', async () => {
