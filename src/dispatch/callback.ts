@@ -59,7 +59,7 @@ export async function handleProviderCallback(input: ProviderCallbackInput): Prom
   }
   if (!parsed.ok) return { status: 400, body: { error: parsed.error } };
   const { reversalId, idempotencyKey, providerRef } = parsed.confirmation;
-  if (reversalId !== undefined && !ID_RE.test(reversalId)) {
+  if (reversalId !== undefined && (!ID_RE.test(reversalId) || BigInt(reversalId) > 9223372036854775807n)) {
     return { status: 400, body: { error: 'reversalId: must be a valid id' } };
   }
   try {

@@ -88,6 +88,7 @@ describe.each(engines())('provider callback handler on %s', (engine) => {
     expect((await call({ providerRef: 'prv_1' })).status).toBe(400);
     expect((await call({ reversalId: ra.id })).status).toBe(400);
     expect((await call({ reversalId: 'abc', providerRef: 'prv_1' })).status).toBe(400);
+    expect((await call({ reversalId: '9999999999999999999', providerRef: 'prv_1' })).status).toBe(400);
     expect((await call({ reversalId: ra.id, providerRef: ra.key })).status).toBe(400);
     expect((await call({ reversalId: '999999', providerRef: 'prv_1' })).status).toBe(404);
     expect((await call({ idempotencyKey: 'reversal:nobody', providerRef: 'prv_1' })).status).toBe(404);
