@@ -80,14 +80,17 @@ export interface Page<T> {
   totalCount: number;
 }
 
-/** Beliefs a retraction took down, root first then cascade order (depth, id), keyset-paged. */
+/**
+ * Beliefs a retraction took down, root first then cascade order (depth, id), keyset-paged. Ordered
+ * by the bigint id, not its text alias (which would put 10 before 9 and make the cursor skip beliefs).
+ */
 export async function retractedBeliefPage(db: Db, retractionId: string, first: number, after: string | null): Promise<Page<{ id: string; depth: number }>> {
   const pos = after ? decodeDepthCursor(after) : null;
   const rows = await sql<{ id: string; depth: number }>`
     SELECT id::text AS id, retraction_depth AS depth FROM beliefs
      WHERE retraction_id = ${retractionId}
        ${pos ? sql`AND (retraction_depth, id) > (${pos.depth}, ${pos.id}::bigint)` : sql``}
-     ORDER BY retraction_depth, id LIMIT ${first + 1}`.execute(db);
+     ORDER BY retraction_depth, beliefs.id LIMIT ${first + 1}`.execute(db);
   const total = await sql<{ n: number }>`SELECT beliefs_retracted AS n FROM retractions WHERE id = ${retractionId}`.execute(db);
   const items = rows.rows.slice(0, first);
   const last = items[items.length - 1];
