@@ -1,47 +1,39 @@
 import { expect } from 'vitest';
 import { sql } from 'kysely';
-import type { Store } from '../../src/store/engine';
+import type { EngineName, Store } from '../../src/store/engine';
+import { type TestDb, testStore } from '../support/engines';
 import { DomainError, type DomainErrorCode } from '../../src/errors/domain-error';
 import { inTx } from '../../src/store/tx';
 
 /**
- * Whole-store snapshots for the core suites: every row of every table, as the database's own JSON
- * text (row_to_json, so a vector is its text form and a timestamp keeps its microseconds), read on
- * the owner connection with row security off so no fleet is hidden. Comparing two snapshots proves
- * "nothing else changed" byte for byte.
+ * Whole-store snapshots for the core suites: every row of every table in the schema (found in the
+ * catalog, so a table a later migration adds is covered too), as the database's own JSON text
+ * (row_to_json: a vector is its text form, a timestamp keeps its microseconds), read on the owner
+ * connection with row security off so no fleet is hidden. Comparing two snapshots proves "nothing
+ * else changed" byte for byte.
  */
-export const TABLES: Record<string, string[]> = {
-  kysely_migration: ['name'],
-  store_meta: ['key'],
-  fleets: ['id'],
-  agents: ['id'],
-  claims: ['fleet_id', 'key'],
-  retractions: ['id'],
-  beliefs: ['id'],
-  justifications: ['id'],
-  justification_premises: ['justification_id', 'premise_id'],
-  effect_kinds: ['fleet_id', 'kind'],
-  effects: ['id'],
-  effect_supports: ['effect_id', 'belief_id'],
-  reversals: ['id'],
-  contradictions: ['id'],
-  adjudication_leases: ['fleet_id', 'claim_key'],
-  events: ['seq'],
-};
-
-/** table → (primary key → the row's JSON text). */
+/** table → (primary key → the row's JSON text). A table without a primary key is keyed by the row itself. */
 export type Dump = Record<string, Map<string, string>>;
 
 /** Every row of every table, keyed by primary key, as JSON text. */
 export async function dump(store: Store): Promise<Dump> {
   return store.db.transaction().setIsolationLevel('repeatable read').execute(async (tx) => {
     await sql`SET LOCAL row_security = off`.execute(tx);
+    const tables = await sql<{ name: string; pk: string[] | null }>`
+      SELECT c.relname AS name,
+             (SELECT array_agg(a.attname::text ORDER BY k.ord) FROM pg_index i
+                CROSS JOIN LATERAL unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord)
+                JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum
+               WHERE i.indrelid = c.oid AND i.indisprimary) AS pk
+        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')
+       ORDER BY c.relname`.execute(tx);
     const out: Dump = {};
-    for (const [table, pk] of Object.entries(TABLES)) {
+    for (const { name, pk } of tables.rows) {
+      const key = pk ? sql.join(pk.map((c) => sql.ref(`t.${c}`))) : sql`row_to_json(t)::text`;
       const r = await sql<{ k: string; j: string }>`
-        SELECT concat_ws('|', ${sql.join(pk.map((c) => sql.ref(`t.${c}`)))}) AS k, row_to_json(t)::text AS j
-          FROM ${sql.table(table)} t ORDER BY ${sql.join(pk.map((c) => sql.ref(`t.${c}`)))}`.execute(tx);
-      out[table] = new Map(r.rows.map((row) => [row.k, row.j]));
+        SELECT concat_ws('|', ${key}) AS k, row_to_json(t)::text AS j FROM ${sql.table(name)} t ORDER BY ${key}`.execute(tx);
+      out[name] = new Map(r.rows.map((row) => [row.k, row.j]));
     }
     return out;
   });
@@ -62,9 +54,9 @@ export interface TableDiff {
 /** What differs between two dumps, table by table (only tables with a difference are listed). */
 export function diff(before: Dump, after: Dump): Record<string, TableDiff> {
   const out: Record<string, TableDiff> = {};
-  for (const table of Object.keys(TABLES)) {
-    const b = before[table]!;
-    const a = after[table]!;
+  for (const table of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    const b = before[table] ?? new Map<string, string>();
+    const a = after[table] ?? new Map<string, string>();
     const d: TableDiff = { added: new Map(), removed: [], changed: new Map() };
     for (const [k, j] of a) {
       const old = b.get(k);
@@ -115,4 +107,26 @@ export async function domainError(p: Promise<unknown>, code: DomainErrorCode, fi
 /** Runs a read in one fleet's snapshot. */
 export function read<T>(store: Store, fleet: string, fn: Parameters<typeof inTx<T>>[2]): Promise<T> {
   return inTx(store, { fleet, readOnly: true }, fn);
+}
+
+const fileStores = new Map<EngineName, Promise<TestDb>>();
+
+/**
+ * One fresh store per engine for the whole test file (each file runs in its own module scope), so
+ * the suites in one file share the cost of opening it. Suites sharing it use their own fleets and
+ * run one after another. Call `closeFileStores` from a top-level afterAll.
+ */
+export function fileStore(engine: EngineName): Promise<TestDb> {
+  let s = fileStores.get(engine);
+  if (!s) {
+    s = testStore(engine);
+    fileStores.set(engine, s);
+  }
+  return s;
+}
+
+export async function closeFileStores(): Promise<void> {
+  const all = [...fileStores.values()];
+  fileStores.clear();
+  for (const s of all) await (await s).close();
 }

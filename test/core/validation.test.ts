@@ -46,17 +46,17 @@ describe.each(engines())('input validation on %s', (engine) => {
     // Unknown ids: NOT_FOUND, naming the field and the id.
     const unknown = '987654321';
     for (const [call, field] of [
-      [retractBelief(core, actor, { beliefId: unknown, reason: 'x' }), 'beliefId'],
-      [previewRetraction(core, actor, { beliefId: unknown }), 'beliefId'],
-      [addJustification(core, actor, { beliefId: unknown, premises: [p.id] }), 'beliefId'],
-      [addJustification(core, actor, { beliefId: q.id, premises: [unknown] }), 'premises'],
-      [assert({ derivedFrom: [p.id, unknown] }), 'derivedFrom'],
-      [propose({ supportedBy: [unknown] }), 'supportedBy'],
-      [completeEffect(core, actor, { effectId: unknown, externalRef: 'r' }), 'effectId'],
-      [failEffect(core, actor, { effectId: unknown, reason: 'r' }), 'effectId'],
-      [confirmReversal(core, actor, { reversalId: unknown, providerRef: 'prv' }), 'reversalId'],
-    ] as const) {
-      const e = await domainError(call, 'NOT_FOUND', field);
+      [() => retractBelief(core, actor, { beliefId: unknown, reason: 'x' }), 'beliefId'],
+      [() => previewRetraction(core, actor, { beliefId: unknown }), 'beliefId'],
+      [() => addJustification(core, actor, { beliefId: unknown, premises: [p.id] }), 'beliefId'],
+      [() => addJustification(core, actor, { beliefId: q.id, premises: [unknown] }), 'premises'],
+      [() => assert({ derivedFrom: [p.id, unknown] }), 'derivedFrom'],
+      [() => propose({ supportedBy: [unknown] }), 'supportedBy'],
+      [() => completeEffect(core, actor, { effectId: unknown, externalRef: 'r' }), 'effectId'],
+      [() => failEffect(core, actor, { effectId: unknown, reason: 'r' }), 'effectId'],
+      [() => confirmReversal(core, actor, { reversalId: unknown, providerRef: 'prv' }), 'reversalId'],
+    ] as Array<[() => Promise<unknown>, string]>) {
+      const e = await domainError(call(), 'NOT_FOUND', field);
       expect(e.message).toContain(unknown);
     }
 

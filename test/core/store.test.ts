@@ -1,13 +1,96 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { actorIn, coreOf, engines, expectInvariants, type TestDb } from '../support/engines';
+import { assertBelief } from '../../src/belief/belief.service';
+import { DomainError } from '../../src/errors/domain-error';
+import { faults, inTx, isRetryable, txStats, readTx } from '../../src/store/tx';
+import type { Actor, Core } from '../../src/core';
+import { domainError, dump, expectUnchanged, read, fileStore, closeFileStores } from './helpers';
 import pg from 'pg';
-import { actorIn, coreOf, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
 import { belief, passportStory } from '../support/story';
 import { previewRetraction, retractBelief } from '../../src/retraction/retraction.service';
 import { totalsFor } from '../../src/retraction/retraction.repository';
 import { type Cursor, type EventRow, START, decodeCursor, encodeCursor, headCursor, tail } from '../../src/event/event.repository';
-import { readTx } from '../../src/store/tx';
-import type { Actor, Core } from '../../src/core';
-import { read } from './helpers';
+
+/** The store's machinery: bounded serialization retry, and an event log with no gap a tailer can fall into. */
+afterAll(closeFileStores);
+
+/** The transaction module: serialization failures raised by the database are retried, boundedly. */
+describe.each(engines())('transactions on %s', (engine) => {
+  let t: TestDb;
+  let core: Core;
+  let actor: Actor;
+  beforeAll(async () => {
+    t = await fileStore(engine);
+    core = coreOf(t.store);
+    actor = await actorIn(t.store, 'tx');
+  });
+  afterEach(() => {
+    faults.serializationFailures = 0;
+  });
+
+  it('the injected failure is a real SQLSTATE 40001 raised by the database', async () => {
+    faults.serializationFailures = 1;
+    let caught: unknown;
+    await inTx(t.store, { fleet: 'tx', maxAttempts: 1 }, async () => 1).catch((e) => (caught = e));
+    expect(caught).toBeInstanceOf(DomainError);
+    expect((caught as DomainError).message).toContain('SQLSTATE 40001');
+    // The same SQLSTATE straight from the server is what the retry loop recognises.
+    const raw = await sql`DO $$ BEGIN RAISE EXCEPTION 'x' USING ERRCODE = '40001'; END $$`.execute(t.store.db).catch((e) => e);
+    expect(raw.code).toBe('40001');
+    expect(isRetryable(raw)).toBe(true);
+    expect(isRetryable({ code: '40P01' })).toBe(true);
+    expect(isRetryable({ code: '23505' })).toBe(false);
+  });
+
+  it('three serialization failures in a row: assertBelief still succeeds, after exactly three retries', async () => {
+    const retries = txStats.retries;
+    const exhausted = txStats.exhausted;
+    faults.serializationFailures = 3;
+    const r = await assertBelief(core, actor, { claimKey: 'tx/retried', statement: 'written after three conflicts', value: 3 });
+    expect(r.kind).toBe('asserted');
+    expect(faults.serializationFailures).toBe(0);
+    expect(txStats.retries - retries).toBe(3);
+    expect(txStats.exhausted).toBe(exhausted);
+    // Written once, with one event.
+    const rows = await read(t.store, 'tx', async (tx) => ({
+      beliefs: (await tx.selectFrom('beliefs').select('id').where('claim_key', '=', 'tx/retried').execute()).length,
+      events: (await tx.selectFrom('events').select('seq').where('type', '=', 'BeliefAsserted').execute()).length,
+    }));
+    expect(rows).toEqual({ beliefs: 1, events: 1 });
+    await expectInvariants(t.store);
+  });
+
+  it('more failures than maxAttempts (20 > 10): a clear CONFLICT after 10 attempts, and nothing written', async () => {
+    const before = await dump(t.store);
+    const retries = txStats.retries;
+    const exhausted = txStats.exhausted;
+    faults.serializationFailures = 20;
+    const e = await domainError(assertBelief(core, actor, { claimKey: 'tx/given-up', statement: 'never written' }), 'CONFLICT');
+    expect(e.message).toMatch(/given up after 10 attempts/);
+    expect(faults.serializationFailures).toBe(10);
+    expect(txStats.retries - retries).toBe(9);
+    expect(txStats.exhausted - exhausted).toBe(1);
+    faults.serializationFailures = 0;
+    await expectUnchanged(t.store, before);
+    await expectInvariants(t.store);
+  });
+
+  it('an error that is not a serialization failure is not retried and rolls the whole transaction back', async () => {
+    const before = await dump(t.store);
+    const retries = txStats.retries;
+    let attempts = 0;
+    const err = await inTx(t.store, { fleet: 'tx' }, async (tx) => {
+      attempts++;
+      await tx.insertInto('claims').values({ fleet_id: 'tx', key: 'tx/half-written' }).execute();
+      await sql`SELECT 1/0`.execute(tx);
+    }).catch((x) => x);
+    expect(err.code).toBe('22012');
+    expect(attempts).toBe(1);
+    expect(txStats.retries).toBe(retries);
+    await expectUnchanged(t.store, before);
+  });
+});
 
 const after = (row: EventRow): Cursor => ({ tx: row.tx, seq: row.seq, index: -1 });
 const order = (rows: EventRow[]) => rows.map((r) => [BigInt(r.tx), BigInt(r.seq)] as const);
@@ -18,11 +101,10 @@ describe.each(engines())('events on %s', (engine) => {
   let core: Core;
   let actor: Actor;
   beforeAll(async () => {
-    t = await testStore(engine);
+    t = await fileStore(engine);
     core = coreOf(t.store);
     actor = await actorIn(t.store, 'ev');
   });
-  afterAll(async () => t?.close());
 
   const tailFrom = (c: Cursor, limit = 1000, types?: Parameters<typeof tail>[3]) => readTx(t.store, 'ev', (tx) => tail(tx, c, limit, types));
 
@@ -86,6 +168,7 @@ describe.each(engines())('events on %s', (engine) => {
     }
     const ours = await read(t.store, 'ev', (tx) => tx.selectFrom('events').select('seq').orderBy('seq').execute());
     expect(all.map((r) => r.seq).sort((x, y) => Number(BigInt(x) - BigInt(y)))).toEqual(ours.map((r) => r.seq));
+    await expectInvariants(t.store);
   });
 
   it.runIf(engine === 'postgres')('the classic gap: a slow writer\'s earlier-numbered event is delivered late, never skipped', async () => {
