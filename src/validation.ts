@@ -14,7 +14,7 @@ export const LIMITS = {
   premisesMax: 64,
   supportsMax: 64,
   idempotencyKeyMax: 200,
-  providerRefMax: 200,
+  providerRefMax: 500,
   kindMax: 64,
   nameMax: 64,
   /** Largest integer minor-unit amount (2^53-1). */
