@@ -2,14 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pc from 'picocolors';
-import pino from 'pino';
-import { HeuristicAdjudicator } from '../adjudication/heuristic';
 import { CliError, withSpinner } from '../cli/common';
-import { LocalEmbedder } from '../embedding/local';
-import { checkInvariants } from '../invariants/check';
 import { formatMoney, formatMonies } from '../mcp/format';
-import { createApp, type App } from '../server/app';
-import { type Store, openStore } from '../store/engine';
+import type { App } from '../server/app';
+import type { Store } from '../store/engine';
 import { AgentClient } from './api';
 
 /**
@@ -73,6 +69,10 @@ export async function runDemo(opts: { dataDir?: string; color?: boolean } = {}):
     }
   }
 
+  // The engine, the server and their dependencies load only once the arguments are known to be good.
+  const [{ default: pino }, { HeuristicAdjudicator }, { LocalEmbedder }, { createApp }, { openStore }] = await Promise.all([
+    import('pino'), import('../adjudication/heuristic'), import('../embedding/local'), import('../server/app'), import('../store/engine'),
+  ]);
   const bootstrapToken = `demo-${randomBytes(18).toString('base64url')}`;
   let store: Store | null = null;
   let app: App | null = null;
@@ -325,6 +325,7 @@ async function story(app: App, store: Store, bootstrapToken: string, c: Colors, 
   out('  No money moved inside RETRACT: "settled" stays at zero until a provider confirms the refund\'s reversal');
   out('  with a reference of its own (retract worker dispatcher sends it under its idempotency key).');
 
+  const { checkInvariants } = await import('../invariants/check');
   const violations = await checkInvariants(store);
   if (violations.length > 0) {
     out(c.red(`  invariants violated: ${JSON.stringify(violations)}`));

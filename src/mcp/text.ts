@@ -3,6 +3,7 @@ import type { BeliefOut, EffectOut, ExplainOut, MoneyOut, OwedOut, ReceiptOut, R
 
 /** Plain-text renderings of the tools' structured results, for models and people reading them. */
 
+const n = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
 const money = (m: MoneyOut | null) => (m ? m.formatted : 'no amount');
 const sum = (list: MoneyOut[]) => formatMonies(list, '0');
 const belief = (b: BeliefOut) => `${b.claimKey} = ${JSON.stringify(b.value)} [${b.status}] "${b.statement}" (id ${b.id}, by ${b.author.name})`;
@@ -25,7 +26,7 @@ export function receiptText(r: ReceiptOut): string {
     `Reversals (${r.reversals.length}):`,
     ...r.reversals.map((x) => `  ${reversal(x)}`),
     '',
-    `Totals: ${t.beliefsRetracted} beliefs retracted, ${t.effectsCancelled} effects cancelled, ${t.effectsReached} executed effects reached ` +
+    `Totals: ${n(t.beliefsRetracted, 'belief')} retracted, ${n(t.effectsCancelled, 'effect')} cancelled, ${n(t.effectsReached, 'executed effect')} reached ` +
       `(${t.reversalsOwed} owed, ${t.unreachable} unreachable)`,
     `  exposure ${sum(t.exposure)} | owed ${sum(t.owed)} | unreachable ${sum(t.unreachableAmount)} | settled ${sum(t.settled)}`,
   ];
