@@ -26,12 +26,14 @@
  *    retracted before it committed);
  *  - invariantViolation: anything checkInvariants reports.
  * Rates get Wilson 95% intervals; arms are compared with Fisher's exact test and the two-proportion
- * z-test. Null results are results. Writes results/concurrency_eval.json and prints a table.
+ * z-test. Null results are results. Prints a table; writes results/concurrency_eval.json (summaries)
+ * and results/concurrency_eval.trials.jsonl (one line per trial).
  *
  * Exit codes: 0 arm A showed no anomaly and surfaced no error to an agent; 1 it did; 2 the run
  * failed; 3 bad arguments. --trials defaults to 200 per arm; --attribution-rounds to max(3, trials/20).
  */
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
@@ -607,6 +609,7 @@ async function main(): Promise<number> {
     lines.push(`runtime: ${(runtimeMs / 1000).toFixed(1)} s`);
     console.log(lines.join('\n'));
 
+    const trialsFile = args.out!.replace(/\.json$/, '') + '.trials.jsonl';
     writeJson(args.out!, {
       experiment: 'concurrency_eval',
       description: 'Concurrent COMMITs on one claim and on adjacent claims, and derivations racing a retraction of their premise, under three write disciplines.',
@@ -626,17 +629,21 @@ async function main(): Promise<number> {
       attribution,
       productClean,
       runtimeMs: Math.round(runtimeMs),
-      trials: Object.fromEntries(ARMS.map((a) => [a, results[a].map((r) => ({
-        trial: r.trial, offsetMs: r.offsetMs, anomalies: r.anomalies, errors: r.errorsSurfaced, retries: r.retries, ms: Math.round(r.ms * 10) / 10,
-        fresh: r.outcomes.fresh.map((o) => o.kind + (o.code ? `:${o.code}` : '')),
-        existing: r.outcomes.existing.map((o) => o.kind + (o.code ? `:${o.code}` : '')),
-        adjacent: r.outcomes.adjacent.map((o) => o.kind + (o.code ? `:${o.code}` : '')),
-        derived: r.outcomes.derived.map((o) => o.kind + (o.code ? `:${o.code}` : '')),
-        retraction: r.outcomes.retraction.kind === 'error' ? `error:${r.outcomes.retraction.code}` : 'ok',
-        retractionMs: Math.round(r.outcomes.retraction.ms * 10) / 10,
-        derivedMs: r.outcomes.derived.map((o) => Math.round(o.ms * 10) / 10),
-      }))])),
+      trialsFile: path.basename(trialsFile),
     });
+    // One line per trial (every arm, then the attribution rounds), for anyone re-analysing the run.
+    const line = (r: TrialResult) => JSON.stringify({
+      arm: r.arm, trial: r.trial, only: r.only, offsetMs: r.offsetMs, anomalies: r.anomalies, errors: r.errorsSurfaced, retries: r.retries, ms: Math.round(r.ms * 10) / 10,
+      fresh: r.outcomes.fresh.map((o) => o.kind + (o.code ? `:${o.code}` : '')),
+      existing: r.outcomes.existing.map((o) => o.kind + (o.code ? `:${o.code}` : '')),
+      adjacent: r.outcomes.adjacent.map((o) => o.kind + (o.code ? `:${o.code}` : '')),
+      derived: r.outcomes.derived.map((o) => o.kind + (o.code ? `:${o.code}` : '')),
+      retraction: r.outcomes.retraction.kind === 'error' ? `error:${r.outcomes.retraction.code}` : 'ok',
+      retractionMs: Math.round(r.outcomes.retraction.ms * 10) / 10,
+      derivedMs: r.outcomes.derived.map((o) => Math.round(o.ms * 10) / 10),
+    });
+    fs.writeFileSync(trialsFile, [...ARMS.flatMap((a) => results[a]), ...ARMS.flatMap((a) => GROUPS.flatMap((g) => alone[a][g]))].map(line).join('\n') + '\n');
+    console.log(`wrote ${path.relative(process.cwd(), trialsFile) || trialsFile}`);
     console.log(`wrote ${path.relative(process.cwd(), args.out!) || args.out}`);
     return productClean ? 0 : 1;
   } finally {

@@ -142,12 +142,14 @@ describe.concurrent('evidence scripts', { timeout: 170_000 }, () => {
     const doc = JSON.parse(fs.readFileSync(out, 'utf8'));
     expect(doc.environment.engine.name).toBe('postgres');
     expect(doc.productClean).toBe(true);
+    const trials = fs.readFileSync(path.join(tmp, doc.trialsFile), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { arm: string; only: string | null });
+    expect(trials).toHaveLength(3 * 5 + 3 * 4);
     for (const arm of ['A', 'B', 'C']) {
       const s = doc.summaries[arm];
       expect(s.trials).toBe(5);
       expect(s.anomalousRate.low).toBeLessThanOrEqual(s.anomalousRate.rate);
       expect(s.anomalousRate.high).toBeGreaterThanOrEqual(s.anomalousRate.rate);
-      expect(doc.trials[arm]).toHaveLength(5);
+      expect(trials.filter((t) => t.arm === arm && t.only === null)).toHaveLength(5);
       for (const g of ['fresh', 'existing', 'adjacent', 'derive']) expect(doc.attribution[arm][g].rounds).toBe(1);
     }
     expect(doc.summaries.A.anomalousTrials).toBe(0);
