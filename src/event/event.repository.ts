@@ -121,7 +121,7 @@ export async function tail(db: Db, after: Cursor, limit: number, types?: readonl
      WHERE (tx, seq) ${after.index >= 0 ? sql`>=` : sql`>`} (${after.tx}::xid8, ${after.seq}::bigint)
        AND tx < ${HORIZON}
        ${types ? sql`AND type = ANY(${types as string[]}::text[])` : sql``}
-     ORDER BY tx, seq
+     ORDER BY events.tx, events.seq
      LIMIT ${limit}`.execute(db);
   return r.rows;
 }
@@ -129,8 +129,8 @@ export async function tail(db: Db, after: Cursor, limit: number, types?: readonl
 /** The cursor that means "from now": just past everything currently readable. */
 export async function headCursor(db: Db): Promise<Cursor> {
   const r = await sql<{ tx: string | null; seq: string | null; xmin: string }>`
-    SELECT (SELECT tx::text FROM events WHERE tx < ${HORIZON} ORDER BY tx DESC, seq DESC LIMIT 1) AS tx,
-           (SELECT seq::text FROM events WHERE tx < ${HORIZON} ORDER BY tx DESC, seq DESC LIMIT 1) AS seq,
+    SELECT (SELECT tx::text FROM events WHERE tx < ${HORIZON} ORDER BY events.tx DESC, events.seq DESC LIMIT 1) AS tx,
+           (SELECT seq::text FROM events WHERE tx < ${HORIZON} ORDER BY events.tx DESC, events.seq DESC LIMIT 1) AS seq,
            ${HORIZON}::text AS xmin`.execute(db);
   const row = r.rows[0]!;
   return row.tx && row.seq ? { tx: row.tx, seq: row.seq, index: -1 } : START;
