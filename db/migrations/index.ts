@@ -1,11 +1,13 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import * as m0001 from './0001_core';
 import * as m0002 from './0002_dispatch';
+import * as m0003 from './0003_embedding_active_only';
 
 /** Every migration, in order. A static list: the same on both engines, no file-system scanning. */
 export const migrations: Record<string, Migration> = {
   '0001_core': m0001,
   '0002_dispatch': m0002,
+  '0003_embedding_active_only': m0003,
 };
 
 export const migrationProvider: MigrationProvider = {
