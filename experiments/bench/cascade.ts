@@ -1,0 +1,650 @@
+import fs from 'node:fs';
+import { EventEmitter } from 'node:events';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Core } from '../../src/core';
+import { LocalEmbedder } from '../../src/embedding/local';
+import { checkInvariants } from '../../src/invariants/check';
+import { retractBelief } from '../../src/retraction/retraction.service';
+import { engineVersions, type Store } from '../../src/store/engine';
+import type { DB } from '../../src/store/schema';
+import { inTx, readTx, type Tx, txStats } from '../../src/store/tx';
+import type { Bench, BenchOptions, BenchResult, Cell, Target } from './lib/bench';
+import { type Measure, type Measurement, inChild } from './lib/child';
+import { RESULTS_DIR, fmtCount, fmtMB, fmtMs, fmtRatio } from './lib/report';
+import { type BenchDb, type Location, type OwnerSql, freshDb, openAt } from './lib/stores';
+import { compact, lineChart } from './lib/svg';
+
+/**
+ * The cascade benchmark: how long `retractBelief` (the real service, through Core with the local
+ * embedder) takes to retract a blast radius of 1k, 10k and 100k beliefs, against
+ *  - the bare-SQL limit, measured in the same run under the same transaction settings
+ *    (SERIALIZABLE, SET LOCAL ROLE retract_app, the fleet setting): ONE statement, a recursive
+ *    closure query feeding ONE UPDATE of exactly the rows that fall, on an identically generated
+ *    copy of the graph; it writes no receipt totals, no events and no depths (depth 1 for all);
+ *  - at 1k and 10k, the per-belief traversal (the obvious implementation): one query per belief for
+ *    its dependents and one UPDATE per dependent, in one transaction, on a third copy.
+ * Both baselines roll their transaction back after the timed work (retractBelief's time includes
+ * its commit), so the limits are, if anything, too strict.
+ *
+ * Shapes: `tree` (fan-out 4; every belief falls) and `dag` (belief i rests on its tree parent and
+ * that parent's left neighbour, so the graph has diamonds; every i ≡ 5 (mod 10) also holds a second
+ * justification from an anchor belief OUTSIDE the blast radius, so a tenth of the beliefs survive).
+ * Stores: the benchmark graphs alone, and the same graphs plus U unrelated beliefs of the same fleet
+ * (default 1M on PostgreSQL, 200k on PGlite), with claims, justifications and premises of their own.
+ *
+ * Every measured call runs in a fresh child process, whose peak RSS is reported. Each run checks that
+ * the service, the limit and the per-belief traversal retracted the same set (by offset from the
+ * root), equal to the generator's expectation, and that the store holds every invariant afterwards.
+ */
+
+const FLEET = 'bench';
+const SIZES = [1_000, 10_000, 100_000];
+const SHAPES = ['tree', 'dag'] as const;
+type Shape = (typeof SHAPES)[number];
+const SELF = fileURLToPath(import.meta.url);
+
+interface Graph {
+  shape: Shape;
+  n: number;
+  copy: 'service' | 'bare' | 'perBelief' | 'explain';
+  /** Belief ids root … root+n-1 (the blast radius, root first); anchors follow. */
+  root: number;
+  anchors: number;
+  firstJustification: number;
+}
+
+/** Beliefs of the DAG that survive: i ≡ 5 (mod 10), 1 ≤ i < n. */
+export function dagSurvivors(n: number): number {
+  return n > 5 ? Math.floor((n - 1 - 5) / 10) + 1 : 0;
+}
+
+export function expectedRetracted(shape: Shape, n: number): number {
+  return shape === 'tree' ? n : n - dagSurvivors(n);
+}
+
+// ------------------------------------------------------------------ data generation (owner SQL)
+
+class Loader {
+  nextBelief = 1;
+  nextJustification = 1;
+  beliefs = 0;
+  constructor(private readonly q: OwnerSql, readonly agentId: string, private readonly pool: number) {}
+
+  /** Inserts claims, beliefs (embedding from the vector pool), justifications and premises of one graph copy. */
+  async graph(shape: Shape, n: number, copy: Graph['copy']): Promise<Graph> {
+    const B = this.nextBelief;
+    const J = this.nextJustification;
+    const A = shape === 'dag' ? Math.max(1, Math.floor(n / 100)) : 0;
+    const m = n + A;
+    const prefix = `bench/${shape}-${fmtCount(n)}-${copy}/`;
+    await this.beliefRows(B, m, prefix, `i = 0 OR i >= ${n}`);
+    await this.q.query(`INSERT INTO justifications (id, fleet_id, belief_id, created_by) OVERRIDING SYSTEM VALUE
+      SELECT ${J} + i, '${FLEET}', ${B} + i, ${this.agentId} FROM generate_series(1, ${n - 1}) i`);
+    await this.q.query(`INSERT INTO justification_premises (justification_id, premise_id, fleet_id)
+      SELECT ${J} + i, ${B} + (i - 1) / 4, '${FLEET}' FROM generate_series(1, ${n - 1}) i`);
+    if (shape === 'dag') {
+      // The tree parent's left neighbour: a second premise in the same justification (diamonds).
+      await this.q.query(`INSERT INTO justification_premises (justification_id, premise_id, fleet_id)
+        SELECT ${J} + i, ${B} + (i - 1) / 4 - 1, '${FLEET}' FROM generate_series(5, ${n - 1}) i`);
+      // A tenth hold a second justification resting on an anchor outside the blast radius.
+      await this.q.query(`INSERT INTO justifications (id, fleet_id, belief_id, created_by) OVERRIDING SYSTEM VALUE
+        SELECT ${J + n} + i, '${FLEET}', ${B} + i, ${this.agentId} FROM generate_series(1, ${n - 1}) i WHERE i % 10 = 5`);
+      await this.q.query(`INSERT INTO justification_premises (justification_id, premise_id, fleet_id)
+        SELECT ${J + n} + i, ${B + n} + i % ${A}, '${FLEET}' FROM generate_series(1, ${n - 1}) i WHERE i % 10 = 5`);
+    }
+    this.nextBelief += m;
+    this.nextJustification += 2 * n;
+    return { shape, n, copy, root: B, anchors: A, firstJustification: J };
+  }
+
+  /**
+   * U beliefs unrelated to any blast radius, in groups of five: the first grounded, the others
+   * derived from it, the third to fifth also from their predecessor (chains with diamonds).
+   */
+  async unrelated(u: number, log: (s: string) => void): Promise<void> {
+    const chunk = 200_000;
+    for (let s = 0; s < u; s += chunk) {
+      const e = Math.min(u, s + chunk);
+      const B = this.nextBelief + s;
+      const J = this.nextJustification + s;
+      await this.beliefRows(B, e - s, `bench/unrelated/${s}/`, `(${s} + i) % 5 = 0`);
+      await this.q.query(`INSERT INTO justifications (id, fleet_id, belief_id, created_by) OVERRIDING SYSTEM VALUE
+        SELECT ${J} + i, '${FLEET}', ${B} + i, ${this.agentId} FROM generate_series(0, ${e - s - 1}) i WHERE (${s} + i) % 5 <> 0`);
+      await this.q.query(`INSERT INTO justification_premises (justification_id, premise_id, fleet_id)
+        SELECT ${J} + i, ${B} + i - (${s} + i) % 5, '${FLEET}' FROM generate_series(0, ${e - s - 1}) i WHERE (${s} + i) % 5 <> 0
+        UNION ALL
+        SELECT ${J} + i, ${B} + i - 1, '${FLEET}' FROM generate_series(0, ${e - s - 1}) i WHERE (${s} + i) % 5 >= 2`);
+      log(`  unrelated beliefs ${fmtCount(e)} / ${fmtCount(u)}`);
+    }
+    this.nextBelief += u;
+    this.nextJustification += u;
+  }
+
+  private async beliefRows(B: number, m: number, prefix: string, grounded: string): Promise<void> {
+    await this.q.query(`INSERT INTO claims (fleet_id, key) SELECT '${FLEET}', '${prefix}' || i FROM generate_series(0, ${m - 1}) i`);
+    await this.q.query(`INSERT INTO beliefs (id, fleet_id, claim_key, statement, author_id, grounded, embedding) OVERRIDING SYSTEM VALUE
+      SELECT ${B} + i, '${FLEET}', '${prefix}' || i, 'benchmark belief ' || i, ${this.agentId}, ${grounded}, v.e
+        FROM generate_series(0, ${m - 1}) i JOIN bench_vectors v ON v.k = (${B} + i) % ${this.pool}`);
+    // The BeliefAsserted events the service would have written (the invariant checker asks for them).
+    await this.q.query(`INSERT INTO events (fleet_id, type, ids, actor_id)
+      SELECT '${FLEET}', 'BeliefAsserted', array_agg(${B} + i ORDER BY i), ${this.agentId} FROM generate_series(0, ${m - 1}) i GROUP BY i / 10000`);
+    this.beliefs += m;
+  }
+}
+
+/** A pool of distinct pseudo-random unit vectors (deterministic), or one constant unit vector. */
+async function vectorPool(q: OwnerSql, kind: 'pool' | 'constant', size: number): Promise<number> {
+  if (kind === 'constant') {
+    await q.query(`CREATE TEMP TABLE bench_vectors AS SELECT 0 AS k, array_fill((1 / sqrt(512))::real, ARRAY[512])::vector(512) AS e`);
+    return 1;
+  }
+  await q.query(`CREATE TEMP TABLE bench_vectors AS
+    WITH raw AS (SELECT k, d, hashtext(k || ':' || d)::float8 / 2147483648.0 AS x FROM generate_series(0, ${size - 1}) k, generate_series(1, 512) d),
+         norm AS (SELECT k, sqrt(sum(x * x)) AS l FROM raw GROUP BY k)
+    SELECT k, array_agg((x / l)::real ORDER BY d)::vector(512) AS e FROM raw JOIN norm USING (k) GROUP BY k`);
+  await q.query(`ALTER TABLE bench_vectors ADD PRIMARY KEY (k)`);
+  return size;
+}
+
+// ------------------------------------------------------------------ the measured work (child process)
+
+interface Task {
+  loc: Location;
+  agentId: string;
+  shape: Shape;
+  n: number;
+  /** Run in this order, in one process (retractBelief first, so the process's peak RSS so far is its own). */
+  runs: Array<{ kind: 'service' | 'bare' | 'perBelief'; root: number }>;
+  /** PostgreSQL only: log every statement's plan (auto_explain, ANALYZE, BUFFERS) into this file. */
+  explainFile?: string;
+}
+
+interface Fingerprint {
+  count: number;
+  md5: string;
+  maxDepth: number | null;
+}
+
+interface TaskOutput {
+  fingerprint: Fingerprint;
+  retractionId: string;
+  /** service: receipt row count, events' id count, remaining ACTIVE beliefs of the graph. */
+  receipt?: { beliefsRetracted: number; eventIds: number; levels: number; stillActive: number };
+  statements?: number;
+  retries: number;
+  /** Time spent inside the measured span on the check itself (fingerprinting before the rollback), subtracted. */
+  checkMs: number;
+}
+
+class Rollback extends Error {
+  constructor(readonly value: TaskOutput) {
+    super('rollback');
+  }
+}
+
+async function fingerprint(tx: Tx, root: number, n: number): Promise<Fingerprint> {
+  const r = await sql<{ count: number; md5: string; max_depth: number | null }>`
+    SELECT count(*)::int AS count, md5(coalesce(string_agg((id - ${root}::bigint)::text, ',' ORDER BY id), '')) AS md5, max(retraction_depth) AS max_depth
+      FROM beliefs WHERE id BETWEEN ${root}::bigint AND ${root + n - 1}::bigint AND status = 'RETRACTED'`.execute(tx);
+  const f = r.rows[0]!;
+  return { count: f.count, md5: f.md5, maxDepth: f.max_depth };
+}
+
+async function newRetraction(tx: Tx, root: number, agentId: string, reason: string): Promise<string> {
+  const r = await sql<{ id: string }>`
+    INSERT INTO retractions (fleet_id, root_id, reason, actor_id) VALUES (${FLEET}, ${root}, ${reason}, ${agentId}) RETURNING id::text AS id`.execute(tx);
+  return r.rows[0]!.id;
+}
+
+/** A store whose one connection sends every statement's plan back as a notice (auto_explain). */
+async function explainingStore(url: string, notices: string[]): Promise<Store> {
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  const c = await pool.connect();
+  c.on('notice', (n) => notices.push(n.message ?? ''));
+  await c.query(`LOAD 'auto_explain'`);
+  for (const s of ['log_min_duration = 0', 'log_analyze = on', 'log_buffers = on', 'log_nested_statements = on', 'log_timing = on', "log_level = 'notice'"]) {
+    await c.query(`SET auto_explain.${s}`);
+  }
+  await c.query(`SET client_min_messages = notice`);
+  c.release();
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    engine: 'postgres', db, commits: new EventEmitter(), description: 'postgres (auto_explain)',
+    listen: async () => async () => {},
+    notifyCommitted() {},
+    close: () => db.destroy(),
+  };
+}
+
+/** Child-process entry (see lib/child.ts): runs the scenario's calls, each measured, and returns what each retracted. */
+export async function work(t: Task, measure: Measure): Promise<TaskOutput[]> {
+  const notices: string[] = [];
+  const store = t.explainFile && t.loc.engine === 'postgres' ? await explainingStore(t.loc.databaseUrl, notices) : await openAt(t.loc, 2);
+  try {
+    const outs: TaskOutput[] = [];
+    for (const run of t.runs) {
+      // Warm the catalog and the plan caches of this connection, as a long-running server would have them.
+      await readTx(store, FLEET, (tx) => sql`SELECT count(*) FROM beliefs WHERE id = ${run.root}`.execute(tx));
+      notices.length = 0;
+      outs.push(await workOne(store, t, run.kind, run.root, measure));
+      if (t.explainFile) fs.writeFileSync(t.explainFile, notices.join('\n\n'));
+    }
+    return outs;
+  } finally {
+    await store.close();
+  }
+}
+
+async function workOne(store: Store, t: Task, kind: Task['runs'][number]['kind'], root: number, measure: Measure): Promise<TaskOutput> {
+  const retriesBefore = txStats.retries;
+  if (kind === 'service') {
+    const core: Core = { store, embedder: new LocalEmbedder() };
+    const actor = { fleet: FLEET, agentId: t.agentId };
+    const { retractionId } = await measure('retractBelief', () => retractBelief(core, actor, { beliefId: String(root), reason: 'benchmark: the root turned out false' }));
+    return readTx(store, FLEET, async (tx) => {
+      const r = await sql<{ beliefs_retracted: number; event_ids: number; levels: number; still_active: number }>`
+        SELECT r.beliefs_retracted,
+               (SELECT coalesce(sum(cardinality(ids)), 0)::int FROM events WHERE retraction_id = r.id AND type = 'BeliefRetracted') AS event_ids,
+               (SELECT count(*)::int FROM events WHERE retraction_id = r.id AND type = 'BeliefRetracted') AS levels,
+               (SELECT count(*)::int FROM beliefs WHERE id BETWEEN ${root}::bigint AND ${root + t.n - 1}::bigint AND status = 'ACTIVE') AS still_active
+          FROM retractions r WHERE r.id = ${retractionId}`.execute(tx);
+      const x = r.rows[0]!;
+      return {
+        fingerprint: await fingerprint(tx, root, t.n),
+        retractionId,
+        receipt: { beliefsRetracted: x.beliefs_retracted, eventIds: x.event_ids, levels: x.levels, stillActive: x.still_active },
+        retries: txStats.retries - retriesBefore,
+        checkMs: 0,
+      };
+    });
+  }
+  return measure(kind === 'bare' ? 'bare SQL limit' : 'per-belief traversal', async () => {
+    try {
+      await inTx(store, { fleet: FLEET }, async (tx) => {
+        const rid = await newRetraction(tx, root, t.agentId, kind);
+        const statements = kind === 'bare' ? await bareLimit(tx, t.shape, root, rid) : await perBelief(tx, root, rid);
+        const c0 = performance.now();
+        const fp = await fingerprint(tx, root, t.n);
+        throw new Rollback({ fingerprint: fp, retractionId: rid, statements, retries: txStats.retries - retriesBefore, checkMs: performance.now() - c0 });
+      });
+    } catch (e) {
+      if (e instanceof Rollback) return e.value;
+      throw e;
+    }
+    throw new Error('baseline transaction committed; it must roll back');
+  });
+}
+
+/**
+ * The bare-SQL limit: one statement, a recursive walk from the root through justification premises
+ * feeding one UPDATE. The tree needs nothing more. In the DAG the walk also yields the justifications
+ * it reached; a belief holding a justification the walk did not reach (no premise in the closure)
+ * stands — for this generator exactly the JTMS survivors, which the run checks against the service.
+ */
+async function bareLimit(tx: Tx, shape: Shape, root: number, rid: string): Promise<number> {
+  const falls = shape === 'dag'
+    ? sql`SELECT DISTINCT w.id FROM walk w
+           WHERE NOT EXISTS (SELECT 1 FROM justifications j WHERE j.belief_id = w.id
+                               AND j.id NOT IN (SELECT r.jid FROM walk r WHERE r.jid IS NOT NULL))`
+    : sql`SELECT w.id FROM walk w`;
+  await sql`
+    WITH RECURSIVE walk(id, jid) AS (
+      SELECT ${root}::bigint, NULL::bigint
+      UNION
+      SELECT j.belief_id, ${shape === 'dag' ? sql`j.id` : sql`NULL::bigint`} FROM walk w
+        JOIN justification_premises p ON p.premise_id = w.id
+        JOIN justifications j ON j.id = p.justification_id
+    ), falls AS (${falls})
+    UPDATE beliefs b SET status = 'RETRACTED', retraction_id = ${rid}, retraction_depth = CASE WHEN b.id = ${root}::bigint THEN 0 ELSE 1 END, retracted_at = now()
+      FROM falls c
+     WHERE b.id = c.id AND b.status = 'ACTIVE'`.execute(tx);
+  return 1;
+}
+
+/** The obvious implementation: breadth first, one query per fallen belief for its dependents, one UPDATE per dependent. */
+async function perBelief(tx: Tx, root: number, rid: string): Promise<number> {
+  let statements = 1;
+  await sql`UPDATE beliefs SET status = 'RETRACTED', retraction_id = ${rid}, retraction_depth = 0, retracted_at = now() WHERE id = ${root}::bigint AND status = 'ACTIVE'`.execute(tx);
+  const queue: Array<[string, number]> = [[String(root), 0]];
+  for (let k = 0; k < queue.length; k++) {
+    const [id, depth] = queue[k]!;
+    const deps = await sql<{ id: string }>`
+      SELECT DISTINCT j.belief_id::text AS id FROM justification_premises p JOIN justifications j ON j.id = p.justification_id WHERE p.premise_id = ${id}::bigint`.execute(tx);
+    statements++;
+    for (const d of deps.rows) {
+      const fell = await sql<{ id: string }>`
+        UPDATE beliefs b SET status = 'RETRACTED', retraction_id = ${rid}, retraction_depth = ${depth + 1}, retracted_at = now()
+         WHERE b.id = ${d.id}::bigint AND b.status = 'ACTIVE' AND NOT b.grounded
+           AND NOT EXISTS (SELECT 1 FROM justifications j WHERE j.belief_id = b.id
+                 AND NOT EXISTS (SELECT 1 FROM justification_premises p JOIN beliefs pb ON pb.id = p.premise_id
+                                  WHERE p.justification_id = j.id AND pb.status <> 'ACTIVE'))
+        RETURNING b.id::text AS id`.execute(tx);
+      statements++;
+      if (fell.rows.length > 0) queue.push([d.id, depth + 1]);
+    }
+  }
+  return statements;
+}
+
+// ------------------------------------------------------------------ the benchmark
+
+interface Row {
+  store: string;
+  storeBeliefs: number;
+  /** Whether the store had its HNSW index when measured. */
+  hnsw: boolean;
+  unrelated: number;
+  shape: Shape;
+  n: number;
+  retracted: number;
+  survivors: number;
+  levels: number;
+  serviceMs: number;
+  bareMs: number;
+  perBeliefMs: number | null;
+  serviceRssPeakBytes: number;
+  serviceMaxRssBytes: number;
+  measurements: Record<string, Measurement>;
+  statements: Record<string, number | undefined>;
+}
+
+function parseCount(v: string | true | undefined, dflt: number, flag: string): number {
+  if (v === undefined) return dflt;
+  const m = typeof v === 'string' ? /^(\d+(?:\.\d+)?)([kKmM]?)$/.exec(v) : null;
+  if (!m) throw new Error(`--${flag} must be a count like 200000, 200k or 1M`);
+  return Math.round(Number(m[1]) * (m[2]?.toLowerCase() === 'k' ? 1e3 : m[2]?.toLowerCase() === 'm' ? 1e6 : 1));
+}
+
+async function run(opts: BenchOptions): Promise<BenchResult> {
+  const f = opts.flags;
+  const sizes = opts.size ? [opts.size] : SIZES;
+  if (sizes.some((s) => !Number.isInteger(s) || s < 10)) throw new Error('--size must be an integer ≥ 10');
+  const unrelated = parseCount(f.unrelated, opts.engine === 'postgres' ? 1_000_000 : 200_000, 'unrelated');
+  const perBeliefMax = parseCount(f['per-belief-max'], 10_000, 'per-belief-max');
+  const shapes = typeof f.shapes === 'string' ? (f.shapes.split(',') as Shape[]) : [...SHAPES];
+  if (shapes.some((s) => !SHAPES.includes(s))) throw new Error(`--shapes takes a comma list of ${SHAPES.join(', ')}`);
+  const vectors = f.vectors === 'constant' ? 'constant' : 'pool';
+  const poolSize = parseCount(f['vector-pool'], 1000, 'vector-pool');
+  const explain = f.explain === true;
+  const perBeliefEverywhere = f['per-belief-everywhere'] === true;
+  const hnswEverywhere = f['hnsw-everywhere'] === true;
+  let hnswDefs: string[] = [];
+  const stores = f['no-unrelated'] === true || unrelated === 0 ? [0] : f['only-unrelated'] === true ? [unrelated] : [0, unrelated];
+  const phases: Record<string, number> = {};
+  const rows: Row[] = [];
+  const caveats: string[] = [];
+  let versions: BenchResult['engineVersions'] = null;
+  const time = async <T>(label: string, fn: () => Promise<T>): Promise<T> => {
+    const t0 = performance.now();
+    try {
+      return await fn();
+    } finally {
+      phases[label] = Math.round((phases[label] ?? 0) + performance.now() - t0);
+    }
+  };
+
+  for (const u of stores) {
+    const label = u === 0 ? 'graphs only' : `+${fmtCount(u)} unrelated`;
+    opts.log(`cascade: store "${label}" on ${opts.engine}`);
+    const db: BenchDb = await time(`create database (${label})`, () => freshDb(opts.engine, opts.serverUrl, 'retract_bench_cascade'));
+    try {
+      const q = await db.owner();
+      let loader: Loader;
+      const graphs: Graph[] = [];
+      let hnsw: Array<{ indexname: string; indexdef: string }> = [];
+      // The HNSW build costs ~0.15–0.2 ms per belief here (4–5 min over 1.4M); retractions never touch the
+      // index (it is partial on ACTIVE, see db/migrations/0003), so by default only the graphs-only store has it.
+      const buildHnsw = u === 0 || hnswEverywhere;
+      try {
+        versions ??= await engineVersionsOf(q);
+        await q.query(`INSERT INTO fleets (id) VALUES ('${FLEET}')`);
+        const [agent] = await q.query<{ id: string }>(`INSERT INTO agents (fleet_id, name, token_hash, scopes) VALUES ('${FLEET}', 'bench', md5(random()::text), '{beliefs:retract}') RETURNING id::text AS id`);
+        loader = new Loader(q, agent!.id, await vectorPool(q, vectors, poolSize));
+        hnsw = await q.query(`SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'beliefs' AND indexdef ILIKE '%using hnsw%'`);
+        hnswDefs = hnsw.map((i) => i.indexdef);
+        for (const i of hnsw) await q.query(`DROP INDEX ${i.indexname}`);
+        // The generator is consistent by construction: skip the per-row foreign-key triggers while loading
+        // (checked once afterwards), as a restore does. Only the loading session is affected.
+        await q.query(`SET session_replication_role = replica`);
+        await time(`load unrelated (${label})`, async () => {
+          if (u > 0) await loader.unrelated(u, opts.log);
+        });
+        await time(`load graphs (${label})`, async () => {
+          for (const n of sizes) {
+            for (const shape of shapes) {
+              for (const copy of ['service', 'bare', 'perBelief', 'explain'] as const) {
+                if (copy === 'perBelief' && (n > perBeliefMax || (u > 0 && !perBeliefEverywhere))) continue;
+                if (copy === 'explain' && !(explain && opts.engine === 'postgres' && n === Math.max(...sizes))) continue;
+                graphs.push(await loader.graph(shape, n, copy));
+              }
+            }
+            opts.log(`  graphs of ${fmtCount(n)} loaded (${fmtCount(loader.beliefs)} beliefs so far)`);
+          }
+        });
+        await q.query(`SET session_replication_role = origin`);
+        await time(`check references (${label})`, async () => {
+          const [bad] = await q.query<{ n: number }>(`SELECT
+              (SELECT count(*) FROM justification_premises p WHERE NOT EXISTS (SELECT 1 FROM beliefs b WHERE b.id = p.premise_id))
+            + (SELECT count(*) FROM justification_premises p WHERE NOT EXISTS (SELECT 1 FROM justifications j WHERE j.id = p.justification_id))
+            + (SELECT count(*) FROM justifications j WHERE NOT EXISTS (SELECT 1 FROM beliefs b WHERE b.id = j.belief_id))
+            + (SELECT count(*) FROM beliefs b WHERE NOT EXISTS (SELECT 1 FROM claims c WHERE c.fleet_id = b.fleet_id AND c.key = b.claim_key)) AS n`);
+          if (Number(bad!.n) !== 0) throw new Error(`the generator wrote ${bad!.n} dangling references`);
+        });
+        await q.query(`SELECT setval(pg_get_serial_sequence('beliefs', 'id'), (SELECT max(id) FROM beliefs))`);
+        await q.query(`SELECT setval(pg_get_serial_sequence('justifications', 'id'), (SELECT max(id) FROM justifications))`);
+        await time(`build HNSW index (${label})`, async () => {
+          await q.query(`SET maintenance_work_mem = '${opts.engine === 'postgres' ? '2GB' : '512MB'}'`);
+          // The heap is small (vectors live in TOAST), so the planner would build serially: ask for two workers.
+          await q.query(`SET max_parallel_maintenance_workers = 2`);
+          await q.query(`ALTER TABLE beliefs SET (parallel_workers = 2)`);
+          if (!buildHnsw) {
+            opts.log(`  HNSW index NOT rebuilt in this store (--hnsw-everywhere builds it): ${hnsw.map((i) => i.indexname).join(', ')}`);
+            return;
+          }
+          for (const i of hnsw) await q.query(i.indexdef);
+          await q.query(`ALTER TABLE beliefs RESET (parallel_workers)`);
+          opts.log(`  ${hnsw.map((i) => i.indexname).join(', ')} rebuilt over ${fmtCount(loader.beliefs)} beliefs`);
+        });
+        await time(`vacuum analyze + checkpoint (${label})`, async () => {
+          await q.query(`VACUUM (ANALYZE) beliefs, claims, justifications, justification_premises, events`);
+          await q.query(`CHECKPOINT`);
+        });
+      } finally {
+        await q.close();
+      }
+
+      for (const n of sizes) {
+        for (const shape of shapes) {
+          const of = (copy: Graph['copy']) => graphs.find((g) => g.n === n && g.shape === shape && g.copy === copy);
+          const base = { loc: db.location, agentId: loader.agentId, shape, n };
+          const m: Record<string, Measurement> = {};
+          const st: Record<string, number | undefined> = {};
+          const runs = (['service', 'bare', 'perBelief'] as const).filter((k) => of(k)).map((kind) => ({ kind, root: of(kind)!.root }));
+          const r = await time(`measure (${label})`, () => inChild<Task, TaskOutput[]>(SELF, { ...base, runs }));
+          const outs: Partial<Record<(typeof runs)[number]['kind'], TaskOutput>> = {};
+          runs.forEach((run, i) => {
+            const o = r.output[i]!;
+            const ms = r.measurements[i]!;
+            outs[run.kind] = o;
+            m[run.kind] = { ...ms, ms: ms.ms - o.checkMs };
+            st[run.kind] = o.statements;
+          });
+          const svc = outs.service!;
+          const bare = outs.bare!;
+          const pb = outs.perBelief ?? null;
+          const want = expectedRetracted(shape, n);
+          const wrong: string[] = [];
+          if (svc.fingerprint.count !== want) wrong.push(`retractBelief retracted ${svc.fingerprint.count}, the generator expects ${want}`);
+          if (bare.fingerprint.md5 !== svc.fingerprint.md5) wrong.push(`the bare-SQL limit retracted a different set (${bare.fingerprint.count}) than retractBelief (${svc.fingerprint.count})`);
+          if (pb && pb.fingerprint.md5 !== svc.fingerprint.md5) wrong.push(`the per-belief traversal retracted a different set (${pb.fingerprint.count}) than retractBelief`);
+          if (pb && pb.fingerprint.maxDepth !== svc.fingerprint.maxDepth) wrong.push(`cascade depth ${svc.fingerprint.maxDepth} differs from the per-belief traversal's ${pb.fingerprint.maxDepth}`);
+          const rc = svc.receipt!;
+          if (rc.beliefsRetracted !== want || rc.eventIds !== want) wrong.push(`receipt counts ${rc.beliefsRetracted} beliefs and its events ${rc.eventIds}, expected ${want}`);
+          if (rc.stillActive !== n - want) wrong.push(`${rc.stillActive} beliefs of the graph still ACTIVE, expected ${n - want} survivors`);
+          if (wrong.length) throw new Error(`cascade ${shape} ${fmtCount(n)} (${label}): ${wrong.join('; ')}`);
+          const ex = of('explain');
+          if (ex) {
+            fs.mkdirSync(RESULTS_DIR, { recursive: true });
+            const file = path.join(RESULTS_DIR, `cascade-explain-${opts.engine}-${shape}-${fmtCount(n)}-${u === 0 ? 'graphs' : 'unrelated'}.txt`);
+            const x = await inChild<Task, TaskOutput[]>(SELF, { ...base, runs: [{ kind: 'service', root: ex.root }], explainFile: file });
+            if (x.output[0]!.fingerprint.md5 !== svc.fingerprint.md5) throw new Error('the explained cascade retracted a different set');
+            opts.log(`  (explain) ${shape} ${fmtCount(n)} under auto_explain took ${fmtMs(x.measurements[0]!.ms)}; plans → ${file}`);
+          }
+          rows.push({
+            store: label,
+            storeBeliefs: loader.beliefs,
+            hnsw: buildHnsw,
+            unrelated: u,
+            shape,
+            n,
+            retracted: svc.fingerprint.count,
+            survivors: n - svc.fingerprint.count,
+            levels: rc.levels,
+            serviceMs: m.service!.ms,
+            bareMs: m.bare!.ms,
+            perBeliefMs: m.perBelief?.ms ?? null,
+            serviceRssPeakBytes: m.service!.rssPeakSampledBytes,
+            serviceMaxRssBytes: m.service!.maxRssBytes,
+            measurements: m,
+            statements: st,
+          });
+          const last = rows[rows.length - 1]!;
+          opts.log(`  ${shape} ${fmtCount(n)}: retractBelief ${fmtMs(last.serviceMs)}, limit ${fmtMs(last.bareMs)}${last.perBeliefMs !== null ? `, per-belief ${fmtMs(last.perBeliefMs)}` : ''}, peak RSS ${fmtMB(last.serviceMaxRssBytes)}`);
+        }
+      }
+
+      if (f['skip-invariants'] !== true) {
+        await time(`check invariants (${label})`, async () => {
+          const store = await db.open(1);
+          try {
+            const v = await checkInvariants(store);
+            if (v.length > 0) throw new Error(`invariants violated after the cascade runs (${label}):\n${JSON.stringify(v, null, 2).slice(0, 4000)}`);
+          } finally {
+            await store.close();
+          }
+        });
+      }
+    } finally {
+      if (f.keep === true) opts.log(`  kept ${JSON.stringify(db.location)}`);
+      else await time(`drop database (${label})`, () => db.drop());
+    }
+  }
+
+  caveats.push(`HNSW index on beliefs as migrated: ${hnswDefs.join('; ') || 'none'}${stores.some((x) => x > 0) && !hnswEverywhere ? ' — built in the graphs-only store only (--hnsw-everywhere builds it in the unrelated store too)' : ''}`);
+  return report(rows, sizes, stores, { unrelated, phases, caveats, versions, engine: opts.engine, vectors, poolSize });
+}
+
+async function engineVersionsOf(q: OwnerSql): Promise<{ server: string; vector: string | null }> {
+  const [r] = await q.query<{ server: string; vector: string | null }>(
+    `SELECT current_setting('server_version') AS server, (SELECT extversion FROM pg_extension WHERE extname = 'vector') AS vector`,
+  );
+  return r!;
+}
+
+function report(
+  rows: Row[],
+  sizes: number[],
+  stores: number[],
+  ctx: { unrelated: number; phases: Record<string, number>; caveats: string[]; versions: BenchResult['engineVersions']; engine: string; vectors: string; poolSize: number },
+): BenchResult {
+  const top = Math.max(...sizes);
+  const targets: Target[] = [];
+  const atTop = rows.filter((r) => r.n === top);
+  const worst = atTop.reduce<Row | null>((w, r) => (!w || r.serviceMs / r.bareMs > w.serviceMs / w.bareMs ? r : w), null);
+  if (worst) {
+    const ratio = worst.serviceMs / worst.bareMs;
+    targets.push({
+      label: `retractBelief at ${fmtCount(top)}, worst of ${atTop.length} (${worst.shape}, ${worst.store})`,
+      figure: fmtMs(worst.serviceMs), limit: fmtMs(worst.bareMs), ratio: fmtRatio(ratio), target: '≤ 2×', met: ratio <= 2,
+    });
+  }
+  if (stores.length === 2) {
+    let w: { shape: Shape; a: Row; b: Row; d: number } | null = null;
+    for (const shape of SHAPES) {
+      const a = atTop.find((r) => r.shape === shape && r.unrelated === 0);
+      const b = atTop.find((r) => r.shape === shape && r.unrelated > 0);
+      if (!a || !b) continue;
+      const d = b.serviceMs / a.serviceMs - 1;
+      if (!w || Math.abs(d) > Math.abs(w.d)) w = { shape, a, b, d };
+    }
+    if (w) {
+      targets.push({
+        label: `${fmtCount(top)} ${w.shape} with vs without ${fmtCount(ctx.unrelated)} unrelated`,
+        figure: fmtMs(w.b.serviceMs), limit: fmtMs(w.a.serviceMs), ratio: `${w.d >= 0 ? '+' : ''}${(w.d * 100).toFixed(1)} %`, target: '±20 %', met: Math.abs(w.d) <= 0.2,
+      });
+    }
+  }
+  const pbSize = sizes.includes(10_000) ? 10_000 : Math.max(0, ...rows.filter((r) => r.perBeliefMs !== null).map((r) => r.n));
+  const pbRows = rows.filter((r) => r.n === pbSize && r.perBeliefMs !== null);
+  const slowest = pbRows.reduce<Row | null>((w, r) => (!w || r.perBeliefMs! / r.serviceMs < w.perBeliefMs! / w.serviceMs ? r : w), null);
+  if (slowest) {
+    const s = slowest.perBeliefMs! / slowest.serviceMs;
+    targets.push({
+      label: `per-belief traversal at ${fmtCount(pbSize)} vs retractBelief, worst (${slowest.shape}, ${slowest.store})`,
+      figure: fmtMs(slowest.perBeliefMs!), limit: fmtMs(slowest.serviceMs), ratio: fmtRatio(s), target: '≥ 20×', met: s >= 20,
+    });
+  }
+  const rssRow = atTop.reduce<Row | null>((w, r) => (!w || r.serviceMaxRssBytes > w.serviceMaxRssBytes ? r : w), null);
+  if (rssRow) {
+    targets.push({
+      label: `peak RSS of the process retracting ${fmtCount(top)} (${rssRow.shape}, ${rssRow.store})`,
+      figure: fmtMB(rssRow.serviceMaxRssBytes), limit: '300 MB', ratio: fmtRatio(rssRow.serviceMaxRssBytes / (300 * 2 ** 20)), target: '< 300 MB', met: rssRow.serviceMaxRssBytes < 300 * 2 ** 20,
+    });
+  }
+  if (top < 100_000) ctx.caveats.push(`ran at ${fmtCount(top)} only: the stated targets are for 100k (limit and RSS) and 10k (per-belief)`);
+  ctx.caveats.push(
+    `embeddings: ${ctx.vectors === 'pool' ? `${ctx.poolSize} distinct deterministic pseudo-random unit vectors, cycled` : 'one constant unit vector'}; HNSW index dropped for the bulk load and rebuilt before measuring`,
+    'both baselines roll back after the timed work; retractBelief commits (its time includes the commit)',
+    'the bare-SQL limit writes no receipt, events or depths; it is one statement: recursive closure + UPDATE of exactly the rows that fall',
+  );
+
+  const table = {
+    columns: ['store', 'beliefs in store', 'HNSW', 'shape', 'blast radius', 'retracted', 'survivors', 'levels', 'retractBelief', 'bare-SQL limit', 'ratio', 'per-belief', 'speed-up', 'peak RSS'],
+    rows: rows.map((r): Cell[] => [
+      r.store, fmtCount(r.storeBeliefs), r.hnsw ? 'yes' : 'no', r.shape, fmtCount(r.n), r.retracted, r.survivors, r.levels,
+      fmtMs(r.serviceMs), fmtMs(r.bareMs), fmtRatio(r.serviceMs / r.bareMs),
+      r.perBeliefMs === null ? null : fmtMs(r.perBeliefMs), r.perBeliefMs === null ? null : fmtRatio(r.perBeliefMs / r.serviceMs),
+      fmtMB(r.serviceMaxRssBytes),
+    ]),
+    notes: [
+      'ratio = retractBelief / bare-SQL limit; speed-up = per-belief traversal / retractBelief; peak RSS = kernel peak of the child process that ran retractBelief',
+    ],
+  };
+
+  const charts = [];
+  for (const shape of SHAPES) {
+    const rs = rows.filter((r) => r.shape === shape);
+    if (rs.length === 0) continue;
+    const series = [];
+    for (const u of stores) {
+      const s = rs.filter((r) => r.unrelated === u);
+      const tag = u === 0 ? 'graphs only' : `+${fmtCount(u)}`;
+      series.push({ name: `retractBelief (${tag})`, points: s.map((r) => [r.n, r.serviceMs] as [number, number]) });
+      series.push({ name: `bare-SQL limit (${tag})`, points: s.map((r) => [r.n, r.bareMs] as [number, number]), dashed: true });
+      series.push({ name: `per-belief (${tag})`, points: s.filter((r) => r.perBeliefMs !== null).map((r) => [r.n, r.perBeliefMs!] as [number, number]), dashed: true });
+    }
+    charts.push({
+      name: `cascade-${ctx.engine}-${shape}`,
+      svg: lineChart({ title: `cascade on ${ctx.engine}: ${shape}`, xLabel: 'blast radius (beliefs)', yLabel: 'wall time (ms)', xLog: true, yLog: true, series, yTick: (v) => compact(v) }),
+    });
+  }
+
+  return {
+    targets,
+    table,
+    data: { rows, sizes, stores },
+    charts,
+    phases: ctx.phases,
+    caveats: ctx.caveats,
+    engineVersions: ctx.versions,
+  };
+}
+
+export const bench: Bench = {
+  name: 'cascade',
+  description: 'retractBelief over blast radii of 1k–100k (tree, DAG with survivors), with and without a large unrelated store, vs the bare-SQL limit and a per-belief traversal',
+  run,
+};
