@@ -39,11 +39,6 @@ export async function dump(store: Store): Promise<Dump> {
   });
 }
 
-/** Rows per table. */
-export function counts(d: Dump): Record<string, number> {
-  return Object.fromEntries(Object.entries(d).map(([t, m]) => [t, m.size]));
-}
-
 export interface TableDiff {
   added: Map<string, Record<string, unknown>>;
   removed: string[];
@@ -125,6 +120,7 @@ export function fileStore(engine: EngineName): Promise<TestDb> {
   return s;
 }
 
+/** Closes every store fileStore opened in this file. */
 export async function closeFileStores(): Promise<void> {
   const all = [...fileStores.values()];
   fileStores.clear();
