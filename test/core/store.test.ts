@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { actorIn, coreOf, engines, expectInvariants, type TestDb } from '../support/engines';
 import { assertBelief } from '../../src/belief/belief.service';
+import { registerEffectKind } from '../../src/effect/effect.service';
 import { DomainError } from '../../src/errors/domain-error';
 import { faults, inTx, isRetryable, txStats, readTx } from '../../src/store/tx';
 import type { Actor, Core } from '../../src/core';
@@ -126,6 +127,46 @@ describe.each(engines())('events on %s', (engine) => {
     expect(rows).toHaveLength(n);
     return rows.length ? after(rows.at(-1)!) : START;
   };
+
+  it('rows of one transaction come in numeric seq order across a digit boundary (…8, 9, 10, 11…), and headCursor lands on the last', async () => {
+    const chain = [await belief(core, actor, 'ev-digits/0')];
+    for (let i = 1; i < 6; i++) chain.push(await belief(core, actor, `ev-digits/${i}`, [chain[i - 1]!]));
+    const maxSeq = async () =>
+      t.store.db.transaction().execute(async (tx) => {
+        await sql`SET LOCAL row_security = off`.execute(tx);
+        return Number((await sql<{ m: string }>`SELECT coalesce(max(seq), 0)::text AS m FROM events`.execute(tx)).rows[0]!.m);
+      });
+    // Pad the log (one event per registered kind) so the retraction's 8 events straddle a power of ten.
+    let boundary = 10;
+    while (boundary - 4 < (await maxSeq())) boundary *= 10;
+    for (let i = 0; (await maxSeq()) < boundary - 4; i++) await registerEffectKind(core, actor, { kind: `pad${i}`, reversible: true });
+    expect(await maxSeq()).toBe(boundary - 4);
+    const head = await caughtUp();
+
+    const { retractionId } = await retractBelief(core, actor, { beliefId: chain[0]!.id, reason: 'digits' });
+    const rows = await tailUntil(head, (r) => r.length >= 8);
+    expect(rows.map((r) => Number(r.seq))).toEqual([...Array(8).keys()].map((i) => boundary - 3 + i));
+    expect(rows.map((r) => [r.type, r.depth])).toEqual([
+      ['RetractionStarted', null], ...[0, 1, 2, 3, 4, 5].map((d) => ['BeliefRetracted', d]), ['RetractionCommitted', null],
+    ]);
+    expect(rows.every((r) => r.retraction_id === retractionId)).toBe(true);
+    // One row at a time walks the same order; headCursor is the last row.
+    const walked: EventRow[] = [];
+    for (let c = head; ; ) {
+      const [next] = await tailFrom(c, 1);
+      if (!next) break;
+      walked.push(next);
+      c = after(next);
+    }
+    expect(walked).toEqual(rows);
+    let headNow = await readTx(t.store, 'ev', (tx) => headCursor(tx));
+    for (const deadline = Date.now() + 20_000; headNow.seq !== rows.at(-1)!.seq && Date.now() < deadline; ) {
+      await new Promise((r) => setTimeout(r, 25));
+      headNow = await readTx(t.store, 'ev', (tx) => headCursor(tx));
+    }
+    expect(headNow).toEqual(after(rows.at(-1)!));
+    await expectInvariants(t.store);
+  });
 
   it('a retraction appends Started, BeliefRetracted per level in cascade order, EffectCancelled, ReversalRecorded, Committed with totals — in (tx, seq) order', async () => {
     const s = await passportStory(core, actor);
