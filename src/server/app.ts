@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { execute, subscribe, type ExecutionArgs } from 'graphql';
+import { execute, subscribe, type ExecutionArgs, type GraphQLError } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { sql } from 'kysely';
 import pino, { type Logger } from 'pino';
@@ -18,7 +18,7 @@ import { createMcpHttpHandler } from '../mcp/http';
 import { type Store, openStore } from '../store/engine';
 import { bindEmbedder } from '../store/meta';
 import { type ServerConfig, configFromEnv } from './config';
-import { buildYoga } from './yoga';
+import { buildYoga, isGraphQLError } from './yoga';
 
 export interface App {
   server: http.Server;
@@ -177,9 +177,18 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
       onSubscribe: async (ctx, _id, params) => {
         if (draining) return [new (await import('graphql')).GraphQLError('server is shutting down')];
         const env = yoga.getEnveloped({ ...ctx, req: ctx.extra.request, socket: ctx.extra.socket, params, connectionParams: ctx.connectionParams });
-        const document = env.parse(params.query);
-        const errors = env.validate(env.schema, document);
-        if (errors.length) return errors;
+        // A syntax error, or a limit graphql-armor enforces by throwing, refuses this operation alone;
+        // thrown out of onSubscribe it would close the whole socket (4500) with every other subscription on it.
+        let document: ReturnType<typeof env.parse>;
+        let errors: readonly GraphQLError[];
+        try {
+          document = env.parse(params.query);
+          errors = env.validate(env.schema, document);
+        } catch (e) {
+          if (isGraphQLError(e)) return [e];
+          throw e;
+        }
+        if (errors.length) return [...errors];
         const contextValue = await env.contextFactory();
         return {
           schema: env.schema,

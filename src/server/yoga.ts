@@ -34,7 +34,7 @@ export function bearer(value: unknown): string | null {
  * builds: a dual-package hazard a bundler or test runner triggers), and an error built by the other
  * copy must still be recognised, not masked as unexpected.
  */
-function isGraphQLError(e: unknown): e is GraphQLError {
+export function isGraphQLError(e: unknown): e is GraphQLError {
   return e instanceof GraphQLError || Object.prototype.toString.call(e) === '[object GraphQLError]';
 }
 
