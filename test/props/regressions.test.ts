@@ -1,10 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { addJustification } from '../../src/belief/belief.service';
+import { claimEffect, completeEffect, failEffect, registerEffectKind } from '../../src/effect/effect.service';
 import { previewRetraction, retractBelief } from '../../src/retraction/retraction.service';
+import { totalsFor } from '../../src/retraction/retraction.repository';
 import { readTx } from '../../src/store/tx';
 import { actorIn, coreOf, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
-import { belief } from '../support/story';
-import { type Cmd, runScenario } from './harness';
+import { belief, proposed } from '../support/story';
+import { type Cmd, resetTables, runScenario } from './harness';
 
 /**
  * Counterexamples fast-check shrank, kept as plain deterministic tests: each replays the exact
@@ -24,6 +26,31 @@ const COUNTEREXAMPLES: Array<{ name: string; cmds: Cmd[] }> = [
       { t: 'complete', e: 0, fit: true, ref: 'own' },
     ],
   },
+  {
+    // Found with ON CONFLICT (effect_id) DO NOTHING removed from recordReversals: the second
+    // retraction reaching an already reversed effect failed on the one-reversal-per-effect key.
+    name: 'a second retraction reaching an already reversed effect succeeds and records no second reversal',
+    cmds: [
+      { t: 'propose', supports: [0, 339], fit: false, kind: 'rev', amount: null, reuseKey: null },
+      { t: 'claim', kind: null, completeNext: false },
+      { t: 'complete', e: 0, fit: true, ref: 'own' },
+      { t: 'preview', b: 0, fit: true, retractNext: true, page: null },
+      { t: 'retract', b: 0, fit: true, afterPreview: false },
+      { t: 'propose', supports: [0], fit: true, kind: 'rev', amount: null, reuseKey: null },
+    ],
+  },
+  {
+    // Found with the recordReversals call removed from completeEffect: an effect reached while
+    // EXECUTING completed and owed nothing.
+    name: 'completing an effect reached while EXECUTING records its reversal under the retraction that reached it',
+    cmds: [
+      { t: 'propose', supports: [0], fit: false, kind: 'rev', amount: null, reuseKey: null },
+      { t: 'claim', kind: null, completeNext: false },
+      { t: 'retract', b: 0, fit: true, afterPreview: false },
+      { t: 'complete', e: 0, fit: true, ref: 'own' },
+      { t: 'retract', b: 0, fit: true, afterPreview: false },
+    ],
+  },
 ];
 
 describe.each(engines())('property counterexamples on %s', (engine) => {
@@ -33,6 +60,10 @@ describe.each(engines())('property counterexamples on %s', (engine) => {
     t = await testStore(engine);
   });
   afterAll(async () => t?.close());
+  // checkInvariants sees every fleet: a failing test's rows must not fail the tests after it.
+  afterEach(async (ctx) => {
+    if (ctx.task.result?.state === 'fail') await resetTables(t.store);
+  });
 
   it.each(COUNTEREXAMPLES)('replay: $name', async ({ cmds }) => {
     const actor = await actorIn(t.store, `reg${++n}`);
@@ -54,6 +85,53 @@ describe.each(engines())('property counterexamples on %s', (engine) => {
     expect((await status()).status).toBe('ACTIVE');
     await retractBelief(core, actor, { beliefId: g.id, reason: 'second premise false' });
     expect((await status()).status).toBe('RETRACTED');
+    await expectInvariants(t.store);
+  });
+
+  it('an EXECUTED effect on two supports owes one reversal under the first retraction; the second retraction adds none', async () => {
+    const core = coreOf(t.store);
+    const actor = await actorIn(t.store, `reg${++n}`);
+    await registerEffectKind(core, actor, { kind: 'refund', reversible: true });
+    const a = await belief(core, actor, 'y:a');
+    const b = await belief(core, actor, 'y:b');
+    const e = await proposed(core, actor, 'refund', [a, b], 'y:refund-1', 4_200);
+    expect((await claimEffect(core, actor))?.id).toBe(e.id);
+    await completeEffect(core, actor, { effectId: e.id, externalRef: 'bank-1' });
+    const r1 = await retractBelief(core, actor, { beliefId: a.id, reason: 'a false' });
+    const r2 = await retractBelief(core, actor, { beliefId: b.id, reason: 'b false' });
+    expect(r2.created).toBe(true);
+    const rows = await readTx(t.store, actor.fleet, async (tx) => ({
+      reversals: await tx.selectFrom('reversals').select(['effect_id', 'retraction_id', 'status', 'idempotency_key']).execute(),
+      t2: await totalsFor(tx, r2.retractionId),
+    }));
+    expect(rows.reversals).toEqual([{ effect_id: e.id, retraction_id: r1.retractionId, status: 'OWED', idempotency_key: 'reversal:y:refund-1' }]);
+    expect(rows.t2).toMatchObject({ beliefsRetracted: 1, effectsReached: 0, reversalsOwed: 0 });
+    await expectInvariants(t.store);
+  });
+
+  it('an effect reached while EXECUTING owes its reversal when it completes, and owes nothing when it fails', async () => {
+    const core = coreOf(t.store);
+    const actor = await actorIn(t.store, `reg${++n}`);
+    await registerEffectKind(core, actor, { kind: 'payout', reversible: true });
+    const a = await belief(core, actor, 'z:a');
+    const done = await proposed(core, actor, 'payout', [a], 'z:payout-1', 900);
+    const gaveUp = await proposed(core, actor, 'payout', [a], 'z:payout-2', 700);
+    expect((await claimEffect(core, actor))?.id).toBe(done.id);
+    expect((await claimEffect(core, actor))?.id).toBe(gaveUp.id);
+    const r = await retractBelief(core, actor, { beliefId: a.id, reason: 'a false' });
+    await completeEffect(core, actor, { effectId: done.id, externalRef: 'bank-9' });
+    await failEffect(core, actor, { effectId: gaveUp.id, reason: 'provider down' });
+    const rows = await readTx(t.store, actor.fleet, async (tx) => ({
+      effects: await tx.selectFrom('effects').select(['id', 'status', 'reached_by']).orderBy('id').execute(),
+      reversals: await tx.selectFrom('reversals').select(['effect_id', 'retraction_id', 'status', 'idempotency_key']).execute(),
+      totals: await totalsFor(tx, r.retractionId),
+    }));
+    expect(rows.effects).toEqual([
+      { id: done.id, status: 'EXECUTED', reached_by: r.retractionId },
+      { id: gaveUp.id, status: 'FAILED', reached_by: r.retractionId },
+    ]);
+    expect(rows.reversals).toEqual([{ effect_id: done.id, retraction_id: r.retractionId, status: 'OWED', idempotency_key: 'reversal:z:payout-1' }]);
+    expect(rows.totals).toMatchObject({ effectsReached: 1, reversalsOwed: 1, owed: [{ amountMinor: 900, currency: 'USD' }] });
     await expectInvariants(t.store);
   });
 });
