@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { engines } from '../support/engines';
+import { engines, expectInvariants } from '../support/engines';
 import { type ApiServer, startApiServer } from '../support/api-server';
 
 const run = promisify(execFile);
@@ -34,6 +34,7 @@ describe.each(engines())('health and GraphiQL on %s', (engine) => {
     prod = await startApiServer(engine, { db: dev.db, config: { production: true } });
   });
   afterAll(async () => {
+    if (dev) await expectInvariants(dev.db.store);
     await prod?.close();
     await dev?.close();
   });
