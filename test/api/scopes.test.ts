@@ -158,6 +158,7 @@ describe.each(engines())('scope matrix on %s', (engine) => {
     const subscriber = subscribeWs(s.ws, sub.document, {}, await tokenWith(['receipts:read']));
     // Let the subscription reach the server before the retraction at the end.
     await new Promise((r) => setTimeout(r, 500));
+    const before = await tableDigests(s.db.store);
     for (const o of ordered) {
       const grants: Scope[][] = o.scopes === 'authenticated' ? [['receipts:read'], ['beliefs:write']] : o.scopes.map((x) => [x]);
       for (const g of o.root === 'query' ? grants : grants.slice(0, 1)) {
@@ -170,5 +171,9 @@ describe.each(engines())('scope matrix on %s', (engine) => {
     await subscriber.until((c) => c.events.some((e) => (e as { retractionEvents: { __typename: string } }).retractionEvents.__typename === 'RetractionCommitted'), 10_000, 'RetractionCommitted');
     expect(subscriber.errors).toEqual([]);
     await subscriber.close();
+    // The digests do see writes (so the refusals above, which left them equal, wrote nothing).
+    const after = await tableDigests(s.db.store);
+    const changed = Object.keys(after).filter((t) => after[t] !== before[t]).sort();
+    expect(changed).toEqual(expect.arrayContaining(['agents', 'beliefs', 'contradictions', 'effect_kinds', 'effects', 'events', 'retractions', 'reversals']));
   });
 });

@@ -146,14 +146,11 @@ export async function tableNames(store: Store): Promise<string[]> {
  */
 export async function tableDigests(store: Store): Promise<Record<string, string>> {
   const tables = await tableNames(store);
+  // One statement for all tables (one round trip), in one snapshot.
+  const parts = tables.map((t) => sql`SELECT ${t}::text AS t, count(*)::int AS n, md5(string_agg(x::text, ',' ORDER BY x::text)) AS d FROM ${sql.table(t)} x`);
   return store.db.transaction().setIsolationLevel('repeatable read').execute(async (tx) => {
     await sql`SET LOCAL row_security = off`.execute(tx);
-    const out: Record<string, string> = {};
-    for (const t of tables) {
-      const r = await sql<{ d: string | null; n: number }>`
-        SELECT md5(string_agg(x::text, ',' ORDER BY x::text)) AS d, count(*)::int AS n FROM ${sql.table(t)} x`.execute(tx);
-      out[t] = `${r.rows[0]!.n}:${r.rows[0]!.d ?? 'empty'}`;
-    }
-    return out;
+    const r = await sql<{ t: string; n: number; d: string | null }>`${sql.join(parts, sql` UNION ALL `)}`.execute(tx);
+    return Object.fromEntries(r.rows.map((x) => [x.t, `${x.n}:${x.d ?? 'empty'}`]));
   });
 }
