@@ -8,6 +8,8 @@ import { gid } from '../../src/api/ids';
 import { LocalEmbedder } from '../../src/embedding/local';
 import { checkInvariants } from '../../src/invariants/check';
 import { createApp } from '../../src/server/app';
+import { encodeCursor, headCursor } from '../../src/event/event.repository';
+import { readTx } from '../../src/store/tx';
 import type { Bench, BenchOptions, BenchResult, Cell, Target } from './lib/bench';
 import { inChild } from './lib/child';
 import { fmtCount, fmtMs } from './lib/report';
@@ -26,7 +28,7 @@ import { lineChart } from './lib/svg';
 const FLEET = 'bench';
 const SELF = fileURLToPath(import.meta.url);
 const TOKEN = 'bench-bootstrap-token-0123456789';
-const SUBSCRIPTION = `subscription { retractionEvents { __typename at } }`;
+const SUBSCRIPTION = `subscription($after: String) { retractionEvents(after: $after) { __typename at } }`;
 
 interface ChildInput {
   http: string;
@@ -35,6 +37,8 @@ interface ChildInput {
   subscribers: number;
   probe: string;
   root: string;
+  /** Every subscriber starts after this cursor (the log's head before the probe), so none can start past the probe. */
+  after: string;
   timeoutMs: number;
 }
 
@@ -84,7 +88,7 @@ export async function work(t: ChildInput): Promise<ChildOutput> {
         on: { connected: () => { acked++; poke(); } },
       });
       clients.push(client);
-      client.subscribe<{ retractionEvents: { __typename: string; at: string } }>({ query: SUBSCRIPTION }, {
+      client.subscribe<{ retractionEvents: { __typename: string; at: string } }>({ query: SUBSCRIPTION, variables: { after: t.after } }, {
         next: (m) => {
           const e = m.data?.retractionEvents;
           if (!e) { s.error = m.errors ?? m; poke(); return; }
@@ -150,6 +154,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
   let out: ChildOutput;
   let eventRowAt: string;
   let cascadeMs: number | null = null;
+  let tailReads: number | null = null;
   try {
     const store = await db.open(Number(opts.flags['server-pool'] ?? 10));
     try {
@@ -190,13 +195,28 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
       try {
         await app.listen();
         const base = app.url();
+        const after = encodeCursor(await readTx(store, FLEET, (tx) => headCursor(tx)));
+        const xacts = async () => {
+          if (opts.engine !== 'postgres') return null;
+          const oq = await db.owner();
+          try {
+            const [x] = await oq.query<{ n: string }>(`SELECT pg_stat_force_next_flush(), (SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database())::text AS n`);
+            return Number(x!.n);
+          } finally {
+            await oq.close();
+          }
+        };
+        const x0 = await xacts();
         opts.log(`fanout: ${subscribers} subscribers, cascade of ${fmtCount(n)} on ${opts.engine}`);
         const r = await time('subscribe, probe, measured retraction (child)', () =>
           inChild<ChildInput, ChildOutput>(SELF, {
             http: `${base}/graphql`, ws: `${base.replace(/^http/, 'ws')}/graphql`, token, subscribers,
-            probe: gid('Belief', probe), root: gid('Belief', root), timeoutMs: Number(opts.flags['timeout-ms'] ?? 120_000),
+            probe: gid('Belief', probe), root: gid('Belief', root), after, timeoutMs: Number(opts.flags['timeout-ms'] ?? 120_000),
           }, { timeoutMs: 10 * 60_000 }));
         out = r.output;
+        await new Promise((res) => setTimeout(res, 1500));
+        const x1 = await xacts();
+        tailReads = x0 !== null && x1 !== null ? x1 - x0 : null;
       } finally {
         await app.close();
       }
@@ -216,11 +236,18 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
   const fromResponse = o.received.map((x) => x.at - o.respondedAt).sort((a, b) => a - b);
   const fromEventAt = o.received.map((x) => x.at - Date.parse(x.eventAt)).sort((a, b) => a - b);
   const fromSend = o.received.map((x) => x.at - o.sentAt).sort((a, b) => a - b);
-  const wrongCounts = o.received.filter((x) => x.beliefRetracted !== n).length;
-  if (wrongCounts > 0) throw new Error(`${wrongCounts} subscribers did not receive exactly ${n} BeliefRetracted events (got ${[...new Set(o.received.map((x) => x.beliefRetracted))].join(", ")})`);
+  // Between the probe's RetractionCommitted and the cascade's: RetractionStarted, n BeliefRetracted, RetractionCommitted — no loss, no duplicate.
+  const wrongCounts = o.received.filter((x) => x.beliefRetracted !== n || x.events !== n + 2).length;
+  if (wrongCounts > 0) throw new Error(`${wrongCounts} subscribers did not receive exactly ${n} BeliefRetracted events and ${n + 2} events in all (got ${[...new Set(o.received.map((x) => `${x.beliefRetracted}/${x.events}`))].join(', ')})`);
+  const firstAt = Math.min(...o.received.map((x) => x.at));
+  const fromFirst = o.received.map((x) => x.at - firstAt).sort((a, b) => a - b);
   const p99 = pct(fromResponse, 99);
+  const p99At = pct(fromEventAt, 99);
+  const p99First = pct(fromFirst, 99);
   const targets: Target[] = [
-    { label: `p99 over ${subscribers} subscribers, retractBelief HTTP response → RetractionCommitted received (${fmtCount(n)} cascade)`, figure: fmtMs(p99), limit: '250 ms', ratio: `${(p99 / 250).toFixed(2)}×`, target: '≤ 250 ms', met: p99 <= 250 },
+    { label: `p99 over ${subscribers} subscribers, event row's at → RetractionCommitted received (${fmtCount(n)} cascade; at is the transaction's start, an upper bound)`, figure: fmtMs(p99At), limit: '250 ms', ratio: `${(p99At / 250).toFixed(2)}×`, target: '≤ 250 ms', met: p99At <= 250 },
+    { label: 'p99 from the first subscriber\'s receipt (a lower bound: the commit came before it)', figure: fmtMs(p99First), limit: '250 ms', ratio: `${(p99First / 250).toFixed(2)}×`, target: '≤ 250 ms', met: p99First <= 250 },
+    { label: `p99 from the retractBelief HTTP response (it arrived ${fmtMs(o.respondedAt - o.sentAt)} after the request)`, figure: fmtMs(p99), limit: '250 ms', ratio: `${(p99 / 250).toFixed(2)}×`, target: '≤ 250 ms', met: p99 <= 250 },
   ];
   const row = (label: string, xs: number[]): Cell[] => [label, fmtMs(xs[0]!), fmtMs(pct(xs, 50)), fmtMs(pct(xs, 99)), fmtMs(xs[xs.length - 1]!)];
   caveats.push(
@@ -228,7 +255,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
     'subscribers and the HTTP client run in ONE child process (their parsing is not on the server\'s event loop); times are that process\'s clock (performance.timeOrigin + now)',
     `the event row's \`at\` is its transaction's now() — the START of the retraction's transaction, so "from at" includes the cascade's own time${cascadeMs !== null ? ` (RetractionStarted → RetractionCommitted \`at\` differ by ${cascadeMs} ms, same transaction, so 0 expected)` : ''}`,
     `each subscriber receives ${n} BeliefRetracted + RetractionStarted + RetractionCommitted (${fmtCount(subscribers * (n + 2))} messages in all)`,
-    'a probe retraction first, until every subscriber has seen it (so each is live and past "from now"), then 500 ms idle',
+    'every subscriber starts after the same cursor (the log head before the probe); a probe retraction first, until every subscriber has seen it (so each is live), then 500 ms idle',
     `machine heavily loaded by other work: load average at the end ${o.loadavg.map((x) => x.toFixed(1)).join(' ')} on ${os.cpus().length} CPUs`,
   );
   const chart = lineChart({
@@ -243,12 +270,13 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
     targets,
     table: {
       columns: ['RetractionCommitted received, measured from', 'min', 'p50', 'p99', 'max'],
-      rows: [row('retractBelief HTTP response arrived', fromResponse), row('retractBelief request sent', fromSend), row("event row's at (transaction start)", fromEventAt)],
+      rows: [row('retractBelief HTTP response arrived', fromResponse), row('retractBelief request sent', fromSend), row("event row's at (transaction start)", fromEventAt), row("the first subscriber's receipt", fromFirst)],
       notes: [
         `retractBelief HTTP round trip ${fmtMs(o.respondedAt - o.sentAt)}; ${subscribers} connections acknowledged in ${fmtMs(o.connectMs)}; probe seen by all in ${fmtMs(o.probeMs)}; RetractionCommitted row at ${eventRowAt!}`,
+        `database transactions during subscribe + probe + measured retraction (pg_stat_database, all sessions of this database): ${tailReads ?? 'n/a'}`,
       ],
     },
-    data: { n, subscribers, output: o, eventRowAt: eventRowAt!, cascadeMs, fromResponse, fromEventAt, fromSend },
+    data: { n, subscribers, output: o, eventRowAt: eventRowAt!, cascadeMs, fromResponse, fromEventAt, fromSend, fromFirst, tailReads },
     charts: [{ name: `fanout-${opts.engine}-delivery`, svg: chart }],
     phases,
     caveats,

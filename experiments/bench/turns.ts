@@ -45,6 +45,8 @@ interface ArmResult {
   retries: number;
   outcomes: Record<string, number>;
   errors: number;
+  /** The first failed turn's message (a turn fails when its retries are exhausted or the answer is an error). */
+  firstError: string | null;
   loadavg: number[];
 }
 
@@ -132,7 +134,8 @@ function finish(arm: ArmKind, workload: Workload, clients: number, r: Awaited<Re
   const commits = r.latencies.length;
   return {
     arm, workload, clients, seconds: r.elapsed, commits, perSecond: commits / r.elapsed,
-    p50: pct(r.latencies, 50), p99: pct(r.latencies, 99), retries, outcomes: r.outcomes, errors: r.errors, loadavg: os.loadavg(),
+    p50: pct(r.latencies, 50), p99: pct(r.latencies, 99), retries, outcomes: r.outcomes, errors: r.errors,
+    firstError: r.firstError ? String((r.firstError as Error).message ?? r.firstError).slice(0, 300) : null, loadavg: os.loadavg(),
   };
 }
 
@@ -343,6 +346,7 @@ function report(results: ArmResult[], concurrency: number[], caveats: string[], 
         'of raw = GraphQL commits/s ÷ raw-SQL commits/s at the same workload and client count; latency = one turn from send to answer, retries included',
         'retries: GraphQL = txStats.retries on the server (SQLSTATE 40001/40P01 retried by src/store/tx.ts); raw = 40001/40P01 caught and retried by the raw arm',
         `arms measured: ${concurrency.join(', ')} clients`,
+        ...results.filter((r) => r.firstError).map((r) => `${r.arm} ${r.workload} × ${r.clients}: ${r.errors} failed turns, first: ${r.firstError}`),
       ],
     },
     data: { results },
