@@ -66,7 +66,7 @@ export async function loadJustifications(ctx: Context, beliefIds: readonly strin
 export async function loadEffectIdsByBelief(ctx: Context, beliefIds: readonly string[]): Promise<string[][]> {
   const rows = await fleetRead(ctx, async (tx) =>
     (await sql<{ belief_id: string; effect_id: string }>`
-      SELECT belief_id::text, effect_id::text FROM effect_supports WHERE belief_id = ANY(${ids(beliefIds)}::bigint[]) ORDER BY effect_id`.execute(tx)).rows,
+      SELECT belief_id::text, effect_id::text FROM effect_supports WHERE belief_id = ANY(${ids(beliefIds)}::bigint[]) ORDER BY effect_supports.effect_id`.execute(tx)).rows,
   );
   return grouped(beliefIds, rows, (r) => r.belief_id).map((g) => g.map((r) => r.effect_id));
 }
@@ -74,7 +74,7 @@ export async function loadEffectIdsByBelief(ctx: Context, beliefIds: readonly st
 export async function loadSupportIdsByEffect(ctx: Context, effectIds: readonly string[]): Promise<string[][]> {
   const rows = await fleetRead(ctx, async (tx) =>
     (await sql<{ belief_id: string; effect_id: string }>`
-      SELECT belief_id::text, effect_id::text FROM effect_supports WHERE effect_id = ANY(${ids(effectIds)}::bigint[]) ORDER BY belief_id`.execute(tx)).rows,
+      SELECT belief_id::text, effect_id::text FROM effect_supports WHERE effect_id = ANY(${ids(effectIds)}::bigint[]) ORDER BY effect_supports.belief_id`.execute(tx)).rows,
   );
   return grouped(effectIds, rows, (r) => r.effect_id).map((g) => g.map((r) => r.belief_id));
 }

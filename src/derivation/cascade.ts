@@ -116,12 +116,13 @@ export function reversalKey(effectIdempotencyKey: string): string {
 /** Beliefs that rest on something this retraction took down but still stand (another justification holds, or grounded). */
 export async function survivorIds(tx: Tx, retractionId: string, limit: number): Promise<string[]> {
   const r = await sql<{ id: string }>`
-    SELECT DISTINCT j.belief_id::text AS id
-      FROM beliefs f
-      JOIN justification_premises p ON p.premise_id = f.id
-      JOIN justifications j ON j.id = p.justification_id
-      JOIN beliefs b ON b.id = j.belief_id
-     WHERE f.retraction_id = ${retractionId} AND b.status = 'ACTIVE'
-     ORDER BY 1 LIMIT ${limit}`.execute(tx);
+    SELECT s.id::text AS id FROM (
+      SELECT DISTINCT j.belief_id AS id
+        FROM beliefs f
+        JOIN justification_premises p ON p.premise_id = f.id
+        JOIN justifications j ON j.id = p.justification_id
+        JOIN beliefs b ON b.id = j.belief_id
+       WHERE f.retraction_id = ${retractionId} AND b.status = 'ACTIVE') s
+     ORDER BY s.id LIMIT ${limit}`.execute(tx);
   return r.rows.map((x) => x.id);
 }

@@ -225,7 +225,7 @@ export async function stuckInTx(tx: Tx, fleet: string, resendWindowMs: number, l
       FROM reversals
      WHERE fleet_id = ${fleet} AND status = 'DISPATCHED' AND lease_expires_at < now()
        AND dispatched_at <= now() - make_interval(secs => ${resendWindowMs}::bigint / 1000.0)
-     ORDER BY id LIMIT ${limit}`.execute(tx);
+     ORDER BY reversals.id LIMIT ${limit}`.execute(tx);
   return r.rows;
 }
 

@@ -142,7 +142,7 @@ export async function getReceipt(tx: Tx, fleet: string, args: ReceiptArgs): Prom
     if (!b.retraction_id) throw new DomainError('NOT_FOUND', `beliefId: belief ${beliefId} (${b.claim_key}) is ACTIVE; no retraction took it down`, 'beliefId');
     id = b.retraction_id;
   } else {
-    const newest = await sql<{ id: string }>`SELECT id::text AS id FROM retractions WHERE fleet_id = ${fleet} ORDER BY id DESC LIMIT 1`.execute(tx);
+    const newest = await sql<{ id: string }>`SELECT id::text AS id FROM retractions WHERE fleet_id = ${fleet} ORDER BY retractions.id DESC LIMIT 1`.execute(tx);
     if (!newest.rows[0]) throw new DomainError('NOT_FOUND', `fleet ${fleet} has no retractions yet`);
     id = newest.rows[0].id;
   }

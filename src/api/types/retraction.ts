@@ -59,13 +59,13 @@ RetractionRef.implement({
       type: [EffectRef],
       description: 'PENDING effects this retraction cancelled.',
       resolve: (r, _a, ctx) =>
-        fleetRead(ctx, async (tx) => (await sql<{ id: string }>`SELECT id::text FROM effects WHERE cancelled_by = ${r.id} ORDER BY id`.execute(tx)).rows.map((x) => x.id)),
+        fleetRead(ctx, async (tx) => (await sql<{ id: string }>`SELECT id::text FROM effects WHERE cancelled_by = ${r.id} ORDER BY effects.id`.execute(tx)).rows.map((x) => x.id)),
     }),
     reversals: t.field({
       type: [ReversalRef],
       description: 'Reversals recorded for executed effects it reached (owed or unreachable).',
       resolve: (r, _a, ctx) =>
-        fleetRead(ctx, async (tx) => (await sql<{ id: string }>`SELECT id::text FROM reversals WHERE retraction_id = ${r.id} ORDER BY id`.execute(tx)).rows.map((x) => x.id)),
+        fleetRead(ctx, async (tx) => (await sql<{ id: string }>`SELECT id::text FROM reversals WHERE retraction_id = ${r.id} ORDER BY reversals.id`.execute(tx)).rows.map((x) => x.id)),
     }),
     totals: t.field({ type: TotalsRef, description: 'Counts and money, per currency.', resolve: (r, _a, ctx) => fleetRead(ctx, (tx) => totalsFor(tx, r.id)) }),
   }),
