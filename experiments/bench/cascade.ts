@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -348,6 +349,8 @@ interface Row {
   serviceRssPeakBytes: number;
   serviceMaxRssBytes: number;
   measurements: Record<string, Measurement>;
+  /** 1-minute load average of the machine right after the scenario (other processes share it). */
+  load1: number;
   statements: Record<string, number | undefined>;
 }
 
@@ -372,6 +375,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
   const perBeliefEverywhere = f['per-belief-everywhere'] === true;
   const hnswEverywhere = f['hnsw-everywhere'] === true;
   let hnswDefs: string[] = [];
+  const vacuums: Array<{ store: string; hnsw: boolean; ms: number }> = [];
   const stores = f['no-unrelated'] === true || unrelated === 0 ? [0] : f['only-unrelated'] === true ? [unrelated] : [0, unrelated];
   const phases: Record<string, number> = {};
   const rows: Row[] = [];
@@ -386,155 +390,194 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
     }
   };
 
-  for (const u of stores) {
+  interface Prepared { u: number; label: string; db: BenchDb; loader: Loader; graphs: Graph[]; buildHnsw: boolean }
+  const prepared: Prepared[] = [];
+
+  /** Creates and loads one store: the graphs for every size and shape, plus u unrelated beliefs. */
+  const prepare = async (u: number): Promise<Prepared> => {
     const label = u === 0 ? 'graphs only' : `+${fmtCount(u)} unrelated`;
-    opts.log(`cascade: store "${label}" on ${opts.engine}`);
-    const db: BenchDb = await time(`create database (${label})`, () => freshDb(opts.engine, opts.serverUrl, 'retract_bench_cascade'));
+    opts.log(`cascade: loading store "${label}" on ${opts.engine}`);
+    const db: BenchDb = await time(`create database (${label})`, () => freshDb(opts.engine, opts.serverUrl, u === 0 ? 'retract_bench_cascade' : 'retract_bench_cascade_u'));
+    prepared.push({ u, label, db, loader: null as unknown as Loader, graphs: [], buildHnsw: false });
+    const P = prepared[prepared.length - 1]!;
+    const q = await db.owner();
+    let loader: Loader;
+    const graphs = P.graphs;
+    let hnsw: Array<{ indexname: string; indexdef: string }> = [];
+    // The HNSW build costs ~0.15–0.2 ms per belief here (4–5 min over 1.4M); retractions never touch the
+    // index (it is partial on ACTIVE, see db/migrations/0003), so by default only the graphs-only store has it.
+    const buildHnsw = u === 0 || hnswEverywhere;
+    P.buildHnsw = buildHnsw;
     try {
-      const q = await db.owner();
-      let loader: Loader;
-      const graphs: Graph[] = [];
-      let hnsw: Array<{ indexname: string; indexdef: string }> = [];
-      // The HNSW build costs ~0.15–0.2 ms per belief here (4–5 min over 1.4M); retractions never touch the
-      // index (it is partial on ACTIVE, see db/migrations/0003), so by default only the graphs-only store has it.
-      const buildHnsw = u === 0 || hnswEverywhere;
-      try {
-        versions ??= await engineVersionsOf(q);
-        await q.query(`INSERT INTO fleets (id) VALUES ('${FLEET}')`);
-        const [agent] = await q.query<{ id: string }>(`INSERT INTO agents (fleet_id, name, token_hash, scopes) VALUES ('${FLEET}', 'bench', md5(random()::text), '{beliefs:retract}') RETURNING id::text AS id`);
-        loader = new Loader(q, agent!.id, await vectorPool(q, vectors, poolSize));
-        hnsw = await q.query(`SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'beliefs' AND indexdef ILIKE '%using hnsw%'`);
-        hnswDefs = hnsw.map((i) => i.indexdef);
-        for (const i of hnsw) await q.query(`DROP INDEX ${i.indexname}`);
-        // The generator is consistent by construction: skip the per-row foreign-key triggers while loading
-        // (checked once afterwards), as a restore does. Only the loading session is affected.
-        await q.query(`SET session_replication_role = replica`);
-        await time(`load unrelated (${label})`, async () => {
-          if (u > 0) await loader.unrelated(u, opts.log);
-        });
-        await time(`load graphs (${label})`, async () => {
-          for (const n of sizes) {
-            for (const shape of shapes) {
-              for (const copy of ['service', 'bare', 'perBelief', 'explain'] as const) {
-                if (copy === 'perBelief' && (n > perBeliefMax || (u > 0 && !perBeliefEverywhere))) continue;
-                if (copy === 'explain' && !(explain && opts.engine === 'postgres' && n === Math.max(...sizes))) continue;
-                graphs.push(await loader.graph(shape, n, copy));
-              }
+      versions ??= await engineVersionsOf(q);
+      await q.query(`INSERT INTO fleets (id) VALUES ('${FLEET}')`);
+      const [agent] = await q.query<{ id: string }>(`INSERT INTO agents (fleet_id, name, token_hash, scopes) VALUES ('${FLEET}', 'bench', md5(random()::text), '{beliefs:retract}') RETURNING id::text AS id`);
+      loader = new Loader(q, agent!.id, await vectorPool(q, vectors, poolSize));
+      P.loader = loader;
+      hnsw = await q.query(`SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'beliefs' AND indexdef ILIKE '%using hnsw%'`);
+      hnswDefs = hnsw.map((i) => i.indexdef);
+      for (const i of hnsw) await q.query(`DROP INDEX ${i.indexname}`);
+      // The generator is consistent by construction: skip the per-row foreign-key triggers while loading
+      // (checked once afterwards), as a restore does. Only the loading session is affected.
+      await q.query(`SET session_replication_role = replica`);
+      await time(`load unrelated (${label})`, async () => {
+        if (u > 0) await loader.unrelated(u, opts.log);
+      });
+      await time(`load graphs (${label})`, async () => {
+        for (const n of sizes) {
+          for (const shape of shapes) {
+            for (const copy of ['service', 'bare', 'perBelief', 'explain'] as const) {
+              if (copy === 'perBelief' && (n > perBeliefMax || (u > 0 && !perBeliefEverywhere))) continue;
+              if (copy === 'explain' && !(explain && opts.engine === 'postgres' && n === Math.max(...sizes))) continue;
+              graphs.push(await loader.graph(shape, n, copy));
             }
-            opts.log(`  graphs of ${fmtCount(n)} loaded (${fmtCount(loader.beliefs)} beliefs so far)`);
           }
-        });
-        await q.query(`SET session_replication_role = origin`);
-        await time(`check references (${label})`, async () => {
-          const [bad] = await q.query<{ n: number }>(`SELECT
-              (SELECT count(*) FROM justification_premises p WHERE NOT EXISTS (SELECT 1 FROM beliefs b WHERE b.id = p.premise_id))
-            + (SELECT count(*) FROM justification_premises p WHERE NOT EXISTS (SELECT 1 FROM justifications j WHERE j.id = p.justification_id))
-            + (SELECT count(*) FROM justifications j WHERE NOT EXISTS (SELECT 1 FROM beliefs b WHERE b.id = j.belief_id))
-            + (SELECT count(*) FROM beliefs b WHERE NOT EXISTS (SELECT 1 FROM claims c WHERE c.fleet_id = b.fleet_id AND c.key = b.claim_key)) AS n`);
-          if (Number(bad!.n) !== 0) throw new Error(`the generator wrote ${bad!.n} dangling references`);
-        });
-        await q.query(`SELECT setval(pg_get_serial_sequence('beliefs', 'id'), (SELECT max(id) FROM beliefs))`);
-        await q.query(`SELECT setval(pg_get_serial_sequence('justifications', 'id'), (SELECT max(id) FROM justifications))`);
-        await time(`build HNSW index (${label})`, async () => {
-          await q.query(`SET maintenance_work_mem = '${opts.engine === 'postgres' ? '2GB' : '512MB'}'`);
-          // The heap is small (vectors live in TOAST), so the planner would build serially: ask for two workers.
-          await q.query(`SET max_parallel_maintenance_workers = 2`);
-          await q.query(`ALTER TABLE beliefs SET (parallel_workers = 2)`);
-          if (!buildHnsw) {
-            opts.log(`  HNSW index NOT rebuilt in this store (--hnsw-everywhere builds it): ${hnsw.map((i) => i.indexname).join(', ')}`);
-            return;
-          }
-          for (const i of hnsw) await q.query(i.indexdef);
-          await q.query(`ALTER TABLE beliefs RESET (parallel_workers)`);
-          opts.log(`  ${hnsw.map((i) => i.indexname).join(', ')} rebuilt over ${fmtCount(loader.beliefs)} beliefs`);
-        });
-        await time(`vacuum analyze + checkpoint (${label})`, async () => {
-          await q.query(`VACUUM (ANALYZE) beliefs, claims, justifications, justification_premises, events`);
-          await q.query(`CHECKPOINT`);
-        });
-      } finally {
-        await q.close();
-      }
-
-      for (const n of sizes) {
-        for (const shape of shapes) {
-          const of = (copy: Graph['copy']) => graphs.find((g) => g.n === n && g.shape === shape && g.copy === copy);
-          const base = { loc: db.location, agentId: loader.agentId, shape, n };
-          const m: Record<string, Measurement> = {};
-          const st: Record<string, number | undefined> = {};
-          const runs = (['service', 'bare', 'perBelief'] as const).filter((k) => of(k)).map((kind) => ({ kind, root: of(kind)!.root }));
-          const r = await time(`measure (${label})`, () => inChild<Task, TaskOutput[]>(SELF, { ...base, runs }));
-          const outs: Partial<Record<(typeof runs)[number]['kind'], TaskOutput>> = {};
-          runs.forEach((run, i) => {
-            const o = r.output[i]!;
-            const ms = r.measurements[i]!;
-            outs[run.kind] = o;
-            m[run.kind] = { ...ms, ms: ms.ms - o.checkMs };
-            st[run.kind] = o.statements;
-          });
-          const svc = outs.service!;
-          const bare = outs.bare!;
-          const pb = outs.perBelief ?? null;
-          const want = expectedRetracted(shape, n);
-          const wrong: string[] = [];
-          if (svc.fingerprint.count !== want) wrong.push(`retractBelief retracted ${svc.fingerprint.count}, the generator expects ${want}`);
-          if (bare.fingerprint.md5 !== svc.fingerprint.md5) wrong.push(`the bare-SQL limit retracted a different set (${bare.fingerprint.count}) than retractBelief (${svc.fingerprint.count})`);
-          if (pb && pb.fingerprint.md5 !== svc.fingerprint.md5) wrong.push(`the per-belief traversal retracted a different set (${pb.fingerprint.count}) than retractBelief`);
-          if (pb && pb.fingerprint.maxDepth !== svc.fingerprint.maxDepth) wrong.push(`cascade depth ${svc.fingerprint.maxDepth} differs from the per-belief traversal's ${pb.fingerprint.maxDepth}`);
-          const rc = svc.receipt!;
-          if (rc.beliefsRetracted !== want || rc.eventIds !== want) wrong.push(`receipt counts ${rc.beliefsRetracted} beliefs and its events ${rc.eventIds}, expected ${want}`);
-          if (rc.stillActive !== n - want) wrong.push(`${rc.stillActive} beliefs of the graph still ACTIVE, expected ${n - want} survivors`);
-          if (wrong.length) throw new Error(`cascade ${shape} ${fmtCount(n)} (${label}): ${wrong.join('; ')}`);
-          const ex = of('explain');
-          if (ex) {
-            fs.mkdirSync(RESULTS_DIR, { recursive: true });
-            const file = path.join(RESULTS_DIR, `cascade-explain-${opts.engine}-${shape}-${fmtCount(n)}-${u === 0 ? 'graphs' : 'unrelated'}.txt`);
-            const x = await inChild<Task, TaskOutput[]>(SELF, { ...base, runs: [{ kind: 'service', root: ex.root }], explainFile: file });
-            if (x.output[0]!.fingerprint.md5 !== svc.fingerprint.md5) throw new Error('the explained cascade retracted a different set');
-            opts.log(`  (explain) ${shape} ${fmtCount(n)} under auto_explain took ${fmtMs(x.measurements[0]!.ms)}; plans → ${file}`);
-          }
-          rows.push({
-            store: label,
-            storeBeliefs: loader.beliefs,
-            hnsw: buildHnsw,
-            unrelated: u,
-            shape,
-            n,
-            retracted: svc.fingerprint.count,
-            survivors: n - svc.fingerprint.count,
-            levels: rc.levels,
-            serviceMs: m.service!.ms,
-            bareMs: m.bare!.ms,
-            perBeliefMs: m.perBelief?.ms ?? null,
-            serviceRssPeakBytes: m.service!.rssPeakSampledBytes,
-            serviceMaxRssBytes: m.service!.maxRssBytes,
-            measurements: m,
-            statements: st,
-          });
-          const last = rows[rows.length - 1]!;
-          opts.log(`  ${shape} ${fmtCount(n)}: retractBelief ${fmtMs(last.serviceMs)}, limit ${fmtMs(last.bareMs)}${last.perBeliefMs !== null ? `, per-belief ${fmtMs(last.perBeliefMs)}` : ''}, peak RSS ${fmtMB(last.serviceMaxRssBytes)}`);
+          opts.log(`  graphs of ${fmtCount(n)} loaded (${fmtCount(loader.beliefs)} beliefs so far)`);
         }
-      }
-
-      if (f['skip-invariants'] !== true) {
-        await time(`check invariants (${label})`, async () => {
-          const store = await db.open(1);
-          try {
-            const v = await checkInvariants(store);
-            if (v.length > 0) throw new Error(`invariants violated after the cascade runs (${label}):\n${JSON.stringify(v, null, 2).slice(0, 4000)}`);
-          } finally {
-            await store.close();
-          }
-        });
-      }
+      });
+      await q.query(`SET session_replication_role = origin`);
+      await time(`check references (${label})`, async () => {
+        const [bad] = await q.query<{ n: number }>(`SELECT
+            (SELECT count(*) FROM justification_premises p WHERE NOT EXISTS (SELECT 1 FROM beliefs b WHERE b.id = p.premise_id))
+          + (SELECT count(*) FROM justification_premises p WHERE NOT EXISTS (SELECT 1 FROM justifications j WHERE j.id = p.justification_id))
+          + (SELECT count(*) FROM justifications j WHERE NOT EXISTS (SELECT 1 FROM beliefs b WHERE b.id = j.belief_id))
+          + (SELECT count(*) FROM beliefs b WHERE NOT EXISTS (SELECT 1 FROM claims c WHERE c.fleet_id = b.fleet_id AND c.key = b.claim_key)) AS n`);
+        if (Number(bad!.n) !== 0) throw new Error(`the generator wrote ${bad!.n} dangling references`);
+      });
+      await q.query(`SELECT setval(pg_get_serial_sequence('beliefs', 'id'), (SELECT max(id) FROM beliefs))`);
+      await q.query(`SELECT setval(pg_get_serial_sequence('justifications', 'id'), (SELECT max(id) FROM justifications))`);
+      await time(`build HNSW index (${label})`, async () => {
+        await q.query(`SET maintenance_work_mem = '${opts.engine === 'postgres' ? '2GB' : '512MB'}'`);
+        // The heap is small (vectors live in TOAST), so the planner would build serially: ask for two workers.
+        await q.query(`SET max_parallel_maintenance_workers = 2`);
+        if (!buildHnsw) {
+          opts.log(`  HNSW index NOT rebuilt in this store (--hnsw-everywhere builds it): ${hnsw.map((i) => i.indexname).join(', ')}`);
+          return;
+        }
+        await q.query(`ALTER TABLE beliefs SET (parallel_workers = 2)`);
+        for (const i of hnsw) await q.query(i.indexdef);
+        await q.query(`ALTER TABLE beliefs RESET (parallel_workers)`);
+        opts.log(`  ${hnsw.map((i) => i.indexname).join(', ')} rebuilt over ${fmtCount(loader.beliefs)} beliefs`);
+      });
+      await time(`vacuum analyze + checkpoint (${label})`, async () => {
+        await q.query(`VACUUM (ANALYZE) beliefs, claims, justifications, justification_premises, events`);
+        // Each cascade leaves 1k–100k dead row versions whose (ACTIVE) HNSW entries vacuum must clean out:
+        // an autovacuum of beliefs triggered by one scenario would run beside the next one. Measured
+        // separately below instead.
+        for (const t of ['beliefs', 'events', 'retractions']) await q.query(`ALTER TABLE ${t} SET (autovacuum_enabled = false)`);
+        await q.query(`CHECKPOINT`);
+      });
     } finally {
-      if (f.keep === true) opts.log(`  kept ${JSON.stringify(db.location)}`);
-      else await time(`drop database (${label})`, () => db.drop());
+      await q.close();
+    }
+    return P;
+  };
+
+  /** Measures one scenario of one store in a child process and checks what was retracted. */
+  const measureOne = async (P: Prepared, n: number, shape: Shape): Promise<void> => {
+    const { u, label, db, loader, graphs, buildHnsw } = P;
+    const of = (copy: Graph['copy']) => graphs.find((g) => g.n === n && g.shape === shape && g.copy === copy);
+    const base = { loc: db.location, agentId: loader.agentId, shape, n };
+    const m: Record<string, Measurement> = {};
+    const st: Record<string, number | undefined> = {};
+    const runs = (['service', 'bare', 'perBelief'] as const).filter((k) => of(k)).map((kind) => ({ kind, root: of(kind)!.root }));
+    const r = await time(`measure (${label})`, () => inChild<Task, TaskOutput[]>(SELF, { ...base, runs }));
+    const outs: Partial<Record<(typeof runs)[number]['kind'], TaskOutput>> = {};
+    runs.forEach((run, i) => {
+      const o = r.output[i]!;
+      const ms = r.measurements[i]!;
+      outs[run.kind] = o;
+      m[run.kind] = { ...ms, ms: ms.ms - o.checkMs };
+      st[run.kind] = o.statements;
+    });
+    const svc = outs.service!;
+    const bare = outs.bare!;
+    const pb = outs.perBelief ?? null;
+    const want = expectedRetracted(shape, n);
+    const wrong: string[] = [];
+    if (svc.fingerprint.count !== want) wrong.push(`retractBelief retracted ${svc.fingerprint.count}, the generator expects ${want}`);
+    if (bare.fingerprint.md5 !== svc.fingerprint.md5) wrong.push(`the bare-SQL limit retracted a different set (${bare.fingerprint.count}) than retractBelief (${svc.fingerprint.count})`);
+    if (pb && pb.fingerprint.md5 !== svc.fingerprint.md5) wrong.push(`the per-belief traversal retracted a different set (${pb.fingerprint.count}) than retractBelief`);
+    if (pb && pb.fingerprint.maxDepth !== svc.fingerprint.maxDepth) wrong.push(`cascade depth ${svc.fingerprint.maxDepth} differs from the per-belief traversal's ${pb.fingerprint.maxDepth}`);
+    const rc = svc.receipt!;
+    if (rc.beliefsRetracted !== want || rc.eventIds !== want) wrong.push(`receipt counts ${rc.beliefsRetracted} beliefs and its events ${rc.eventIds}, expected ${want}`);
+    if (rc.stillActive !== n - want) wrong.push(`${rc.stillActive} beliefs of the graph still ACTIVE, expected ${n - want} survivors`);
+    if (wrong.length) throw new Error(`cascade ${shape} ${fmtCount(n)} (${label}): ${wrong.join('; ')}`);
+    const ex = of('explain');
+    if (ex) {
+      fs.mkdirSync(RESULTS_DIR, { recursive: true });
+      const file = path.join(RESULTS_DIR, `cascade-explain-${opts.engine}-${shape}-${fmtCount(n)}-${u === 0 ? 'graphs' : 'unrelated'}.txt`);
+      const x = await inChild<Task, TaskOutput[]>(SELF, { ...base, runs: [{ kind: 'service', root: ex.root }], explainFile: file });
+      if (x.output[0]!.fingerprint.md5 !== svc.fingerprint.md5) throw new Error('the explained cascade retracted a different set');
+      opts.log(`  (explain) ${shape} ${fmtCount(n)} under auto_explain took ${fmtMs(x.measurements[0]!.ms)}; plans → ${file}`);
+    }
+    rows.push({
+      store: label,
+      storeBeliefs: loader.beliefs,
+      hnsw: buildHnsw,
+      unrelated: u,
+      shape,
+      n,
+      retracted: svc.fingerprint.count,
+      survivors: n - svc.fingerprint.count,
+      levels: rc.levels,
+      serviceMs: m.service!.ms,
+      bareMs: m.bare!.ms,
+      perBeliefMs: m.perBelief?.ms ?? null,
+      serviceRssPeakBytes: m.service!.rssPeakSampledBytes,
+      serviceMaxRssBytes: m.service!.maxRssBytes,
+      measurements: m,
+      load1: os.loadavg()[0]!,
+      statements: st,
+    });
+    const last = rows[rows.length - 1]!;
+    opts.log(`  [${label}] ${shape} ${fmtCount(n)}: retractBelief ${fmtMs(last.serviceMs)}, limit ${fmtMs(last.bareMs)}${last.perBeliefMs !== null ? `, per-belief ${fmtMs(last.perBeliefMs)}` : ''}, peak RSS ${fmtMB(last.serviceMaxRssBytes)}`);
+  };
+
+  /** After every scenario of a store: one timed VACUUM of beliefs, the invariant check, drop. */
+  const finish = async (P: Prepared): Promise<void> => {
+    const { label, db, buildHnsw } = P;
+    await time(`vacuum after the cascades (${label})`, async () => {
+      const q2 = await db.owner();
+      try {
+        const t0 = performance.now();
+        await q2.query(`VACUUM beliefs`);
+        vacuums.push({ store: label, hnsw: buildHnsw, ms: performance.now() - t0 });
+        opts.log(`  VACUUM beliefs after the cascades (dead versions of every retracted belief${buildHnsw ? ', their HNSW entries included' : ''}): ${fmtMs(performance.now() - t0)}`);
+        for (const t of ['beliefs', 'events', 'retractions']) await q2.query(`ALTER TABLE ${t} RESET (autovacuum_enabled)`);
+      } finally {
+        await q2.close();
+      }
+    });
+    if (f['skip-invariants'] !== true) {
+      await time(`check invariants (${label})`, async () => {
+        const store = await db.open(1);
+        try {
+          const v = await checkInvariants(store);
+          if (v.length > 0) throw new Error(`invariants violated after the cascade runs (${label}):\n${JSON.stringify(v, null, 2).slice(0, 4000)}`);
+        } finally {
+          await store.close();
+        }
+      });
+    }
+  };
+
+  try {
+    for (const u of stores) await prepare(u);
+    // Stores alternate scenario by scenario, so a drift in the machine's load affects both alike.
+    for (const n of sizes) for (const shape of shapes) for (const P of prepared) await measureOne(P, n, shape);
+    for (const P of prepared) await finish(P);
+  } finally {
+    for (const P of prepared) {
+      if (f.keep === true) opts.log(`  kept ${JSON.stringify(P.db.location)}`);
+      else await time(`drop database (${P.label})`, () => P.db.drop());
     }
   }
 
   caveats.push(`HNSW index on beliefs as migrated: ${hnswDefs.join('; ') || 'none'}${stores.some((x) => x > 0) && !hnswEverywhere ? ' — built in the graphs-only store only (--hnsw-everywhere builds it in the unrelated store too)' : ''}`);
-  return report(rows, sizes, stores, { unrelated, phases, caveats, versions, engine: opts.engine, vectors, poolSize });
+  caveats.push('autovacuum is off on beliefs, events and retractions while measuring; one VACUUM of beliefs after all cascades of a store is timed instead: ' +
+    vacuums.map((v) => `${v.store}${v.hnsw ? ' (with HNSW)' : ''} ${fmtMs(v.ms)}`).join(', '));
+  return report(rows, sizes, stores, { unrelated, phases, caveats, versions, engine: opts.engine, vectors, poolSize, vacuums });
 }
 
 async function engineVersionsOf(q: OwnerSql): Promise<{ server: string; vector: string | null }> {
@@ -548,7 +591,10 @@ function report(
   rows: Row[],
   sizes: number[],
   stores: number[],
-  ctx: { unrelated: number; phases: Record<string, number>; caveats: string[]; versions: BenchResult['engineVersions']; engine: string; vectors: string; poolSize: number },
+  ctx: {
+    unrelated: number; phases: Record<string, number>; caveats: string[]; versions: BenchResult['engineVersions']; engine: string; vectors: string; poolSize: number;
+    vacuums: Array<{ store: string; hnsw: boolean; ms: number }>;
+  },
 ): BenchResult {
   const top = Math.max(...sizes);
   const targets: Target[] = [];
@@ -602,15 +648,16 @@ function report(
   );
 
   const table = {
-    columns: ['store', 'beliefs in store', 'HNSW', 'shape', 'blast radius', 'retracted', 'survivors', 'levels', 'retractBelief', 'bare-SQL limit', 'ratio', 'per-belief', 'speed-up', 'peak RSS'],
-    rows: rows.map((r): Cell[] => [
+    columns: ['store', 'beliefs in store', 'HNSW', 'shape', 'blast radius', 'retracted', 'survivors', 'levels', 'retractBelief', 'bare-SQL limit', 'ratio', 'per-belief', 'speed-up', 'peak RSS', 'load'],
+    rows: [...rows].sort((a, b) => a.unrelated - b.unrelated || a.n - b.n || SHAPES.indexOf(a.shape) - SHAPES.indexOf(b.shape)).map((r): Cell[] => [
       r.store, fmtCount(r.storeBeliefs), r.hnsw ? 'yes' : 'no', r.shape, fmtCount(r.n), r.retracted, r.survivors, r.levels,
       fmtMs(r.serviceMs), fmtMs(r.bareMs), fmtRatio(r.serviceMs / r.bareMs),
       r.perBeliefMs === null ? null : fmtMs(r.perBeliefMs), r.perBeliefMs === null ? null : fmtRatio(r.perBeliefMs / r.serviceMs),
-      fmtMB(r.serviceMaxRssBytes),
+      fmtMB(r.serviceMaxRssBytes), r.load1.toFixed(1),
     ]),
     notes: [
-      'ratio = retractBelief / bare-SQL limit; speed-up = per-belief traversal / retractBelief; peak RSS = kernel peak of the child process that ran retractBelief',
+      'ratio = retractBelief / bare-SQL limit; speed-up = per-belief traversal / retractBelief; peak RSS = kernel peak of the child process that ran retractBelief;',
+      `load = the machine's 1-minute load average after the scenario (${os.cpus().length} CPUs; other processes share them)`,
     ],
   };
 
@@ -635,7 +682,7 @@ function report(
   return {
     targets,
     table,
-    data: { rows, sizes, stores },
+    data: { rows, sizes, stores, vacuums: ctx.vacuums },
     charts,
     phases: ctx.phases,
     caveats: ctx.caveats,

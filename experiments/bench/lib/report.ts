@@ -17,7 +17,7 @@ export interface Environment {
   engineVersions: { server: string; vector: string | null } | null;
   node: string;
   packages: Record<string, string>;
-  machine: { cpus: number; cpuModel: string; memTotalMB: number; platform: string; release: string; arch: string };
+  machine: { cpus: number; cpuModel: string; memTotalMB: number; platform: string; release: string; arch: string; loadavg: number[] };
   git: { commit: string | null; dirty: boolean | null };
   command: string;
 }
@@ -48,6 +48,7 @@ export function environment(engine: string, engineVersions: Environment['engineV
       platform: os.platform(),
       release: os.release(),
       arch: os.arch(),
+      loadavg: os.loadavg().map((x) => +x.toFixed(2)),
     },
     git: { commit, dirty },
     command: process.argv.slice(2).join(' '),
@@ -59,7 +60,7 @@ export function describeEnvironment(env: Environment): string {
   return [
     `engine ${env.engine}${v ? ` (server ${v.server}, pgvector ${v.vector ?? 'none'})` : ''}`,
     `node ${env.node}; ${Object.entries(env.packages).map(([k, x]) => `${k} ${x}`).join(', ')}`,
-    `machine ${env.machine.cpus}× ${env.machine.cpuModel}, ${env.machine.memTotalMB} MB, ${env.machine.platform} ${env.machine.release}`,
+    `machine ${env.machine.cpus}× ${env.machine.cpuModel}, ${env.machine.memTotalMB} MB, ${env.machine.platform} ${env.machine.release}; load average ${env.machine.loadavg.join(' ')}`,
     `date ${env.date}; commit ${env.git.commit?.slice(0, 12) ?? 'unknown'}${env.git.dirty ? ' (working tree modified)' : ''}`,
   ].join('\n');
 }
