@@ -51,6 +51,8 @@ interface Graph {
   shape: Shape;
   n: number;
   copy: 'service' | 'bare' | 'perBelief' | 'explain';
+  /** Repetition number: service and bare copies are generated once per repetition. */
+  rep: number;
   /** Belief ids root … root+n-1 (the blast radius, root first); anchors follow. */
   root: number;
   anchors: number;
@@ -75,12 +77,12 @@ class Loader {
   constructor(private readonly q: OwnerSql, readonly agentId: string, private readonly pool: number) {}
 
   /** Inserts claims, beliefs (embedding from the vector pool), justifications and premises of one graph copy. */
-  async graph(shape: Shape, n: number, copy: Graph['copy']): Promise<Graph> {
+  async graph(shape: Shape, n: number, copy: Graph['copy'], rep = 0): Promise<Graph> {
     const B = this.nextBelief;
     const J = this.nextJustification;
     const A = shape === 'dag' ? Math.max(1, Math.floor(n / 100)) : 0;
     const m = n + A;
-    const prefix = `bench/${shape}-${fmtCount(n)}-${copy}/`;
+    const prefix = `bench/${shape}-${fmtCount(n)}-${copy}${rep ? `-${rep}` : ''}/`;
     await this.beliefRows(B, m, prefix, `i = 0 OR i >= ${n}`);
     await this.q.query(`INSERT INTO justifications (id, fleet_id, belief_id, created_by) OVERRIDING SYSTEM VALUE
       SELECT ${J} + i, '${FLEET}', ${B} + i, ${this.agentId} FROM generate_series(1, ${n - 1}) i`);
@@ -98,7 +100,7 @@ class Loader {
     }
     this.nextBelief += m;
     this.nextJustification += 2 * n;
-    return { shape, n, copy, root: B, anchors: A, firstJustification: J };
+    return { shape, n, copy, rep, root: B, anchors: A, firstJustification: J };
   }
 
   /**
@@ -348,6 +350,11 @@ interface Row {
   perBeliefMs: number | null;
   serviceRssPeakBytes: number;
   serviceMaxRssBytes: number;
+  /** Resident set of that process just before retractBelief (after start-up and opening the store). */
+  serviceRssBeforeBytes: number;
+  /** Every repetition's time (the row shows the median). */
+  serviceRuns: number[];
+  bareRuns: number[];
   measurements: Record<string, Measurement>;
   /** 1-minute load average of the machine right after the scenario (other processes share it). */
   load1: number;
@@ -373,6 +380,9 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
   const poolSize = parseCount(f['vector-pool'], 1000, 'vector-pool');
   const explain = f.explain === true;
   const perBeliefEverywhere = f['per-belief-everywhere'] === true;
+  // Small scenarios are cheap and noisy: service and limit run `repeat` times (fresh copies) and report the median.
+  const repeat = parseCount(f.repeat, 3, 'repeat');
+  const repeatsFor = (n: number) => (n <= 10_000 ? Math.max(1, repeat) : 1);
   const hnswEverywhere = f['hnsw-everywhere'] === true;
   let hnswDefs: string[] = [];
   const vacuums: Array<{ store: string; hnsw: boolean; ms: number }> = [];
@@ -426,11 +436,12 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
       await time(`load graphs (${label})`, async () => {
         for (const n of sizes) {
           for (const shape of shapes) {
-            for (const copy of ['service', 'bare', 'perBelief', 'explain'] as const) {
-              if (copy === 'perBelief' && (n > perBeliefMax || (u > 0 && !perBeliefEverywhere))) continue;
-              if (copy === 'explain' && !(explain && opts.engine === 'postgres' && n === Math.max(...sizes))) continue;
-              graphs.push(await loader.graph(shape, n, copy));
+            for (let rep = 0; rep < repeatsFor(n); rep++) {
+              graphs.push(await loader.graph(shape, n, 'service', rep));
+              graphs.push(await loader.graph(shape, n, 'bare', rep));
             }
+            if (n <= perBeliefMax && (u === 0 || perBeliefEverywhere)) graphs.push(await loader.graph(shape, n, 'perBelief'));
+            if (explain && opts.engine === 'postgres' && n === Math.max(...sizes)) graphs.push(await loader.graph(shape, n, 'explain'));
           }
           opts.log(`  graphs of ${fmtCount(n)} loaded (${fmtCount(loader.beliefs)} beliefs so far)`);
         }
@@ -476,26 +487,40 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
   /** Measures one scenario of one store in a child process and checks what was retracted. */
   const measureOne = async (P: Prepared, n: number, shape: Shape): Promise<void> => {
     const { u, label, db, loader, graphs, buildHnsw } = P;
-    const of = (copy: Graph['copy']) => graphs.find((g) => g.n === n && g.shape === shape && g.copy === copy);
+    const mine = graphs.filter((g) => g.n === n && g.shape === shape);
+    const of = (copy: Graph['copy']) => mine.find((g) => g.copy === copy);
     const base = { loc: db.location, agentId: loader.agentId, shape, n };
-    const m: Record<string, Measurement> = {};
-    const st: Record<string, number | undefined> = {};
-    const runs = (['service', 'bare', 'perBelief'] as const).filter((k) => of(k)).map((kind) => ({ kind, root: of(kind)!.root }));
+    // retractBelief first (so the child's peak RSS so far is its own), then the limit; repeated; per-belief last.
+    const order = [...mine.filter((g) => g.copy === 'service' || g.copy === 'bare').sort((a, b) => a.rep - b.rep || (a.copy === 'service' ? -1 : 1)), ...mine.filter((g) => g.copy === 'perBelief')];
+    const runs = order.map((g) => ({ kind: g.copy as 'service' | 'bare' | 'perBelief', root: g.root }));
     const r = await time(`measure (${label})`, () => inChild<Task, TaskOutput[]>(SELF, { ...base, runs }));
-    const outs: Partial<Record<(typeof runs)[number]['kind'], TaskOutput>> = {};
+    const byKind: Record<string, Array<{ o: TaskOutput; m: Measurement }>> = { service: [], bare: [], perBelief: [] };
     runs.forEach((run, i) => {
       const o = r.output[i]!;
       const ms = r.measurements[i]!;
-      outs[run.kind] = o;
-      m[run.kind] = { ...ms, ms: ms.ms - o.checkMs };
-      st[run.kind] = o.statements;
+      byKind[run.kind]!.push({ o, m: { ...ms, ms: ms.ms - o.checkMs } });
     });
-    const svc = outs.service!;
-    const bare = outs.bare!;
-    const pb = outs.perBelief ?? null;
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+    const m: Record<string, Measurement> = {};
+    const st: Record<string, number | undefined> = {};
+    for (const k of ['service', 'bare', 'perBelief']) {
+      const xs = byKind[k]!;
+      if (!xs.length) continue;
+      m[k] = { ...xs[0]!.m, ms: median(xs.map((x) => x.m.ms)) };
+      st[k] = xs[0]!.o.statements;
+    }
+    const svc = byKind.service![0]!.o;
+    const bare = byKind.bare![0]!.o;
+    const pb = byKind.perBelief![0]?.o ?? null;
     const want = expectedRetracted(shape, n);
     const wrong: string[] = [];
     if (svc.fingerprint.count !== want) wrong.push(`retractBelief retracted ${svc.fingerprint.count}, the generator expects ${want}`);
+    for (const x of [...byKind.service!, ...byKind.bare!]) {
+      if (x.o.fingerprint.md5 !== svc.fingerprint.md5) wrong.push(`a repetition retracted a different set (${x.o.fingerprint.count}) than the first retractBelief (${svc.fingerprint.count})`);
+    }
+    for (const x of byKind.service!.slice(1)) {
+      if (x.o.receipt!.beliefsRetracted !== want || x.o.receipt!.eventIds !== want) wrong.push(`a repeated receipt counts ${x.o.receipt!.beliefsRetracted} beliefs, expected ${want}`);
+    }
     if (bare.fingerprint.md5 !== svc.fingerprint.md5) wrong.push(`the bare-SQL limit retracted a different set (${bare.fingerprint.count}) than retractBelief (${svc.fingerprint.count})`);
     if (pb && pb.fingerprint.md5 !== svc.fingerprint.md5) wrong.push(`the per-belief traversal retracted a different set (${pb.fingerprint.count}) than retractBelief`);
     if (pb && pb.fingerprint.maxDepth !== svc.fingerprint.maxDepth) wrong.push(`cascade depth ${svc.fingerprint.maxDepth} differs from the per-belief traversal's ${pb.fingerprint.maxDepth}`);
@@ -524,8 +549,11 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
       serviceMs: m.service!.ms,
       bareMs: m.bare!.ms,
       perBeliefMs: m.perBelief?.ms ?? null,
-      serviceRssPeakBytes: m.service!.rssPeakSampledBytes,
-      serviceMaxRssBytes: m.service!.maxRssBytes,
+      serviceRssPeakBytes: byKind.service![0]!.m.rssPeakSampledBytes,
+      serviceMaxRssBytes: byKind.service![0]!.m.maxRssBytes,
+      serviceRssBeforeBytes: byKind.service![0]!.m.rssBeforeBytes,
+      serviceRuns: byKind.service!.map((x) => Math.round(x.m.ms)),
+      bareRuns: byKind.bare!.map((x) => Math.round(x.m.ms)),
       measurements: m,
       load1: os.loadavg()[0]!,
       statements: st,
@@ -577,7 +605,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
   caveats.push(`HNSW index on beliefs as migrated: ${hnswDefs.join('; ') || 'none'}${stores.some((x) => x > 0) && !hnswEverywhere ? ' — built in the graphs-only store only (--hnsw-everywhere builds it in the unrelated store too)' : ''}`);
   caveats.push('autovacuum is off on beliefs, events and retractions while measuring; one VACUUM of beliefs after all cascades of a store is timed instead: ' +
     vacuums.map((v) => `${v.store}${v.hnsw ? ' (with HNSW)' : ''} ${fmtMs(v.ms)}`).join(', '));
-  return report(rows, sizes, stores, { unrelated, phases, caveats, versions, engine: opts.engine, vectors, poolSize, vacuums });
+  return report(rows, sizes, stores, { unrelated, phases, caveats, versions, engine: opts.engine, vectors, poolSize, vacuums, repeat });
 }
 
 async function engineVersionsOf(q: OwnerSql): Promise<{ server: string; vector: string | null }> {
@@ -593,7 +621,7 @@ function report(
   stores: number[],
   ctx: {
     unrelated: number; phases: Record<string, number>; caveats: string[]; versions: BenchResult['engineVersions']; engine: string; vectors: string; poolSize: number;
-    vacuums: Array<{ store: string; hnsw: boolean; ms: number }>;
+    vacuums: Array<{ store: string; hnsw: boolean; ms: number }>; repeat: number;
   },
 ): BenchResult {
   const top = Math.max(...sizes);
@@ -648,15 +676,16 @@ function report(
   );
 
   const table = {
-    columns: ['store', 'beliefs in store', 'HNSW', 'shape', 'blast radius', 'retracted', 'survivors', 'levels', 'retractBelief', 'bare-SQL limit', 'ratio', 'per-belief', 'speed-up', 'peak RSS', 'load'],
+    columns: ['store', 'beliefs in store', 'HNSW', 'shape', 'blast radius', 'retracted', 'survivors', 'levels', 'retractBelief', 'bare-SQL limit', 'ratio', 'per-belief', 'speed-up', 'peak RSS', 'RSS rise', 'load'],
     rows: [...rows].sort((a, b) => a.unrelated - b.unrelated || a.n - b.n || SHAPES.indexOf(a.shape) - SHAPES.indexOf(b.shape)).map((r): Cell[] => [
       r.store, fmtCount(r.storeBeliefs), r.hnsw ? 'yes' : 'no', r.shape, fmtCount(r.n), r.retracted, r.survivors, r.levels,
       fmtMs(r.serviceMs), fmtMs(r.bareMs), fmtRatio(r.serviceMs / r.bareMs),
       r.perBeliefMs === null ? null : fmtMs(r.perBeliefMs), r.perBeliefMs === null ? null : fmtRatio(r.perBeliefMs / r.serviceMs),
-      fmtMB(r.serviceMaxRssBytes), r.load1.toFixed(1),
+      fmtMB(r.serviceMaxRssBytes), fmtMB(r.serviceMaxRssBytes - r.serviceRssBeforeBytes), r.load1.toFixed(1),
     ]),
     notes: [
-      'ratio = retractBelief / bare-SQL limit; speed-up = per-belief traversal / retractBelief; peak RSS = kernel peak of the child process that ran retractBelief;',
+      `times: median of ${ctx.repeat} runs (fresh copies) at ≤ 10k, one run above; ratio = retractBelief / bare-SQL limit; speed-up = per-belief traversal / retractBelief;`,
+      'peak RSS = kernel peak of the child process that ran retractBelief (start-up and the open store included); RSS rise = that peak minus its RSS just before the call;',
       `load = the machine's 1-minute load average after the scenario (${os.cpus().length} CPUs; other processes share them)`,
     ],
   };
