@@ -2,22 +2,8 @@
 // sees exactly what an agent fleet would have written. Used by test/e2e/dashboard.test.ts and by
 // `npx tsx test/e2e/seed.ts <url> <bootstrap-token>` for manual runs against `npm start`.
 
-export interface Money {
-  amountMinor: number;
-  currency: string;
-}
-
-export interface Totals {
-  beliefsRetracted: number;
-  effectsCancelled: number;
-  effectsReached: number;
-  reversalsOwed: number;
-  unreachable: number;
-  exposure: Money[];
-  owed: Money[];
-  unreachableAmount: Money[];
-  settled: Money[];
-}
+export type { Money, Totals } from '../../src/retraction/retraction.repository';
+import type { Totals } from '../../src/retraction/retraction.repository';
 
 export const TOTALS_SELECTION = `beliefsRetracted effectsCancelled effectsReached reversalsOwed unreachable
   exposure { amountMinor currency } owed { amountMinor currency } unreachableAmount { amountMinor currency }
