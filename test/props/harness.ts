@@ -34,7 +34,7 @@ export type Cmd =
   | { t: 'claim'; kind: KindName | null; completeNext: boolean }
   | { t: 'complete'; e: number; fit: boolean; ref: 'own' | 'other' }
   | { t: 'fail'; e: number; fit: boolean }
-  | { t: 'retract'; b: number; fit: boolean; afterPreview: boolean }
+  | { t: 'retract'; b: number; fit: boolean; afterPreview: boolean; underEffect?: boolean }
   | { t: 'preview'; b: number; fit: boolean; retractNext: boolean; page: number | null }
   | { t: 'confirm'; r: number; fit: boolean; ref: 'fresh' | 'again' | 'ours' };
 
@@ -51,17 +51,17 @@ const reuseKey = fc.oneof({ weight: 6, arbitrary: fc.constant(null) }, { weight:
 
 /** One random command; weights favour building a graph, executing effects and retracting. */
 export const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
-  { weight: 3, arbitrary: fc.record({ t: fc.constant('assert' as const), reuseClaim: fc.boolean(), pick }) },
-  { weight: 7, arbitrary: fc.record({ t: fc.constant('derive' as const), premises: picks, fit, recent: fc.boolean() }) },
-  { weight: 5, arbitrary: fc.record({ t: fc.constant('justify' as const), aim: fc.constantFrom('fit', 'fit', 'fit', 'any', 'cycle', 'cycle', 'retracted', 'self', 'dup'), b: pick, premises: picks }) },
+  { weight: 2, arbitrary: fc.record({ t: fc.constant('assert' as const), reuseClaim: fc.boolean(), pick }) },
+  { weight: 6, arbitrary: fc.record({ t: fc.constant('derive' as const), premises: picks, fit, recent: fc.boolean() }) },
+  { weight: 4, arbitrary: fc.record({ t: fc.constant('justify' as const), aim: fc.constantFrom('fit', 'fit', 'fit', 'any', 'cycle', 'cycle', 'retracted', 'self', 'dup'), b: pick, premises: picks }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('corroborate' as const), b: pick, premises: picks }) },
-  { weight: 5, arbitrary: fc.record({ t: fc.constant('propose' as const), supports: picks, fit, kind: fc.constantFrom<KindName>('rev', 'irr'), amount: money, reuseKey }) },
-  { weight: 4, arbitrary: fc.record({ t: fc.constant('claim' as const), kind: fc.constantFrom<KindName | null>(null, null, null, 'rev', 'irr'), completeNext: fc.boolean() }) },
-  { weight: 4, arbitrary: fc.record({ t: fc.constant('complete' as const), e: pick, fit, ref: fc.constantFrom<'own' | 'other'>('own', 'own', 'other') }) },
+  { weight: 6, arbitrary: fc.record({ t: fc.constant('propose' as const), supports: picks, fit, kind: fc.constantFrom<KindName>('rev', 'rev', 'irr'), amount: money, reuseKey }) },
+  { weight: 5, arbitrary: fc.record({ t: fc.constant('claim' as const), kind: fc.constantFrom<KindName | null>(null, null, null, null, 'rev', 'irr'), completeNext: fc.boolean() }) },
+  { weight: 3, arbitrary: fc.record({ t: fc.constant('complete' as const), e: pick, fit, ref: fc.constantFrom<'own' | 'other'>('own', 'own', 'other') }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('fail' as const), e: pick, fit }) },
-  { weight: 3, arbitrary: fc.record({ t: fc.constant('retract' as const), b: pick, fit, afterPreview: fc.boolean() }) },
+  { weight: 3, arbitrary: fc.record({ t: fc.constant('retract' as const), b: pick, fit, afterPreview: fc.boolean(), underEffect: fc.boolean() }) },
   { weight: 2, arbitrary: fc.record({ t: fc.constant('preview' as const), b: pick, fit, retractNext: fc.boolean(), page: fc.option(fc.integer({ min: 1, max: 3 }), { freq: 2 }) }) },
-  { weight: 2, arbitrary: fc.record({ t: fc.constant('confirm' as const), r: pick, fit, ref: fc.constantFrom<'fresh' | 'again' | 'ours'>('fresh', 'fresh', 'again', 'ours') }) },
+  { weight: 3, arbitrary: fc.record({ t: fc.constant('confirm' as const), r: pick, fit, ref: fc.constantFrom<'fresh' | 'again' | 'ours'>('fresh', 'fresh', 'again', 'ours') }) },
 );
 
 /** A command sequence of 1…maxLength commands. */
@@ -125,7 +125,7 @@ export class Runner {
     await this.verify(noop, before);
     // A preview may be followed by the retraction of the same root, as its own verified step.
     if (cmd.t === 'preview' && cmd.retractNext) await this.step({ t: 'retract', b: 0, fit: false, afterPreview: true });
-    // A claim may be followed by completing what it claimed (the oldest EXECUTING effect), as its own verified step.
+    // A claim may be followed by completing the effect it just claimed, as its own verified step.
     if (cmd.t === 'claim' && cmd.completeNext && !noop) {
       const executing = this.idxs((i) => this.m.effects[i]!.status === 'EXECUTING', this.m.effects.length);
       await this.step({ t: 'complete', e: executing.indexOf(this.lastClaimed!), fit: true, ref: 'own' });
@@ -244,7 +244,13 @@ export class Runner {
         return true;
       }
       case 'retract': {
-        const b = cmd.afterPreview && preview ? preview.root : at(cmd.fit && this.active().length ? this.active() : this.allBeliefs(), cmd.b)!;
+        // `underEffect` aims at an ACTIVE belief that a live or executed effect rests on, directly or through derivations.
+        const under = cmd.underEffect ? this.active().filter((x) => {
+          const down = this.m.descendants(x);
+          return this.m.effects.some((e) => ['PENDING', 'EXECUTING', 'EXECUTED'].includes(e.status) && e.supports.some((s) => down.has(s)));
+        }) : [];
+        const pool = under.length ? under : cmd.fit && this.active().length ? this.active() : this.allBeliefs();
+        const b = cmd.afterPreview && preview ? preview.root : at(pool, cmd.b)!;
         const want = this.m.retract(b);
         if (!want.created) note('retract: again (no-op)');
         else {

@@ -352,6 +352,7 @@ export class Model {
   }
 }
 
+/** The totals of a retraction that took nothing down (the preview of an already retracted root). */
 export function emptyTotals(): Totals {
   return { beliefsRetracted: 0, effectsCancelled: 0, effectsReached: 0, reversalsOwed: 0, unreachable: 0, exposure: [], owed: [], unreachableAmount: [], settled: [] };
 }
