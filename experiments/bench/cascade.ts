@@ -26,7 +26,7 @@ import { compact, lineChart } from './lib/svg';
  *    closure query feeding ONE UPDATE of exactly the rows that fall, on an identically generated
  *    copy of the graph; it writes no receipt totals, no events and no depths (depth 1 for all);
  *  - at 1k and 10k, the per-belief traversal (the obvious implementation): one query per belief for
- *    its dependents and one UPDATE per dependent, in one transaction, on a third copy.
+ *    its dependents and one UPDATE per dependent, in one transaction, on another copy.
  * Both baselines roll their transaction back after the timed work (retractBelief's time includes
  * its commit), so the limits are, if anything, too strict.
  *
@@ -35,12 +35,20 @@ import { compact, lineChart } from './lib/svg';
  * justification from an anchor belief OUTSIDE the blast radius, so a tenth of the beliefs survive).
  * Stores: the benchmark graphs alone, and the same graphs plus U unrelated beliefs of the same fleet
  * (default 1M on PostgreSQL, 200k on PGlite), with claims, justifications and premises of their own.
+ * Both stores are loaded first (bulk SQL as the owner, foreign-key triggers off and checked after,
+ * HNSW dropped and rebuilt), then measured alternately scenario by scenario.
  *
- * Every measured call runs in a fresh child process, whose peak RSS is reported. Each run checks that
- * the service, the limit and the per-belief traversal retracted the same set (by offset from the
- * root), equal to the generator's expectation, and that the store holds every invariant afterwards.
+ * Each scenario runs in one fresh child process: retractBelief first (its peak RSS is the process's
+ * peak so far), then the limit, repeated on fresh copies (median of 3 at ≤ 10k, of 2 above), then
+ * the per-belief traversal. Every run checks that all of them retracted the same set (by offset from
+ * the root), equal to the generator's expectation, and that the store holds every invariant after.
+ *
+ * Flags: --unrelated N (0: no second store) · --shapes tree,dag · --repeat N · --repeat-large N ·
+ * --per-belief-max N (10k) · --per-belief-everywhere · --hnsw-everywhere (also build the HNSW index
+ * in the unrelated store: +3–4 min here; retractions never touch it, see db/migrations/0003) ·
+ * --vectors pool|constant · --vector-pool N · --explain (PostgreSQL: auto_explain plans of one extra
+ * cascade at the top size into results/bench) · --skip-invariants · --keep (keep the databases).
  */
-
 const FLEET = 'bench';
 const SIZES = [1_000, 10_000, 100_000];
 const SHAPES = ['tree', 'dag'] as const;
@@ -382,7 +390,8 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
   const perBeliefEverywhere = f['per-belief-everywhere'] === true;
   // Small scenarios are cheap and noisy: service and limit run `repeat` times (fresh copies) and report the median.
   const repeat = parseCount(f.repeat, 3, 'repeat');
-  const repeatsFor = (n: number) => (n <= 10_000 ? Math.max(1, repeat) : 1);
+  const repeatLarge = parseCount(f['repeat-large'], 2, 'repeat-large');
+  const repeatsFor = (n: number) => Math.max(1, n <= 10_000 ? repeat : repeatLarge);
   const hnswEverywhere = f['hnsw-everywhere'] === true;
   let hnswDefs: string[] = [];
   const vacuums: Array<{ store: string; hnsw: boolean; ms: number }> = [];
@@ -500,7 +509,11 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
       const ms = r.measurements[i]!;
       byKind[run.kind]!.push({ o, m: { ...ms, ms: ms.ms - o.checkMs } });
     });
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+    const median = (xs: number[]) => {
+      const v = [...xs].sort((a, b) => a - b);
+      const h = Math.floor(v.length / 2);
+      return v.length % 2 ? v[h]! : (v[h - 1]! + v[h]!) / 2;
+    };
     const m: Record<string, Measurement> = {};
     const st: Record<string, number | undefined> = {};
     for (const k of ['service', 'bare', 'perBelief']) {
@@ -605,7 +618,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
   caveats.push(`HNSW index on beliefs as migrated: ${hnswDefs.join('; ') || 'none'}${stores.some((x) => x > 0) && !hnswEverywhere ? ' — built in the graphs-only store only (--hnsw-everywhere builds it in the unrelated store too)' : ''}`);
   caveats.push('autovacuum is off on beliefs, events and retractions while measuring; one VACUUM of beliefs after all cascades of a store is timed instead: ' +
     vacuums.map((v) => `${v.store}${v.hnsw ? ' (with HNSW)' : ''} ${fmtMs(v.ms)}`).join(', '));
-  return report(rows, sizes, stores, { unrelated, phases, caveats, versions, engine: opts.engine, vectors, poolSize, vacuums, repeat });
+  return report(rows, sizes, stores, { unrelated, phases, caveats, versions, engine: opts.engine, vectors, poolSize, vacuums, repeat, repeatLarge });
 }
 
 async function engineVersionsOf(q: OwnerSql): Promise<{ server: string; vector: string | null }> {
@@ -621,7 +634,7 @@ function report(
   stores: number[],
   ctx: {
     unrelated: number; phases: Record<string, number>; caveats: string[]; versions: BenchResult['engineVersions']; engine: string; vectors: string; poolSize: number;
-    vacuums: Array<{ store: string; hnsw: boolean; ms: number }>; repeat: number;
+    vacuums: Array<{ store: string; hnsw: boolean; ms: number }>; repeat: number; repeatLarge: number;
   },
 ): BenchResult {
   const top = Math.max(...sizes);
@@ -684,7 +697,7 @@ function report(
       fmtMB(r.serviceMaxRssBytes), fmtMB(r.serviceMaxRssBytes - r.serviceRssBeforeBytes), r.load1.toFixed(1),
     ]),
     notes: [
-      `times: median of ${ctx.repeat} runs (fresh copies) at ≤ 10k, one run above; ratio = retractBelief / bare-SQL limit; speed-up = per-belief traversal / retractBelief;`,
+      `times: median of ${ctx.repeat} runs at ≤ 10k and of ${ctx.repeatLarge} above, each on a fresh copy; ratio = retractBelief / bare-SQL limit; speed-up = per-belief traversal / retractBelief;`,
       'peak RSS = kernel peak of the child process that ran retractBelief (start-up and the open store included); RSS rise = that peak minus its RSS just before the call;',
       `load = the machine's 1-minute load average after the scenario (${os.cpus().length} CPUs; other processes share them)`,
     ],
