@@ -2,7 +2,6 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { execute, subscribe, type ExecutionArgs, type GraphQLError } from 'graphql';
-import { useServer } from 'graphql-ws/use/ws';
 import { sql } from 'kysely';
 import pino, { type Logger } from 'pino';
 import { WebSocketServer } from 'ws';
@@ -18,6 +17,7 @@ import { createMcpHttpHandler } from '../mcp/http';
 import { type Store, openStore } from '../store/engine';
 import { bindEmbedder } from '../store/meta';
 import { type ServerConfig, configFromEnv } from './config';
+import { serveGraphqlWs } from './ws';
 import { buildYoga, isGraphQLError } from './yoga';
 
 export interface App {
@@ -170,7 +170,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
 
   // WebSocket subscriptions on the same path, through the same envelop (auth, limits, masking).
   const wss = new WebSocketServer({ server, path: '/graphql', maxPayload: config.maxBodyBytes });
-  const wsCleanup = useServer(
+  const wsCleanup = serveGraphqlWs(
     {
       execute: (args) => (args as unknown as { rootValue: { execute: typeof execute } }).rootValue.execute(args as ExecutionArgs),
       subscribe: (args) => (args as unknown as { rootValue: { subscribe: typeof subscribe } }).rootValue.subscribe(args as ExecutionArgs),
@@ -201,6 +201,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
       },
     },
     wss,
+    log,
   );
 
   const app: App = {

@@ -31,10 +31,16 @@ export interface ChildResult<O> {
 
 const ENTRY = path.join(import.meta.dirname, 'child-entry.ts');
 
-/** Runs `work(input, measure)` from the module `workerPath` in a child process; rejects with the child's error. */
-export function inChild<I, O>(workerPath: string, input: I, opts: { timeoutMs?: number } = {}): Promise<ChildResult<O>> {
+/**
+ * Runs `work(input, measure)` from the module `workerPath` in a child process; rejects with the child's error.
+ * A worker may also `process.send({ progress })` while it runs (e.g. "the timed window starts now"):
+ * each such value goes to `opts.onProgress`, in order, before the result.
+ */
+export function inChild<I, O>(workerPath: string, input: I, opts: { timeoutMs?: number; onProgress?: (progress: unknown) => void } = {}): Promise<ChildResult<O>> {
   return new Promise((resolve, reject) => {
-    const child = fork(ENTRY, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+    // RETRACT_BENCH_CHILD_NODE_ARGS: extra Node flags for the child, e.g. "--cpu-prof --cpu-prof-dir=DIR".
+    const extra = (process.env.RETRACT_BENCH_CHILD_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    const child = fork(ENTRY, [], { execArgv: ['--import', 'tsx', ...extra], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
     child.stdout!.pipe(process.stderr);
     child.stderr!.pipe(process.stderr);
     let settled = false;
@@ -44,8 +50,9 @@ export function inChild<I, O>(workerPath: string, input: I, opts: { timeoutMs?: 
       child.kill('SIGKILL');
       reject(new Error(`worker ${path.basename(workerPath)} timed out after ${opts.timeoutMs} ms`));
     }, opts.timeoutMs ?? 30 * 60_000);
-    child.on('message', (m: { ok: true; result: ChildResult<O> } | { ok: false; error: string }) => {
+    child.on('message', (m: { ok: true; result: ChildResult<O> } | { ok: false; error: string } | { progress: unknown }) => {
       if (settled) return;
+      if ('progress' in m) return opts.onProgress?.(m.progress);
       settled = true;
       clearTimeout(timer);
       if (m.ok) resolve(m.result);
