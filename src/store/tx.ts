@@ -8,8 +8,10 @@ import type { DB } from './schema';
  *
  * Every transaction runs as the role `retract_app` (or `retract_reader`) with `retract.fleet` set
  * for its duration, so row-level security confines it to one fleet whatever its queries say.
- * Writes run SERIALIZABLE; SQLSTATE 40001 (serialization failure) and 40P01 (deadlock) are retried
- * with full-jitter exponential backoff, a bounded number of times, then reported as CONFLICT.
+ * Writes run SERIALIZABLE; SQLSTATE 40001 (serialization failure), 40P01 (deadlock) and 53200 when
+ * it is PostgreSQL's "out of shared memory" (the shared predicate-lock table filled up, transiently,
+ * while a big cascade and many small transactions overlap) are retried with full-jitter exponential
+ * backoff, a bounded number of times, then reported as CONFLICT. Nothing of a failed attempt remains.
  */
 export type Tx = Transaction<DB>;
 export type Db = Kysely<DB> | Transaction<DB>;
@@ -29,11 +31,17 @@ const RETRYABLE = new Set(['40001', '40P01']);
 /** Counters a benchmark or a stress run can read: attempts retried, and transactions given up. */
 export const txStats = { retries: 0, exhausted: 0 };
 
-/** Test hook: the next `n` transaction attempts fail with a real SQLSTATE 40001 raised by the database. */
-export const faults = { serializationFailures: 0 };
+/**
+ * Test hook: the next `serializationFailures` transaction attempts fail with a real SQLSTATE 40001
+ * raised by the database, and the next `sharedMemoryFailures` with 53200 "out of shared memory".
+ */
+export const faults = { serializationFailures: 0, sharedMemoryFailures: 0 };
 
 export function isRetryable(e: unknown): boolean {
-  return typeof e === 'object' && e !== null && RETRYABLE.has((e as { code?: string }).code ?? '');
+  if (typeof e !== 'object' || e === null) return false;
+  const { code, message } = e as { code?: string; message?: string };
+  if (code === '53200') return /shared memory/.test(message ?? '');
+  return RETRYABLE.has(code ?? '');
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -54,6 +62,10 @@ export async function inTx<T>(store: Store, opts: TxOptions, fn: (tx: Tx) => Pro
             faults.serializationFailures--;
             await sql`DO $$ BEGIN RAISE EXCEPTION 'injected serialization failure' USING ERRCODE = '40001'; END $$`.execute(tx);
           }
+          if (faults.sharedMemoryFailures > 0) {
+            faults.sharedMemoryFailures--;
+            await sql`DO $$ BEGIN RAISE EXCEPTION 'out of shared memory' USING ERRCODE = '53200', HINT = 'injected'; END $$`.execute(tx);
+          }
           return fn(tx);
         });
       if (!opts.readOnly) store.notifyCommitted();
@@ -64,7 +76,9 @@ export async function inTx<T>(store: Store, opts: TxOptions, fn: (tx: Tx) => Pro
         txStats.exhausted++;
         throw new DomainError(
           'CONFLICT',
-          `the transaction kept conflicting with concurrent writers (SQLSTATE ${(e as { code: string }).code}) and was given up after ${attempt} attempts; try again`,
+          (e as { code: string }).code === '53200'
+            ? `the database ran out of shared lock space (SQLSTATE 53200) on every one of ${attempt} attempts; try again, and if it persists raise max_pred_locks_per_transaction`
+            : `the transaction kept conflicting with concurrent writers (SQLSTATE ${(e as { code: string }).code}) and was given up after ${attempt} attempts; try again`,
         );
       }
       txStats.retries++;

@@ -28,6 +28,7 @@ describe.each(engines())('transactions on %s', (engine) => {
   });
   afterEach(() => {
     faults.serializationFailures = 0;
+    faults.sharedMemoryFailures = 0;
   });
 
   it('the injected failure is a real SQLSTATE 40001 raised by the database', async () => {
@@ -73,6 +74,26 @@ describe.each(engines())('transactions on %s', (engine) => {
     expect(txStats.retries - retries).toBe(9);
     expect(txStats.exhausted - exhausted).toBe(1);
     faults.serializationFailures = 0;
+    await expectUnchanged(t.store, before);
+    await expectInvariants(t.store);
+  });
+
+  it('"out of shared memory" (53200, the predicate-lock table full while a big cascade runs) is retried; other 53200s are not', async () => {
+    const retries = txStats.retries;
+    faults.sharedMemoryFailures = 2;
+    const r = await assertBelief(core, actor, { claimKey: 'tx/after-lock-table-full', statement: 'written after the lock table emptied', value: 1 });
+    expect(r.kind).toBe('asserted');
+    expect(faults.sharedMemoryFailures).toBe(0);
+    expect(txStats.retries - retries).toBe(2);
+    const raw = await sql`DO $$ BEGIN RAISE EXCEPTION 'out of shared memory' USING ERRCODE = '53200'; END $$`.execute(t.store.db).catch((e) => e);
+    expect(raw.code).toBe('53200');
+    expect(isRetryable(raw)).toBe(true);
+    expect(isRetryable({ code: '53200', message: 'out of memory' })).toBe(false);
+    const before = await dump(t.store);
+    faults.sharedMemoryFailures = 20;
+    const e = await domainError(assertBelief(core, actor, { claimKey: 'tx/never', statement: 'never written' }), 'CONFLICT');
+    expect(e.message).toMatch(/SQLSTATE 53200.*10 attempts.*max_pred_locks_per_transaction/);
+    faults.sharedMemoryFailures = 0;
     await expectUnchanged(t.store, before);
     await expectInvariants(t.store);
   });
