@@ -9,7 +9,7 @@ export type RetractionEventType = (typeof RETRACTION_EVENT_TYPES)[number];
 
 /** One cascade step as subscribers see it; `cursor` resumes right after it. */
 export interface StreamEvent {
-  __typename: RetractionEventType;
+  __typename: RetractionEventType | BatchEventType;
   cursor: string;
   retractionId: string;
   at: Date;
@@ -18,7 +18,21 @@ export interface StreamEvent {
   effectId?: string;
   reversalId?: string;
   totals?: Totals;
+  /** Batched events (granularity LEVEL): the ids of this batch, in cascade order. */
+  ids?: string[];
 }
+
+/**
+ * How finely a subscription reports a cascade. BELIEF: one event per belief, effect and reversal.
+ * LEVEL: one event per cascade level and kind, carrying up to {@link LEVEL_BATCH} ids (a bigger level
+ * comes in several), so a 1k-belief cascade is a handful of messages instead of a thousand.
+ */
+export type Granularity = 'BELIEF' | 'LEVEL';
+export const BATCH_EVENT_TYPES = ['BeliefsRetracted', 'EffectsCancelled', 'ReversalsRecorded'] as const;
+export type BatchEventType = (typeof BATCH_EVENT_TYPES)[number];
+const BATCH_OF: Record<string, BatchEventType> = { BeliefRetracted: 'BeliefsRetracted', EffectCancelled: 'EffectsCancelled', ReversalRecorded: 'ReversalsRecorded' };
+/** Largest number of ids one LEVEL event carries. */
+export const LEVEL_BATCH = 500;
 
 /**
  * Wakes tailers when anything commits: in-process commits always, and other processes' commits
@@ -41,18 +55,29 @@ export class Waker {
   }
 }
 
-function expand(row: EventRow, skipThrough: number): StreamEvent[] {
+function expand(row: EventRow, skipThrough: number, granularity: Granularity): StreamEvent[] {
   const type = row.type as RetractionEventType;
-  const base = { __typename: type, retractionId: String(row.retraction_id), at: row.at };
-  const whole = (): StreamEvent[] => [{ ...base, cursor: encodeCursor({ tx: row.tx, seq: row.seq, index: -1 }), ...(type === 'RetractionCommitted' ? { totals: row.data as Totals } : {}) }];
-  if (type === 'RetractionStarted' || type === 'RetractionCommitted') return skipThrough >= 0 ? [] : whole();
+  const base = { retractionId: String(row.retraction_id), at: row.at };
+  const cursorAt = (i: number) => encodeCursor({ tx: row.tx, seq: row.seq, index: i >= row.ids.length - 1 ? -1 : i });
+  if (type === 'RetractionStarted' || type === 'RetractionCommitted') {
+    if (skipThrough >= 0) return [];
+    return [{ __typename: type, ...base, cursor: cursorAt(-1), ...(type === 'RetractionCommitted' ? { totals: row.data as Totals } : {}) }];
+  }
   const out: StreamEvent[] = [];
+  if (granularity === 'LEVEL') {
+    // Batches are cut at fixed offsets of the row, so a resumed subscription cut mid-batch finishes that batch.
+    for (let from = skipThrough + 1; from < row.ids.length; from = (Math.floor(from / LEVEL_BATCH) + 1) * LEVEL_BATCH) {
+      const to = Math.min(row.ids.length, (Math.floor(from / LEVEL_BATCH) + 1) * LEVEL_BATCH);
+      out.push({ __typename: BATCH_OF[type]!, ...base, cursor: cursorAt(to - 1), ids: row.ids.slice(from, to).map(String), ...(type === 'BeliefRetracted' ? { depth: row.depth ?? 0 } : {}) });
+    }
+    return out;
+  }
   row.ids.forEach((id, i) => {
     if (i <= skipThrough) return;
-    const cursor = encodeCursor({ tx: row.tx, seq: row.seq, index: i === row.ids.length - 1 ? -1 : i });
-    if (type === 'BeliefRetracted') out.push({ ...base, cursor, beliefId: id, depth: row.depth ?? 0 });
-    else if (type === 'EffectCancelled') out.push({ ...base, cursor, effectId: id });
-    else out.push({ ...base, cursor, reversalId: id });
+    const cursor = cursorAt(i);
+    if (type === 'BeliefRetracted') out.push({ __typename: type, ...base, cursor, beliefId: id, depth: row.depth ?? 0 });
+    else if (type === 'EffectCancelled') out.push({ __typename: type, ...base, cursor, effectId: id });
+    else out.push({ __typename: type, ...base, cursor, reversalId: id });
   });
   return out;
 }
@@ -61,9 +86,10 @@ function expand(row: EventRow, skipThrough: number): StreamEvent[] {
  * Every cascade step of every retraction in one fleet, in log order, from after `after` (or from
  * now). It never advances past a transaction that might still commit (see event.repository tail),
  * so a reconnecting subscriber that passes its last cursor misses nothing and sees nothing twice.
- * It reads only when its consumer pulls, so a slow subscriber holds up no one else.
+ * It reads only when its consumer pulls, so a slow subscriber holds up no one else. BELIEF and LEVEL
+ * cursors are the same kind: either resumes a subscription of either granularity.
  */
-export async function* retractionEvents(store: Store, waker: Waker, fleet: string, after: Cursor | null, signal: AbortSignal, pollMs = 1000): AsyncGenerator<StreamEvent> {
+export async function* retractionEvents(store: Store, waker: Waker, fleet: string, after: Cursor | null, signal: AbortSignal, granularity: Granularity = 'BELIEF', pollMs = 1000): AsyncGenerator<StreamEvent> {
   let cursor: Cursor = after ?? (await readTx(store, fleet, (tx) => headCursor(tx)));
   while (!signal.aborted) {
     const rows = await readTx(store, fleet, (tx) => tail(tx, cursor, 200));
@@ -80,7 +106,7 @@ export async function* retractionEvents(store: Store, waker: Waker, fleet: strin
       const skip = row.tx === cursor.tx && row.seq === cursor.seq ? cursor.index : -1;
       cursor = { tx: row.tx, seq: row.seq, index: -1 };
       if (!(RETRACTION_EVENT_TYPES as readonly string[]).includes(row.type)) continue;
-      for (const e of expand(row, skip)) {
+      for (const e of expand(row, skip, granularity)) {
         if (signal.aborted) return;
         yield e;
       }

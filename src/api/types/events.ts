@@ -1,5 +1,5 @@
 import { decodeCursor } from '../../event/event.repository';
-import { type StreamEvent, retractionEvents } from '../../event/tailer';
+import { type Granularity, LEVEL_BATCH, type StreamEvent, retractionEvents } from '../../event/tailer';
 import { badInput } from '../../errors/domain-error';
 import { actorOf, builder } from '../builder';
 import { BeliefRef } from './belief';
@@ -55,18 +55,50 @@ builder.objectRef<StreamEvent>('RetractionCommitted').implement({
   fields: (t) => ({ totals: t.field({ type: TotalsRef, description: 'The receipt\'s figures at commit.', resolve: (e) => e.totals! }) }),
 });
 
+const batch = (name: string, description: string, fields: (t: any) => Record<string, unknown>) =>
+  builder.objectRef<StreamEvent>(name).implement({
+    description: `${description} Sent instead of one event per item when the subscription asks for granularity LEVEL; at most ${LEVEL_BATCH} items each.`,
+    interfaces: [RetractionEventRef],
+    isTypeOf: (e) => (e as StreamEvent).__typename === name,
+    fields: (t) => ({
+      count: t.int({ description: 'How many items this event carries.', resolve: (e: StreamEvent) => e.ids!.length }),
+      ...fields(t),
+    }),
+  });
+batch('BeliefsRetracted', 'Beliefs at one depth of the cascade fell.', (t) => ({
+  beliefs: t.field({ type: [BeliefRef], description: 'The beliefs that fell, in cascade order.', resolve: (e: StreamEvent) => e.ids! }),
+  depth: t.int({ description: 'Their distance from the root along the derivation graph; the root is 0.', resolve: (e: StreamEvent) => e.depth ?? 0 }),
+}));
+batch('EffectsCancelled', 'PENDING effects were cancelled.', (t) => ({
+  effects: t.field({ type: [EffectRef], description: 'The cancelled effects.', resolve: (e: StreamEvent) => e.ids! }),
+}));
+batch('ReversalsRecorded', 'Reversals were recorded for reached EXECUTED effects (OWED or UNREACHABLE).', (t) => ({
+  reversals: t.field({ type: [ReversalRef], description: 'The reversals.', resolve: (e: StreamEvent) => e.ids! }),
+}));
+
+export const GranularityRef = builder.enumType('RetractionEventGranularity', {
+  description: 'How finely retractionEvents reports a cascade.',
+  values: {
+    BELIEF: { value: 'BELIEF', description: 'One event per belief that fell, effect cancelled and reversal recorded (BeliefRetracted, EffectCancelled, ReversalRecorded).' },
+    LEVEL: { value: 'LEVEL', description: `One event per cascade level and kind (BeliefsRetracted, EffectsCancelled, ReversalsRecorded), up to ${LEVEL_BATCH} items each: far fewer messages for a big cascade.` },
+  } as const,
+});
+
 builder.subscriptionFields((t) => ({
   retractionEvents: t.field({
     type: RetractionEventRef,
     authScopes: { scope: 'receipts:read' },
     description: 'Every cascade step of every retraction, in commit order, from after the given cursor (or from now).',
-    args: { after: t.arg.string({ description: 'The cursor of the last event you saw.' }) },
+    args: {
+      after: t.arg.string({ description: 'The cursor of the last event you saw.' }),
+      granularity: t.arg({ type: GranularityRef, defaultValue: 'BELIEF', description: 'BELIEF (the default): an event per item. LEVEL: an event per cascade level and kind. Cursors of either resume either.' }),
+    },
     subscribe: (_r, a, ctx) => {
       const actor = actorOf(ctx);
       const after = a.after == null ? null : decodeCursor(a.after);
       if (a.after != null && !after) throw badInput('after', 'must be a cursor from a previous event');
       const abort = new AbortController();
-      const gen = retractionEvents(ctx.core.store, ctx.waker, actor.fleet, after, abort.signal);
+      const gen = retractionEvents(ctx.core.store, ctx.waker, actor.fleet, after, abort.signal, (a.granularity ?? 'BELIEF') as Granularity);
       return {
         [Symbol.asyncIterator]() {
           return this;
