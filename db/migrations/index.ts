@@ -2,12 +2,14 @@ import type { Migration, MigrationProvider } from 'kysely';
 import * as m0001 from './0001_core';
 import * as m0002 from './0002_dispatch';
 import * as m0003 from './0003_embedding_active_only';
+import * as m0004 from './0004_prefix_search';
 
 /** Every migration, in order. A static list: the same on both engines, no file-system scanning. */
 export const migrations: Record<string, Migration> = {
   '0001_core': m0001,
   '0002_dispatch': m0002,
   '0003_embedding_active_only': m0003,
+  '0004_prefix_search': m0004,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { gid, parseGid, type NodeType } from '../api/ids';
+import { nearestBeliefs } from '../belief/nearest';
 import { encodeReadPoint } from '../belief/snapshot';
 import { DomainError, badInput, notFound } from '../errors/domain-error';
 import { decodeDepthCursor, retractedBeliefPage, totalsFor, type Money as RawMoney } from '../retraction/retraction.repository';
@@ -328,36 +329,24 @@ export async function listOwedReversals(tx: Tx, fleet: string, args: OwedArgs): 
 
 export interface SearchArgs { text: string; k?: number; includeRetracted?: boolean; claimKeyPrefix?: string }
 
-/** A LIKE pattern matching keys that start with `p` (its own % _ \\ escaped). */
-const likePrefix = (p: string) => `${p.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
-/** HNSW candidate list size, as for the GraphQL search. */
-const EF_SEARCH = Number(process.env.RETRACT_EF_SEARCH ?? 100);
-
 /**
- * READ over belief embeddings (HNSW, cosine, pgvector's iterative scan so the filters still yield k
+ * READ over belief embeddings (src/belief/nearest.ts: exact within a claim-key prefix of up to
+ * EXACT_PREFIX_MAX beliefs, else HNSW with pgvector's iterative scan so the filters still yield k
  * hits), ACTIVE only unless includeRetracted; `vector` is the query text's embedding. Returns the
  * hits nearest first and the snapshot of the same transaction as the read point.
  */
 export async function searchBeliefs(tx: Tx, fleet: string, args: SearchArgs & { vector: number[] }): Promise<SearchOut> {
   const k = args.k ?? 10;
   const prefix = v.claimKeyPrefix('claimKeyPrefix', args.claimKeyPrefix);
-  const vec = `[${args.vector.join(',')}]`;
-  await sql`SELECT set_config('hnsw.ef_search', ${String(Math.max(EF_SEARCH, k))}, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)`.execute(tx);
   const snap = await sql<{ s: string }>`SELECT pg_current_snapshot()::text AS s`.execute(tx);
-  // The ANN scan runs on beliefs alone (so the HNSW index orders it); authors are joined to the k hits.
+  const near = await nearestBeliefs(tx, fleet, { vector: `[${args.vector.join(',')}]`, k, includeRetracted: !!args.includeRetracted, prefix });
+  // Authors are joined to the k hits only.
   const rows = await sql<BeliefSql & { distance: number }>`
-    SELECT ${BELIEF_SELECT}, b.distance FROM (
-      SELECT id, claim_key, statement, value, status, grounded, evidence, author_id, created_at, retracted_at, retraction_id,
-             retraction_depth, embedding <=> ${vec}::vector AS distance
-        FROM beliefs
-       WHERE fleet_id = ${fleet}
-         ${args.includeRetracted ? sql`` : sql`AND status = 'ACTIVE'`}
-         ${prefix ? sql`AND claim_key LIKE ${likePrefix(prefix)}` : sql``}
-       ORDER BY embedding <=> ${vec}::vector
-       LIMIT ${k}) b
-    JOIN agents a ON a.id = b.author_id
-    ORDER BY b.distance, b.id`.execute(tx);
+    WITH h AS MATERIALIZED (${near.query})
+    SELECT ${BELIEF_SELECT}, h.distance FROM h
+      JOIN beliefs b ON b.id = h.id
+      JOIN agents a ON a.id = b.author_id
+     ORDER BY h.distance, h.id`.execute(tx);
   return {
     snapshot: encodeReadPoint({ fleet, snapshot: snap.rows[0]!.s }),
     hits: rows.rows.map((r) => ({ belief: beliefOut(r), score: 1 - Number(r.distance) })),

@@ -1,5 +1,7 @@
 import { sql } from 'kysely';
 import type { BeliefRow } from '../../belief/belief.repository';
+import { type Nearest, type NearestArgs, nearestBeliefs } from '../../belief/nearest';
+import type { Tx } from '../../store/tx';
 import { takeReadPoint } from '../../belief/snapshot';
 import { badInput } from '../../errors/domain-error';
 import * as v from '../../validation';
@@ -9,8 +11,7 @@ import { BeliefRef } from './belief';
 
 /** Largest k a search may ask for. */
 export const SEARCH_K_MAX = 100;
-/** HNSW candidate list size; recall/latency trade-off measured by the READ benchmark. */
-export const EF_SEARCH = Number(process.env.RETRACT_EF_SEARCH ?? 100);
+export { EF_SEARCH } from '../../belief/nearest';
 
 export const SearchInput = builder.inputType('SearchInput', {
   description: 'A READ: nearest beliefs to a text.',
@@ -44,9 +45,10 @@ export const SearchResultRef = builder.objectRef<{ snapshot: string; hits: Hit[]
 });
 
 /**
- * READ: approximate nearest neighbours over belief embeddings (HNSW, cosine) with pgvector's
- * iterative index scan, so the fleet, status and prefix filters still return k hits; and the
- * snapshot of the same read-only transaction as the read point.
+ * READ: the k beliefs nearest to the text (src/belief/nearest.ts: exact within a claim-key prefix
+ * of up to EXACT_PREFIX_MAX beliefs, else HNSW with pgvector's iterative scan, so the fleet,
+ * status and prefix filters still return k hits), nearest first; and the snapshot of the same
+ * read-only transaction as the read point.
  */
 export async function search(ctx: Context, input: { text: string; k?: number | null; includeRetracted?: boolean | null; claimKeyPrefix?: string | null }) {
   const actor = actorOf(ctx);
@@ -55,25 +57,25 @@ export async function search(ctx: Context, input: { text: string; k?: number | n
   if (!Number.isInteger(k) || k < 1 || k > SEARCH_K_MAX) throw badInput('input.k', `must be an integer from 1 to ${SEARCH_K_MAX}`);
   const prefix = v.claimKeyPrefix('input.claimKeyPrefix', input.claimKeyPrefix);
   const [e] = await ctx.core.embedder.embed([text]);
-  const vec = `[${e!.join(',')}]`;
+  const vector = `[${e!.join(',')}]`;
   return fleetRead(ctx, async (tx) => {
-    await sql`SELECT set_config('hnsw.ef_search', ${String(Math.max(EF_SEARCH, k))}, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)`.execute(tx);
     const snapshot = await takeReadPoint(tx, actor.fleet);
-    const rows = await sql<BeliefRow & { distance: number }>`
-      SELECT * FROM (
-        SELECT id::text, fleet_id, claim_key, statement, value, evidence, author_id::text, grounded, status, created_at,
-               retracted_at, retraction_id::text, retraction_depth, embedding <=> ${vec}::vector AS distance
-          FROM beliefs
-         WHERE fleet_id = ${actor.fleet}
-           ${input.includeRetracted ? sql`` : sql`AND status = 'ACTIVE'`}
-           ${prefix ? sql`AND claim_key LIKE ${likePrefix(prefix)}` : sql``}
-         ORDER BY embedding <=> ${vec}::vector
-         LIMIT ${k}) s
-      ORDER BY distance, id`.execute(tx);
-    return { snapshot, hits: rows.rows.map((r) => ({ belief: r, score: 1 - Number(r.distance) })) };
+    const { hits } = await searchInTx(tx, actor.fleet, { vector, k, includeRetracted: !!input.includeRetracted, prefix });
+    return { snapshot, hits };
   });
 }
 
-function likePrefix(p: string): string {
-  return `${p.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+/**
+ * The search's query inside an open fleet transaction: the k nearest beliefs with their rows,
+ * nearest first (ties by id), and which plan ranked them. Shared with the READ benchmark.
+ */
+export async function searchInTx(tx: Tx, fleet: string, a: NearestArgs): Promise<{ hits: Hit[]; plan: Nearest['plan'] }> {
+  const near = await nearestBeliefs(tx, fleet, a);
+  const rows = await sql<BeliefRow & { distance: number }>`
+    WITH h AS MATERIALIZED (${near.query})
+    SELECT b.id::text, b.fleet_id, b.claim_key, b.statement, b.value, b.evidence, b.author_id::text, b.grounded, b.status, b.created_at,
+           b.retracted_at, b.retraction_id::text, b.retraction_depth, h.distance
+      FROM h JOIN beliefs b ON b.id = h.id
+     ORDER BY h.distance, h.id`.execute(tx);
+  return { hits: rows.rows.map((r) => ({ belief: r, score: 1 - Number(r.distance) })), plan: near.plan };
 }

@@ -1,0 +1,90 @@
+import { type RawBuilder, sql } from 'kysely';
+import type { Db } from '../store/tx';
+
+/** HNSW candidate list size (hnsw.ef_search); the recall/latency trade-off is measured by the READ benchmark. */
+export const EF_SEARCH = Number(process.env.RETRACT_EF_SEARCH ?? 100);
+
+/**
+ * A claim-key prefix holding at most this many beliefs of the fleet (counted ACTIVE or not) is
+ * ranked exactly; a larger one goes through the HNSW index. The exact ranking reads the prefix's
+ * rows from beliefs_prefix_embedding, so it costs what the prefix holds (the READ benchmark
+ * measures it at 1 % and 10 % of 100k beliefs).
+ */
+export const EXACT_PREFIX_MAX = 20_000;
+
+/** Candidates taken by halfvec distance, per hit asked for, before re-ranking by the full vector. */
+export const RERANK_FACTOR = 4;
+
+export interface NearestArgs {
+  /** The query embedding as a pgvector literal, '[x,y,…]'. */
+  vector: string;
+  k: number;
+  includeRetracted: boolean;
+  /** Only claims whose key starts with this (literally: no wildcards), or null. */
+  prefix: string | null;
+  /** hnsw.ef_search for the index scan (default EF_SEARCH, at least k). */
+  ef?: number;
+}
+
+export interface Nearest {
+  /** A SELECT of (id bigint, distance float8): the k nearest, nearest first, ties by id. */
+  query: RawBuilder<{ id: string; distance: number }>;
+  /** How it ranks: exactly over a prefix's rows, or through the HNSW index. */
+  plan: 'exact prefix' | 'hnsw';
+}
+
+/**
+ * The one nearest-neighbour query over belief embeddings (cosine distance), for the GraphQL and
+ * MCP searches and the READ benchmark, the same on both engines. It sets the transaction's HNSW
+ * settings and returns the query to run in the same transaction (row-level security scopes it to
+ * the fleet the transaction is in; `fleet` repeats it so the indexes apply).
+ *
+ * - With a prefix, ACTIVE beliefs only, and a prefix of at most EXACT_PREFIX_MAX beliefs: exact.
+ *   The prefix's rows are ranked by their halfvec copy (beliefs_prefix_embedding, an index-only
+ *   scan), and the best RERANK_FACTOR·k re-ranked by the full-precision embedding. The HNSW
+ *   index is not used: its filtered scan returns the first k rows that pass, which are not the
+ *   nearest when the prefix's rows lie away from the query (recall ≈ 0.5 measured at 10 %).
+ * - Otherwise: HNSW with pgvector's iterative scan (relaxed order) so the filters still yield k
+ *   rows, re-sorted by distance. With a (large) prefix the scan over-fetches ef rows before the
+ *   re-sort. Without ACTIVE (includeRetracted) the partial HNSW index does not apply and the
+ *   fleet's rows are ranked exactly.
+ */
+export async function nearestBeliefs(tx: Db, fleet: string, a: NearestArgs): Promise<Nearest> {
+  const ef = Math.max(a.ef ?? EF_SEARCH, a.k);
+  const active = a.includeRetracted ? sql`` : sql`AND status = 'ACTIVE'`;
+  // starts_with (^@) rather than LIKE: it is leakproof, so under row-level security the planner
+  // may still turn it into an index range; LIKE is not, and would be a filter over the fleet.
+  const inPrefix = a.prefix === null ? sql`` : sql`AND claim_key ^@ ${a.prefix}`;
+  if (a.prefix !== null && !a.includeRetracted) {
+    const c = await sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM (
+        SELECT 1 FROM beliefs WHERE fleet_id = ${fleet} AND claim_key ^@ ${a.prefix} LIMIT ${EXACT_PREFIX_MAX + 1}) s`.execute(tx);
+    if (c.rows[0]!.n <= EXACT_PREFIX_MAX) {
+      return {
+        plan: 'exact prefix',
+        query: sql`
+          SELECT b.id, b.embedding <=> ${a.vector}::vector AS distance
+            FROM (SELECT id FROM beliefs
+                   WHERE fleet_id = ${fleet} AND status = 'ACTIVE' AND claim_key ^@ ${a.prefix}
+                   ORDER BY embedding_half <=> ${a.vector}::halfvec(512), id
+                   LIMIT ${RERANK_FACTOR * a.k}) c
+            JOIN beliefs b ON b.id = c.id
+           ORDER BY distance, b.id
+           LIMIT ${a.k}`,
+      };
+    }
+  }
+  await sql`SELECT set_config('hnsw.ef_search', ${String(ef)}, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)`.execute(tx);
+  return {
+    plan: 'hnsw',
+    query: sql`
+      SELECT id, distance FROM (
+        SELECT id, embedding <=> ${a.vector}::vector AS distance
+          FROM beliefs
+         WHERE fleet_id = ${fleet} ${active} ${inPrefix}
+         ORDER BY embedding <=> ${a.vector}::vector
+         LIMIT ${a.prefix === null ? a.k : ef}) s
+       ORDER BY distance, id
+       LIMIT ${a.k}`,
+  };
+}

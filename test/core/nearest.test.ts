@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { engines, testStore, type TestDb } from '../support/engines';
+import { createAgentDirect } from '../../src/agent/agent.service';
+import { searchInTx } from '../../src/api/types/search';
+import { readTx } from '../../src/store/tx';
+import { rng } from '../../experiments/bench/lib/prng';
+
+/**
+ * READ with a claim-key prefix whose beliefs lie away from the query: the hits must be the true
+ * nearest beliefs inside the prefix, not merely k beliefs that pass the filter (which is what a
+ * filtered HNSW scan returns first).
+ */
+const DIM = 512;
+/**
+ * Large clusters outside the prefix (far bigger than ef_search, so a query's first candidates are
+ * all outside it)… The sizes are the smallest tried at which the previous query (HNSW, relaxed
+ * iterative scan, LIMIT k, re-sorted) returned wrong hits on PGlite.
+ */
+const OUT_CLUSTERS = 4;
+const OUT_SIZE = 1000;
+/** …and the prefix's beliefs (1000, 20 %) spread over many small clusters, all far from every query. */
+const IN_CLUSTERS = 40;
+const IN_SIZE = 25;
+
+const normalFrom = (seed: number) => rng(seed).normal;
+const unit = (v: number[]) => {
+  const l = Math.hypot(...v);
+  return v.map((x) => x / l);
+};
+const around = (c: number[], sigma: number, normal: () => number) => unit(c.map((x) => x + sigma * normal()));
+const cosineDistance = (a: number[], b: number[]) => 1 - a.reduce((s, x, i) => s + x * b[i]!, 0);
+const literal = (v: number[]) => `[${v.map((x) => x.toFixed(6)).join(',')}]`;
+
+describe.each(engines())('nearest beliefs inside a claim-key prefix on %s', (engine) => {
+  let t: TestDb;
+  const points: Array<{ key: string; v: number[] }> = [];
+  beforeAll(async () => {
+    t = await testStore(engine);
+    const agent = await createAgentDirect(t.store, { fleet: 'near', name: 'reader', scopes: ['beliefs:read'] });
+    const normal = normalFrom(42);
+    const centre = () => unit(Array.from({ length: DIM }, normal));
+    for (let c = 0; c < OUT_CLUSTERS; c++) {
+      const m = centre();
+      for (let j = 0; j < OUT_SIZE; j++) points.push({ key: `out/${c}/${j}`, v: around(m, 0.035, normal) });
+    }
+    for (let c = 0; c < IN_CLUSTERS; c++) {
+      const m = centre();
+      for (let j = 0; j < IN_SIZE; j++) points.push({ key: `in/${c}/${j}`, v: around(m, 0.035, normal) });
+    }
+    const keys = points.map((p) => p.key);
+    // Bulk load without the HNSW index, then build it, as a store that grew would have it.
+    const hnsw = await sql<{ indexname: string; indexdef: string }>`SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'beliefs' AND indexdef ILIKE '%using hnsw%'`.execute(t.store.db);
+    for (const i of hnsw.rows) await sql.raw(`DROP INDEX ${i.indexname}`).execute(t.store.db);
+    await sql`INSERT INTO claims (fleet_id, key) SELECT 'near', k FROM unnest(${keys}::text[]) AS k`.execute(t.store.db);
+    await sql`INSERT INTO beliefs (fleet_id, claim_key, statement, author_id, grounded, embedding)
+      SELECT 'near', k, 'belief ' || k, ${agent.agent.id}, true, v::vector(512)
+        FROM unnest(${keys}::text[], ${points.map((p) => literal(p.v))}::text[]) AS u(k, v)`.execute(t.store.db);
+    for (const i of hnsw.rows) await sql.raw(i.indexdef).execute(t.store.db);
+    await sql`ANALYZE beliefs`.execute(t.store.db);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('returns the exact 10 nearest prefix beliefs, nearest first, for queries from clusters outside the prefix', async () => {
+    const normal = normalFrom(7);
+    let queries = 0;
+    for (let j = 0; j < 12; j++) {
+      const q = around(points[(j % OUT_CLUSTERS) * OUT_SIZE + j]!.v, 0.02, normal);
+      const want = points
+        .filter((p) => p.key.startsWith('in/'))
+        .map((p) => ({ key: p.key, d: cosineDistance(q, p.v) }))
+        .sort((a, b) => a.d - b.d)
+        .slice(0, 10)
+        .map((p) => p.key);
+      const got = await readTx(t.store, 'near', (tx) => searchInTx(tx, 'near', { vector: literal(q), k: 10, includeRetracted: false, prefix: 'in/' }));
+      expect(got.hits.map((h) => h.belief.claim_key)).toEqual(want);
+      queries++;
+    }
+    expect(queries).toBe(12);
+  });
+
+  it('without a prefix the index still finds the query\'s own cluster', async () => {
+    const q = around(points[2 * OUT_SIZE]!.v, 0.02, normalFrom(8));
+    const got = await readTx(t.store, 'near', (tx) => searchInTx(tx, 'near', { vector: literal(q), k: 10, includeRetracted: false, prefix: null }));
+    expect(got.plan).toBe('hnsw');
+    expect(got.hits).toHaveLength(10);
+    expect(got.hits.every((h) => h.belief.claim_key.startsWith('out/2/'))).toBe(true);
+  });
+});
