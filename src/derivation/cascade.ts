@@ -10,6 +10,12 @@ import type { Tx } from '../store/tx';
  * themselves with the retraction and their depth, and one event row per level records them in
  * cascade order. Cost follows the blast radius: each level touches only the previous level's
  * dependents, through the premise index, whatever the size of the store.
+ *
+ * The dependents are collected into an array first (an InitPlan) that the UPDATE takes its rows
+ * from. Joined as a CTE instead, a graph bulk-loaded and not yet analyzed (every table estimated at
+ * one row) was planned as a nested loop over every ACTIVE belief of the fleet re-scanning the
+ * candidates: quadratic, 20k beliefs took 47 s (1.2 s now) and 100k did not finish in five minutes
+ * (22 s now, 6 s once analyzed). After a bulk load, ANALYZE, as for any PostgreSQL bulk load.
  */
 export async function cascade(tx: Tx, fleet: string, retractionId: string, rootId: string, actorId: string): Promise<number> {
   const root = await sql<{ n: number }>`
@@ -25,16 +31,15 @@ export async function cascade(tx: Tx, fleet: string, retractionId: string, rootI
   let total = root.rows[0]!.n;
   for (let depth = 1; ; depth++) {
     const r = await sql<{ n: number }>`
-      WITH candidates AS (
-        SELECT DISTINCT j.belief_id AS id
-          FROM beliefs f
-          JOIN justification_premises p ON p.premise_id = f.id
-          JOIN justifications j ON j.id = p.justification_id
-         WHERE f.retraction_id = ${retractionId} AND f.retraction_depth = ${depth - 1}
-      ), fell AS (
+      WITH fell AS (
         UPDATE beliefs b SET status = 'RETRACTED', retraction_id = ${retractionId}, retraction_depth = ${depth}, retracted_at = now()
-          FROM candidates c
-         WHERE b.id = c.id AND b.status = 'ACTIVE' AND NOT b.grounded
+         WHERE b.id = ANY (ARRAY(
+                 SELECT j.belief_id
+                   FROM beliefs f
+                   JOIN justification_premises p ON p.premise_id = f.id
+                   JOIN justifications j ON j.id = p.justification_id
+                  WHERE f.retraction_id = ${retractionId} AND f.retraction_depth = ${depth - 1}))
+           AND b.status = 'ACTIVE' AND NOT b.grounded
            AND NOT EXISTS (
              SELECT 1 FROM justifications j2
               WHERE j2.belief_id = b.id

@@ -71,6 +71,9 @@ async function seedTree(t: TestDb, tag: string, n: number, agentId: string): Pro
        WHERE e.idempotency_key LIKE ${`t${tag}-e%`}`.execute(tx);
     await sql`INSERT INTO events (fleet_id, type, ids) SELECT 'crash', 'EffectProposed', array_agg(id) FROM effects WHERE idempotency_key LIKE ${`t${tag}-e%`}`.execute(tx);
   });
+  // A bulk load is analyzed before use, as any PostgreSQL bulk load should be: planning a cascade over
+  // tables the planner believes empty is the slow path (src/derivation/cascade.ts), not what this drill measures.
+  await sql`ANALYZE beliefs, justifications, justification_premises, effects, effect_supports, events`.execute(db);
   const root = await sql<{ id: string }>`SELECT id::text FROM beliefs WHERE claim_key = ${`t${tag}:0`}`.execute(db);
   return { rootId: root.rows[0]!.id, effects: 40 };
 }
