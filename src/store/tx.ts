@@ -1,4 +1,5 @@
 import { type Kysely, type Transaction, sql } from 'kysely';
+import pg from 'pg';
 import { DomainError } from '../errors/domain-error';
 import type { Store } from './engine';
 import type { DB } from './schema';
@@ -12,8 +13,12 @@ import type { DB } from './schema';
  * it is PostgreSQL's "out of shared memory" (the shared predicate-lock table filled up, transiently,
  * while a big cascade and many small transactions overlap) are retried with full-jitter exponential
  * backoff, a bounded number of times, then reported as CONFLICT. Nothing of a failed attempt remains.
+ *
+ * BEGIN and the role/fleet settings travel in ONE round trip (one simple-protocol query of two
+ * statements, the values quoted as literals), COMMIT in one more: a transaction costs the database
+ * its own statements plus two round trips, not three. `Tx` is the Kysely bound to that connection.
  */
-export type Tx = Transaction<DB>;
+export type Tx = Kysely<DB>;
 export type Db = Kysely<DB> | Transaction<DB>;
 
 export interface TxOptions {
@@ -50,14 +55,15 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function inTx<T>(store: Store, opts: TxOptions, fn: (tx: Tx) => Promise<T>): Promise<T> {
   const maxAttempts = opts.maxAttempts ?? 10;
   const isolation = opts.isolation ?? (opts.readOnly ? 'repeatable read' : 'serializable');
+  const begin = sql.raw(
+    `start transaction isolation level ${isolation} ${opts.readOnly ? 'read only' : 'read write'}; ` +
+      `SELECT set_config('role', ${pg.escapeLiteral(opts.role ?? 'retract_app')}, true), set_config('retract.fleet', ${pg.escapeLiteral(opts.fleet ?? '')}, true)`,
+  );
   for (let attempt = 1; ; attempt++) {
     try {
-      const result = await store.db
-        .transaction()
-        .setIsolationLevel(isolation)
-        .setAccessMode(opts.readOnly ? 'read only' : 'read write')
-        .execute(async (tx) => {
-          await sql`SELECT set_config('role', ${opts.role ?? 'retract_app'}, true), set_config('retract.fleet', ${opts.fleet ?? ''}, true)`.execute(tx);
+      const result = await store.db.connection().execute(async (tx) => {
+        try {
+          await begin.execute(tx);
           if (faults.serializationFailures > 0) {
             faults.serializationFailures--;
             await sql`DO $$ BEGIN RAISE EXCEPTION 'injected serialization failure' USING ERRCODE = '40001'; END $$`.execute(tx);
@@ -66,8 +72,17 @@ export async function inTx<T>(store: Store, opts: TxOptions, fn: (tx: Tx) => Pro
             faults.sharedMemoryFailures--;
             await sql`DO $$ BEGIN RAISE EXCEPTION 'out of shared memory' USING ERRCODE = '53200', HINT = 'injected'; END $$`.execute(tx);
           }
-          return fn(tx);
-        });
+          const r = await fn(tx);
+          const done = await sql<{ command?: string }>`commit`.execute(tx);
+          // PostgreSQL answers COMMIT with ROLLBACK when an earlier statement's error was swallowed.
+          if (done.rows[0]?.command === 'ROLLBACK') throw new Error('the transaction was rolled back: a statement in it failed');
+          return r;
+        } catch (e) {
+          // Also when BEGIN went through and the settings failed: never hand back an open transaction.
+          await sql`rollback`.execute(tx).catch(() => {});
+          throw e;
+        }
+      });
       if (!opts.readOnly) store.notifyCommitted();
       return result;
     } catch (e) {

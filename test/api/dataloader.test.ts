@@ -10,15 +10,20 @@ import { type ApiServer, agentWith, startApiServer } from '../support/api-server
 
 /**
  * Counts every SQL statement Kysely executes through the store it is plugged into, and separately
- * the per-transaction preamble (the `set_config` of role and fleet that src/store/tx.ts runs first
- * in every transaction), so `count - preambles` is the statements that read data.
+ * the per-transaction preamble (BEGIN with the `set_config` of role and fleet, one round trip that
+ * src/store/tx.ts sends first in every transaction) and the COMMIT/ROLLBACK that ends it, so
+ * `count - ends` is the statements of the old count (data + preamble) and `count - preambles - ends`
+ * the statements that read data.
  */
 class StatementCounter implements KyselyPlugin {
   count = 0;
   preambles = 0;
+  ends = 0;
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
     const n = args.node as { kind: string; sqlFragments?: readonly string[] };
-    if (n.kind === 'RawNode' && n.sqlFragments?.[0]?.startsWith("SELECT set_config('role'")) this.preambles++;
+    const text = n.kind === 'RawNode' ? n.sqlFragments?.[0] ?? '' : '';
+    if (text.startsWith('start transaction') && text.includes("set_config('role'")) this.preambles++;
+    if (text === 'commit' || text === 'rollback') this.ends++;
     return args.node;
   }
   async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
@@ -75,8 +80,11 @@ describe.each(engines())('dataloader batching on %s', (engine) => {
   async function statementsFor(first: number) {
     const before = counter.count;
     const pre = counter.preambles;
+    const ends = counter.ends;
     const data = ok(await gql(s.http, RECEIPT_PAGE, { id: retraction, first }, token));
-    return { n: counter.count - before, transactions: counter.preambles - pre, data };
+    const transactions = counter.preambles - pre;
+    expect(counter.ends - ends).toBe(transactions);
+    return { n: counter.count - before - transactions, transactions, data };
   }
 
   it('a page of 50 beliefs with author, justifications and effects takes a small fixed number of statements, the same as a page of 5', async () => {

@@ -112,6 +112,30 @@ describe.each(engines())('transactions on %s', (engine) => {
     expect(txStats.retries).toBe(retries);
     await expectUnchanged(t.store, before);
   });
+
+  it('a statement error swallowed inside the transaction: COMMIT is refused with an error and nothing is written', async () => {
+    const before = await dump(t.store);
+    const err = await inTx(t.store, { fleet: 'tx' }, async (tx) => {
+      await tx.insertInto('claims').values({ fleet_id: 'tx', key: 'tx/swallowed' }).execute();
+      await sql`SELECT 1/0`.execute(tx).catch(() => {});
+      return 'looked fine';
+    }).catch((x: Error) => x);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toMatch(/rolled back/);
+    await expectUnchanged(t.store, before);
+  });
+
+  it('role and fleet are set with BEGIN as quoted literals: the transaction sees exactly the fleet given, quotes and backslashes included', async () => {
+    const fleet = `it's a \\fleet'; SELECT 1; --`;
+    const r = await inTx(t.store, { fleet, readOnly: true }, async (tx) =>
+      (await sql<{ fleet: string; role: string; iso: string; ro: string }>`
+        SELECT current_setting('retract.fleet') AS fleet, current_user AS role,
+               current_setting('transaction_isolation') AS iso, current_setting('transaction_read_only') AS ro`.execute(tx)).rows[0]);
+    expect(r).toEqual({ fleet, role: 'retract_app', iso: 'repeatable read', ro: 'on' });
+    const w = await inTx(t.store, { fleet: 'tx', role: 'retract_reader' }, async (tx) =>
+      (await sql<{ role: string; iso: string }>`SELECT current_user AS role, current_setting('transaction_isolation') AS iso`.execute(tx)).rows[0]);
+    expect(w).toEqual({ role: 'retract_reader', iso: 'serializable' });
+  });
 });
 
 const after = (row: EventRow): Cursor => ({ tx: row.tx, seq: row.seq, index: -1 });
