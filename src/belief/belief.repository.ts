@@ -39,6 +39,20 @@ export async function activeBeliefForClaim(db: Db, fleet: string, claimKey: stri
     .executeTakeFirst()) as BeliefRow | undefined;
 }
 
+/** The claim's ACTIVE belief, if any, and whether its value equals `value` (JSON text; null equals null): one statement. */
+export async function activeBeliefComparedTo(db: Db, fleet: string, claimKey: string, value: string | null): Promise<{ belief: BeliefRow; sameValue: boolean } | undefined> {
+  const row = await db
+    .selectFrom('beliefs')
+    .select([...BELIEF_COLUMNS, sql<boolean>`(${value}::jsonb IS NOT DISTINCT FROM value)`.as('same_value')])
+    .where('fleet_id', '=', fleet)
+    .where('claim_key', '=', claimKey)
+    .where('status', '=', 'ACTIVE')
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const { same_value, ...belief } = row;
+  return { belief: belief as BeliefRow, sameValue: same_value };
+}
+
 /** Locks the premises (FOR SHARE, so a concurrent retraction must wait or fail) and returns them. */
 export async function lockBeliefs(db: Db, ids: readonly string[], mode: 'share' | 'update'): Promise<BeliefRow[]> {
   if (ids.length === 0) return [];
@@ -46,16 +60,25 @@ export async function lockBeliefs(db: Db, ids: readonly string[], mode: 'share' 
   return (await (mode === 'share' ? q.forShare() : q.forUpdate()).execute()) as BeliefRow[];
 }
 
-/** Creates the claim row if needed and locks it: the serialisation point for writes on one claim. */
+/**
+ * Creates the claim row if needed and locks it: the serialisation point for writes on one claim.
+ * One statement: the INSERT returns the row when it creates it (uncommitted, so no one else can
+ * take it), else the `FOR UPDATE` read locks the existing one. A row another transaction created or
+ * changed after this transaction's snapshot fails with SQLSTATE 40001 (retried by src/store/tx.ts),
+ * exactly as the two separate statements would.
+ */
 export async function lockClaim(db: Db, fleet: string, key: string): Promise<{ version: string; visibleIn: (snapshot: string) => Promise<boolean> }> {
-  await db.insertInto('claims').values({ fleet_id: fleet, key }).onConflict((oc) => oc.doNothing()).execute();
-  const row = await db
-    .selectFrom('claims')
-    .select(['version', sql<string | null>`last_tx::text`.as('last_tx')])
-    .where('fleet_id', '=', fleet)
-    .where('key', '=', key)
-    .forUpdate()
-    .executeTakeFirstOrThrow();
+  const { rows } = await sql<{ version: string; last_tx: string | null }>`
+    WITH created AS (
+      INSERT INTO claims (fleet_id, key) VALUES (${fleet}, ${key}) ON CONFLICT DO NOTHING RETURNING version, last_tx
+    ), locked AS (
+      SELECT version, last_tx FROM claims WHERE fleet_id = ${fleet} AND key = ${key} FOR UPDATE
+    )
+    SELECT version, last_tx::text AS last_tx FROM created
+    UNION ALL
+    SELECT version, last_tx::text AS last_tx FROM locked`.execute(db);
+  if (rows.length !== 1) throw new Error(`lockClaim: expected one claim row for ${key}, got ${rows.length}`);
+  const row = rows[0]!;
   return {
     version: String(row.version),
     /** True when the claim's last write was already visible in the given READ snapshot. */
@@ -67,8 +90,27 @@ export async function lockClaim(db: Db, fleet: string, key: string): Promise<{ v
   };
 }
 
-export async function bumpClaim(db: Db, fleet: string, key: string): Promise<void> {
-  await sql`UPDATE claims SET version = version + 1, last_tx = pg_current_xact_id() WHERE fleet_id = ${fleet} AND key = ${key}`.execute(db);
+/**
+ * Writes a new ACTIVE belief, bumps its claim (version, last_tx) and appends its BeliefAsserted
+ * event (the row appendEvent would write), in ONE statement. Caller holds the claim lock.
+ */
+export async function insertBeliefBumpClaim(
+  db: Db,
+  b: { fleet: string; authorId: string; claimKey: string; statement: string; value: string | null; evidence: string | null; grounded: boolean; vector: string },
+): Promise<BeliefRow> {
+  const { rows } = await sql<BeliefRow>`
+    WITH b AS (
+      INSERT INTO beliefs (fleet_id, claim_key, statement, value, evidence, author_id, grounded, embedding)
+      VALUES (${b.fleet}, ${b.claimKey}, ${b.statement}, ${b.value}, ${b.evidence}, ${b.authorId}, ${b.grounded}, ${b.vector})
+      RETURNING ${sql.join(BELIEF_COLUMNS.map((c) => sql.ref(c)))}
+    ), bumped AS (
+      UPDATE claims SET version = version + 1, last_tx = pg_current_xact_id() WHERE fleet_id = ${b.fleet} AND key = ${b.claimKey}
+    ), event AS (
+      INSERT INTO events (fleet_id, type, actor_id, ids, data)
+      SELECT ${b.fleet}, 'BeliefAsserted', ${b.authorId}, ARRAY[b.id], ${JSON.stringify({ claimKey: b.claimKey })}::jsonb FROM b
+    )
+    SELECT * FROM b`.execute(db);
+  return rows[0]!;
 }
 
 /** Inserts one justification with its premises. */

@@ -6,7 +6,7 @@ import { appendEvent } from '../event/event.repository';
 import { writeTx } from '../store/tx';
 import * as v from '../validation';
 import {
-  type BeliefRow, BELIEF_COLUMNS, activeBeliefForClaim, bumpClaim, firstDescendantAmong, hasJustification,
+  type BeliefRow, activeBeliefComparedTo, firstDescendantAmong, hasJustification, insertBeliefBumpClaim,
   insertJustification, lockBeliefs, lockClaim,
 } from './belief.repository';
 import { decodeReadPoint } from './snapshot';
@@ -113,14 +113,14 @@ async function commitTurn(
   const fallen = await checkPremises(tx, i.derivedFrom, 'derivedFrom');
   await pausePoint('assertBelief:premises-locked');
   if (fallen) throw new Refused({ kind: 'premiseRetracted', premise: fallen });
-  const active = await activeBeliefForClaim(tx, actor.fleet, i.claimKey);
+  const found = await activeBeliefComparedTo(tx, actor.fleet, i.claimKey, i.value);
+  const active = found?.belief;
   if (readPoint && !(await claim.visibleIn(readPoint.snapshot))) {
     throw new Refused({ kind: 'claimChanged', claimKey: i.claimKey, current: active ?? null });
   }
 
   if (active) {
-    const same = await sql<{ same: boolean }>`SELECT (${i.value}::jsonb IS NOT DISTINCT FROM value) AS same FROM beliefs WHERE id = ${active.id}`.execute(tx);
-    if (same.rows[0]!.same) {
+    if (found.sameValue) {
       if (i.derivedFrom.length > 0 && !active.grounded && !(await hasJustification(tx, active.id, i.derivedFrom))) {
         if (!(await firstDescendantAmong(tx, active.id, i.derivedFrom))) {
           await insertJustification(tx, actor.fleet, active.id, i.derivedFrom, actor.agentId);
@@ -151,29 +151,17 @@ async function commitTurn(
   return { kind: 'asserted', belief };
 }
 
-/** Writes a new ACTIVE belief with its justification, bumps the claim, appends BeliefAsserted. Caller holds the claim lock. */
+/** Writes a new ACTIVE belief with its justification, bumps the claim, appends BeliefAsserted (two statements with a justification, else one). Caller holds the claim lock. */
 export async function insertBelief(
   tx: Parameters<typeof lockBeliefs>[0],
   actor: Actor,
   b: { claimKey: string; statement: string; value: string | null; evidence: string | null; derivedFrom: readonly string[]; vector: string },
 ): Promise<BeliefRow> {
-  const belief = (await tx
-    .insertInto('beliefs')
-    .values({
-      fleet_id: actor.fleet,
-      claim_key: b.claimKey,
-      statement: b.statement,
-      value: b.value,
-      evidence: b.evidence,
-      author_id: actor.agentId,
-      grounded: b.derivedFrom.length === 0,
-      embedding: b.vector,
-    })
-    .returning(BELIEF_COLUMNS)
-    .executeTakeFirstOrThrow()) as BeliefRow;
+  const belief = await insertBeliefBumpClaim(tx, {
+    fleet: actor.fleet, authorId: actor.agentId, claimKey: b.claimKey, statement: b.statement, value: b.value, evidence: b.evidence,
+    grounded: b.derivedFrom.length === 0, vector: b.vector,
+  });
   if (b.derivedFrom.length > 0) await insertJustification(tx, actor.fleet, belief.id, b.derivedFrom, actor.agentId);
-  await bumpClaim(tx, actor.fleet, b.claimKey);
-  await appendEvent(tx, { fleet: actor.fleet, type: 'BeliefAsserted', actorId: actor.agentId, ids: [belief.id], data: { claimKey: b.claimKey } });
   return belief;
 }
 
