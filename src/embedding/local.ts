@@ -11,16 +11,47 @@ import { EMBEDDING_DIMENSIONS, EmbedderError, type Embedder } from './embedder';
 /** Feature weights. Word features dominate; character n-grams add tolerance to inflection and typos. */
 const WEIGHTS = { unigram: 1.0, bigram: 0.7, char3: 0.3, char4: 0.3 } as const;
 
-const encoder = new TextEncoder();
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
 
-/** 32-bit FNV-1a over the UTF-8 bytes of `s`, followed by a standard 32-bit avalanche finaliser so every bit is well mixed. */
-export function fnv1a32(s: string): number {
-  let h = 0x811c9dc5;
-  for (const byte of encoder.encode(s)) {
-    h ^= byte;
-    h = Math.imul(h, 0x01000193);
+/**
+ * The FNV-1a state `h` advanced over the UTF-8 bytes of `s`, encoded on the fly (no allocation);
+ * a lone surrogate counts as U+FFFD, as TextEncoder encodes it.
+ */
+function fnvUpdate(h: number, s: string): number {
+  for (let i = 0; i < s.length; i++) {
+    let c = s.charCodeAt(i);
+    if (c < 0x80) {
+      h = Math.imul(h ^ c, FNV_PRIME);
+      continue;
+    }
+    if (c < 0x800) {
+      h = Math.imul(h ^ (0xc0 | (c >> 6)), FNV_PRIME);
+      h = Math.imul(h ^ (0x80 | (c & 0x3f)), FNV_PRIME);
+      continue;
+    }
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        const cp = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
+        h = Math.imul(h ^ (0xf0 | (cp >> 18)), FNV_PRIME);
+        h = Math.imul(h ^ (0x80 | ((cp >> 12) & 0x3f)), FNV_PRIME);
+        h = Math.imul(h ^ (0x80 | ((cp >> 6) & 0x3f)), FNV_PRIME);
+        h = Math.imul(h ^ (0x80 | (cp & 0x3f)), FNV_PRIME);
+        i++;
+        continue;
+      }
+    }
+    if (c >= 0xd800 && c <= 0xdfff) c = 0xfffd;
+    h = Math.imul(h ^ (0xe0 | (c >> 12)), FNV_PRIME);
+    h = Math.imul(h ^ (0x80 | ((c >> 6) & 0x3f)), FNV_PRIME);
+    h = Math.imul(h ^ (0x80 | (c & 0x3f)), FNV_PRIME);
   }
-  // fmix32: FNV-1a alone leaves the low bits (our bucket index) weakly mixed for short inputs.
+  return h;
+}
+
+/** fmix32: FNV-1a alone leaves the low bits (our bucket index) weakly mixed for short inputs. */
+function fmix32(h: number): number {
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;
@@ -28,6 +59,15 @@ export function fnv1a32(s: string): number {
   h ^= h >>> 16;
   return h >>> 0;
 }
+
+/** 32-bit FNV-1a over the UTF-8 bytes of `s`, followed by a standard 32-bit avalanche finaliser so every bit is well mixed. */
+export function fnv1a32(s: string): number {
+  return fmix32(fnvUpdate(FNV_OFFSET, s));
+}
+
+/** FNV states after each feature's prefix: a feature's hash continues from its prefix's. */
+const PREFIX = { unigram: fnvUpdate(FNV_OFFSET, 'w:'), bigram: fnvUpdate(FNV_OFFSET, 'b:'), char3: fnvUpdate(FNV_OFFSET, 'c3:'), char4: fnvUpdate(FNV_OFFSET, 'c4:') };
+const SPACE = 0x20;
 
 /** Lower-cased, NFKC-normalised word tokens: maximal runs of letters, marks and digits. */
 export function tokenize(text: string): string[] {
@@ -73,8 +113,10 @@ export class LocalEmbedder implements Embedder {
   embedOne(text: string): number[] {
     const dims = this.dimensions;
     const v = new Float64Array(dims);
-    const add = (feature: string, weight: number) => {
-      const h = fnv1a32(feature);
+    // Each feature is hashed as the string `w:<word>`, `b:<word> <next>`, `c3:<3 code points>`,
+    // `c4:<4 code points>` would be (fnv1a32 of it), without building the string.
+    const add = (state: number, weight: number) => {
+      const h = fmix32(state);
       const sign = h & 0x80000000 ? -1 : 1;
       v[h % dims]! += sign * weight;
     };
@@ -84,11 +126,18 @@ export class LocalEmbedder implements Embedder {
 
     for (let i = 0; i < words.length; i++) {
       const w = words[i]!;
-      add(`w:${w}`, WEIGHTS.unigram);
-      if (i + 1 < words.length) add(`b:${w} ${words[i + 1]!}`, WEIGHTS.bigram);
+      const hw = fnvUpdate(PREFIX.unigram, w);
+      add(hw, WEIGHTS.unigram);
+      if (i + 1 < words.length) add(fnvUpdate(Math.imul(fnvUpdate(PREFIX.bigram, w) ^ SPACE, FNV_PRIME), words[i + 1]!), WEIGHTS.bigram);
       const chars = Array.from(`<${w}>`); // code points, so astral characters are not split
-      for (let j = 0; j + 3 <= chars.length; j++) add(`c3:${chars.slice(j, j + 3).join('')}`, WEIGHTS.char3);
-      for (let j = 0; j + 4 <= chars.length; j++) add(`c4:${chars.slice(j, j + 4).join('')}`, WEIGHTS.char4);
+      for (let j = 0; j + 3 <= chars.length; j++) {
+        const h3 = fnvUpdate(fnvUpdate(fnvUpdate(PREFIX.char3, chars[j]!), chars[j + 1]!), chars[j + 2]!);
+        add(h3, WEIGHTS.char3);
+      }
+      for (let j = 0; j + 4 <= chars.length; j++) {
+        const h4 = fnvUpdate(fnvUpdate(fnvUpdate(fnvUpdate(PREFIX.char4, chars[j]!), chars[j + 1]!), chars[j + 2]!), chars[j + 3]!);
+        add(h4, WEIGHTS.char4);
+      }
     }
 
     let sum = 0;

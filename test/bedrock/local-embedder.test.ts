@@ -34,6 +34,45 @@ describe('LocalEmbedder', () => {
     expect(v.reduce((s, x, i) => s + x * (i + 1), 0)).toBeCloseTo(-557.965068868, 6);
   });
 
+  it('is bit-identical to the documented definition: each feature string hashed over its UTF-8 bytes (TextEncoder)', () => {
+    const utf8 = new TextEncoder();
+    const fnvRef = (s: string) => {
+      let h = 0x811c9dc5;
+      for (const byte of utf8.encode(s)) h = Math.imul(h ^ byte, 0x01000193);
+      h ^= h >>> 16;
+      h = Math.imul(h, 0x85ebca6b);
+      h ^= h >>> 13;
+      h = Math.imul(h, 0xc2b2ae35);
+      h ^= h >>> 16;
+      return h >>> 0;
+    };
+    const reference = (text: string) => {
+      const v = new Float64Array(512);
+      const add = (f: string, w: number) => {
+        const h = fnvRef(f);
+        v[h % 512]! += (h & 0x80000000 ? -1 : 1) * w;
+      };
+      const words = tokenize(text);
+      if (words.length === 0) return emptyTextVector();
+      words.forEach((w, i) => {
+        add(`w:${w}`, 1.0);
+        if (i + 1 < words.length) add(`b:${w} ${words[i + 1]}`, 0.7);
+        const cs = Array.from(`<${w}>`);
+        for (let j = 0; j + 3 <= cs.length; j++) add(`c3:${cs.slice(j, j + 3).join('')}`, 0.3);
+        for (let j = 0; j + 4 <= cs.length; j++) add(`c4:${cs.slice(j, j + 4).join('')}`, 0.3);
+      });
+      const n = Math.sqrt(v.reduce((s, x) => s + x * x, 0));
+      return n === 0 ? emptyTextVector() : Array.from(v, (x) => x / n);
+    };
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom('a', 'Z', 'é', 'ß', '中', '😀', '𝔘', '\uD800', '\uDC00', ' ', '4', 'ﬁ', '\u0301', ',', '-'), maxLength: 40 }), (t) => {
+        expect(fnv1a32(t)).toBe(fnvRef(t));
+        expect(e.embedOne(t)).toEqual(reference(t));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('maps token-less text to the fixed unit vector e0', async () => {
     const vs = await e.embed(['', '   ', '\n\t', '?!…']);
     for (const v of vs) expect(v).toEqual(emptyTextVector());
