@@ -130,6 +130,12 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
       const response = await yoga.fetch(request, {});
       const headers: Record<string, string> = {};
       response.headers.forEach((v, k) => (headers[k] = v));
+      if (req.method !== 'HEAD' && /^application\/(graphql-response\+)?json\b/i.test(headers['content-type'] ?? '')) {
+        // A single result: one write with its length (not chunked), so one syscall per answer.
+        const buf = Buffer.from(await response.arrayBuffer());
+        res.writeHead(response.status, { ...headers, 'content-length': String(buf.length) });
+        return res.end(buf);
+      }
       res.writeHead(response.status, headers);
       if (!response.body) return res.end();
       // Stream the body (SSE stays open); stop reading when the client goes away.
