@@ -40,12 +40,17 @@ export const LEVEL_BATCH = 500;
  */
 export class Waker {
   readonly emitter = new EventEmitter();
+  /** Counts wake-ups; a read started in generation g started after wake-up g was announced. */
+  generation = 0;
   private stopListen: (() => Promise<void>) | null = null;
   constructor(private readonly store: Store) {
     this.emitter.setMaxListeners(0);
   }
   async start(): Promise<void> {
-    const wake = () => this.emitter.emit('wake');
+    const wake = () => {
+      this.generation++;
+      this.emitter.emit('wake');
+    };
     this.store.commits.on('commit', wake);
     if (this.store.engine === 'postgres') this.stopListen = await this.store.listen(wake);
   }
@@ -82,6 +87,30 @@ function expand(row: EventRow, skipThrough: number, granularity: Granularity): S
   return out;
 }
 
+/** Tail reads issued to the database (shared ones count once), for tests and benchmarks. */
+export const tailStats = { reads: 0 };
+
+const inflight = new WeakMap<Store, Map<string, Promise<EventRow[]>>>();
+
+/**
+ * One read of the log after `cursor`, shared by every subscriber of the fleet that asks for the same
+ * cursor while it is in flight: 200 dashboards woken by one commit cost one read, not 200. A read is
+ * shared only within one wake-up generation, so a subscriber woken by a commit never takes the rows
+ * of a read that started before that commit was announced (it would miss the commit until the next
+ * poll). Rows are read-only to consumers.
+ */
+function sharedTail(store: Store, waker: Waker, fleet: string, cursor: Cursor, limit: number): Promise<EventRow[]> {
+  let reads = inflight.get(store);
+  if (!reads) inflight.set(store, (reads = new Map()));
+  const key = `${waker.generation}|${fleet}|${cursor.tx}|${cursor.seq}|${cursor.index}|${limit}`;
+  const hit = reads.get(key);
+  if (hit) return hit;
+  tailStats.reads++;
+  const read = readTx(store, fleet, (tx) => tail(tx, cursor, limit)).finally(() => reads.delete(key));
+  reads.set(key, read);
+  return read;
+}
+
 /**
  * Every cascade step of every retraction in one fleet, in log order, from after `after` (or from
  * now). It never advances past a transaction that might still commit (see event.repository tail),
@@ -92,7 +121,7 @@ function expand(row: EventRow, skipThrough: number, granularity: Granularity): S
 export async function* retractionEvents(store: Store, waker: Waker, fleet: string, after: Cursor | null, signal: AbortSignal, granularity: Granularity = 'BELIEF', pollMs = 1000): AsyncGenerator<StreamEvent> {
   let cursor: Cursor = after ?? (await readTx(store, fleet, (tx) => headCursor(tx)));
   while (!signal.aborted) {
-    const rows = await readTx(store, fleet, (tx) => tail(tx, cursor, 200));
+    const rows = await sharedTail(store, waker, fleet, cursor, 200);
     if (rows.length === 0) {
       const timer = AbortSignal.any([signal, AbortSignal.timeout(pollMs)]);
       try {

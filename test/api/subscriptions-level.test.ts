@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gid } from '../../src/api/ids';
 import { SCOPES } from '../../src/agent/agent.service';
-import { LEVEL_BATCH } from '../../src/event/tailer';
+import { LEVEL_BATCH, tailStats } from '../../src/event/tailer';
 import { actorIn, engines, expectInvariants } from '../support/engines';
 import { belief, passportStory } from '../support/story';
 import { gql, ok, subscribeWs } from '../support/api-client';
@@ -139,4 +139,28 @@ describe.each(engines())('retractionEvents granularity LEVEL on %s', (engine) =>
     expect(evs(fromBatch)).toEqual(E.slice(E.findIndex((e) => e.cursor === second.cursor) + 1));
     await Promise.all([each.close(), level.close(), fromMid.close(), fromBatch.close()]);
   }, 120_000);
+
+  it('20 live subscribers of one fleet woken by one commit share their log reads, and each still receives the whole retraction', async () => {
+    const subs = Array.from({ length: 20 }, () => sub({ granularity: 'LEVEL' }));
+    const actor = { fleet: 'acme', agentId: agent.id };
+    // Live = every one has seen a retraction committed after it subscribed.
+    let rid = '';
+    for (let attempt = 0; !subs.every(done); attempt++) {
+      if (attempt > 5) throw new Error('the subscribers never went live');
+      const p = await belief(s.core, actor, `share-probe/${attempt}`);
+      rid = ok(await gql(s.http, 'mutation($b: ID!) { retractBelief(input: { beliefId: $b, reason: "probe" }) { id } }', { b: gid('Belief', p.id) }, agent.token)).retractBelief.id;
+      await Promise.all(subs.map((c) => c.until(done, 3_000, 'a probe').catch(() => {})));
+    }
+    const seen = subs.map((c) => evs(c).length);
+    const reads = tailStats.reads;
+    const p = await belief(s.core, actor, 'share-probe/measured');
+    const measured = ok(await gql(s.http, 'mutation($b: ID!) { retractBelief(input: { beliefId: $b, reason: "measured" }) { id } }', { b: gid('Belief', p.id) }, agent.token)).retractBelief.id as string;
+    expect(measured).not.toBe(rid);
+    const got = (c: (typeof subs)[number], i: number) => evs(c).slice(seen[i]).filter((e) => e.retraction.id === measured);
+    await Promise.all(subs.map((c, i) => c.until(() => got(c, i).some((e) => e.__typename === 'RetractionCommitted'), 10_000, 'the measured retraction')));
+    for (const [i, c] of subs.entries()) expect(got(c, i).map((e) => e.__typename)).toEqual(['RetractionStarted', 'BeliefsRetracted', 'RetractionCommitted']);
+    // Unshared, 20 subscribers would read at least 20 times (one read each that finds the rows).
+    expect(tailStats.reads - reads).toBeLessThan(10);
+    await Promise.all(subs.map((c) => c.close()));
+  }, 60_000);
 });
