@@ -14,10 +14,13 @@ import { type Kysely, sql } from 'kysely';
  * What:
  *  - `beliefs.embedding_half`: the embedding as halfvec (1 KB), computed by PostgreSQL from
  *    `embedding` (a stored generated column; not recomputed when status changes).
- *  - `beliefs_prefix_embedding`: a btree over (fleet_id, claim_key text_pattern_ops) of ACTIVE
- *    beliefs carrying id and embedding_half, so a prefix's rows and their vectors come from one
+ *  - `beliefs_prefix_embedding`: a btree over (fleet_id, claim_key COLLATE "C") of ACTIVE beliefs
+ *    carrying id and embedding_half, so a prefix's rows and their vectors come from one
  *    contiguous range of the index (an index-only scan, ≈ 7 rows per page), with no heap or TOAST
- *    access. The search re-ranks the few best by the full-precision `embedding`.
+ *    access. The search re-ranks the few best by the full-precision `embedding`. The "C"
+ *    collation makes the prefix a plain range (claim_key COLLATE "C" >= p AND < p's successor)
+ *    that no other index of beliefs serves, so the planner does not pick a heap scan whose
+ *    TOAST reads it cannot cost.
  *  - `toast_tuple_target = 1024`, so embedding_half is stored out of line like embedding and the
  *    heap row stays small: a retraction's UPDATE copies a TOAST pointer, not 1 KB.
  *
@@ -26,7 +29,7 @@ import { type Kysely, sql } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`ALTER TABLE beliefs SET (toast_tuple_target = 1024)`.execute(db);
   await sql`ALTER TABLE beliefs ADD COLUMN embedding_half halfvec(512) GENERATED ALWAYS AS (embedding::halfvec(512)) STORED`.execute(db);
-  await sql`CREATE INDEX beliefs_prefix_embedding ON beliefs (fleet_id, claim_key text_pattern_ops) INCLUDE (id, embedding_half) WHERE status = 'ACTIVE'`.execute(db);
+  await sql`CREATE INDEX beliefs_prefix_embedding ON beliefs (fleet_id, claim_key COLLATE "C") INCLUDE (id, embedding_half) WHERE status = 'ACTIVE'`.execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

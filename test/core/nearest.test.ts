@@ -75,6 +75,7 @@ describe.each(engines())('nearest beliefs inside a claim-key prefix on %s', (eng
         .slice(0, 10)
         .map((p) => p.key);
       const got = await readTx(t.store, 'near', (tx) => searchInTx(tx, 'near', { vector: literal(q), k: 10, includeRetracted: false, prefix: 'in/' }));
+      expect(got.plan).toBe('exact prefix');
       expect(got.hits.map((h) => h.belief.claim_key)).toEqual(want);
       queries++;
     }
