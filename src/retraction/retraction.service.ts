@@ -42,8 +42,13 @@ export async function retractInTx(tx: Tx, actor: Actor, beliefId: string, reason
 export async function retractBelief(core: Core, actor: Actor, input: { beliefId: string; reason: string }): Promise<{ retractionId: string; created: boolean }> {
   const beliefId = v.id('beliefId', input.beliefId);
   const reason = v.text('reason', input.reason, v.LIMITS.reasonMax, { multiline: true });
-  return writeTx(core.store, actor.fleet, (tx) => retractInTx(tx, actor, beliefId, reason));
+  // A retraction is what stops money moving: under heavy write contention it keeps trying longer
+  // than other writes before it answers CONFLICT (backoff is capped at 1 s an attempt).
+  return inTx(core.store, { fleet: actor.fleet, maxAttempts: RETRACTION_ATTEMPTS }, (tx) => retractInTx(tx, actor, beliefId, reason));
 }
+
+/** Attempts a retraction gets before CONFLICT (other writes get 10). */
+export const RETRACTION_ATTEMPTS = 25;
 
 export interface Preview {
   rootId: string;
@@ -69,7 +74,9 @@ export async function previewRetraction(core: Core, actor: Actor, input: { belie
   const first = pageSize('first', input.first);
   if (input.after && !decodeDepthCursor(input.after)) throw badInput('after', 'must be a cursor returned by this connection');
   try {
-    await inTx(core.store, { fleet: actor.fleet }, async (tx) => {
+    // REPEATABLE READ, not SERIALIZABLE: the transaction never commits, so serializable conflict
+    // detection could only make it fail; one snapshot is what a preview needs.
+    await inTx(core.store, { fleet: actor.fleet, isolation: 'repeatable read', maxAttempts: RETRACTION_ATTEMPTS }, async (tx) => {
       const [root] = await lockBeliefs(tx, [beliefId], 'share');
       if (!root) throw notFound('belief', beliefId, 'beliefId');
       if (root.status === 'RETRACTED') {
