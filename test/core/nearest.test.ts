@@ -82,6 +82,18 @@ describe.each(engines())('nearest beliefs inside a claim-key prefix on %s', (eng
     expect(queries).toBe(12);
   });
 
+  it('a prefix that ends inside a key segment (in/1 = in/1/…, in/10/… to in/19/…) gets the exact nearest of exactly those keys', async () => {
+    const q = around(points[OUT_SIZE]!.v, 0.02, normalFrom(9));
+    const want = points
+      .filter((p) => p.key.startsWith('in/1'))
+      .map((p) => ({ key: p.key, d: cosineDistance(q, p.v) }))
+      .sort((a, b) => a.d - b.d)
+      .slice(0, 10)
+      .map((p) => p.key);
+    const got = await readTx(t.store, 'near', (tx) => searchInTx(tx, 'near', { vector: literal(q), k: 10, includeRetracted: false, prefix: 'in/1' }));
+    expect(got.hits.map((h) => h.belief.claim_key)).toEqual(want);
+  });
+
   it('without a prefix the index still finds the query\'s own cluster', async () => {
     const q = around(points[2 * OUT_SIZE]!.v, 0.02, normalFrom(8));
     const got = await readTx(t.store, 'near', (tx) => searchInTx(tx, 'near', { vector: literal(q), k: 10, includeRetracted: false, prefix: null }));
