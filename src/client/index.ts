@@ -124,8 +124,11 @@ export class RetractClient {
     return (await this.request<{ confirmReversal: T.Reversal }>(`mutation($input: ConfirmReversalInput!) { confirmReversal(input: $input) { id status idempotencyKey providerRef amount { amountMinor currency } } }`, { input: { reversalId, providerRef } })).confirmReversal;
   }
 
-  /** Streams retraction events over graphql-ws from after `after` (or from now). Call the returned function to stop. */
-  onRetractionEvents(handler: (e: T.RetractionEvent) => void, opts: { after?: string | null; onError?: (e: unknown) => void } = {}): () => void {
+  /**
+   * Streams retraction events over graphql-ws from after `after` (or from now), one per item or, with
+   * `granularity: 'LEVEL'`, one per cascade level and kind. Call the returned function to stop.
+   */
+  onRetractionEvents(handler: (e: T.RetractionEvent) => void, opts: { after?: string | null; granularity?: T.RetractionEventGranularity; onError?: (e: unknown) => void } = {}): () => void {
     if (!this.ws) {
       this.ws = createClient({
         url: this.opts.url.replace(/^http/, 'ws'),
@@ -136,12 +139,16 @@ export class RetractClient {
     }
     return this.ws.subscribe<{ retractionEvents: T.RetractionEvent }>(
       {
-        query: `subscription($after: String) { retractionEvents(after: $after) { __typename cursor at retraction { id }
+        query: `subscription($after: String, $granularity: RetractionEventGranularity) {
+          retractionEvents(after: $after, granularity: $granularity) { __typename cursor at retraction { id }
           ... on BeliefRetracted { depth belief { id claimKey } }
           ... on EffectCancelled { effect { id status } }
           ... on ReversalRecorded { reversal { id status } }
+          ... on BeliefsRetracted { depth count beliefs { id claimKey } }
+          ... on EffectsCancelled { count effects { id status } }
+          ... on ReversalsRecorded { count reversals { id status } }
           ... on RetractionCommitted { totals { ${TOTALS} } } } }`,
-        variables: { after: opts.after ?? null },
+        variables: { after: opts.after ?? null, granularity: opts.granularity ?? 'BELIEF' },
       },
       {
         next: (m) => m.data && handler(m.data.retractionEvents),

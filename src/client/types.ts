@@ -23,8 +23,13 @@ export interface ProposeEffectInput { kind: string; amount?: Money | null; paylo
 export type ProposeEffectResult = { __typename: 'EffectProposed'; effect: Effect } | { __typename: 'PremiseRetracted'; premise: Belief };
 export interface Reversal { id: string; status: string; idempotencyKey: string; amount: Money | null; providerRef: string | null }
 export interface RetractionEvent {
-  __typename: 'RetractionStarted' | 'BeliefRetracted' | 'EffectCancelled' | 'ReversalRecorded' | 'RetractionCommitted';
+  __typename: 'RetractionStarted' | 'BeliefRetracted' | 'EffectCancelled' | 'ReversalRecorded' | 'RetractionCommitted'
+    | 'BeliefsRetracted' | 'EffectsCancelled' | 'ReversalsRecorded';
   cursor: string; at: string; retraction: { id: string };
   depth?: number; belief?: { id: string; claimKey: string }; effect?: { id: string; status: string }; reversal?: { id: string; status: string };
+  /** granularity LEVEL: the items of one level and kind (at most 500). */
+  count?: number; beliefs?: Array<{ id: string; claimKey: string }>; effects?: Array<{ id: string; status: string }>; reversals?: Array<{ id: string; status: string }>;
   totals?: Totals;
 }
+/** BELIEF: an event per item (the default). LEVEL: an event per cascade level and kind. */
+export type RetractionEventGranularity = 'BELIEF' | 'LEVEL';

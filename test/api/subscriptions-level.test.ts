@@ -4,6 +4,9 @@ import { SCOPES } from '../../src/agent/agent.service';
 import { LEVEL_BATCH, tailStats } from '../../src/event/tailer';
 import { actorIn, engines, expectInvariants } from '../support/engines';
 import { belief, passportStory } from '../support/story';
+import WebSocket from 'ws';
+import { RetractClient } from '../../src/client/index';
+import type { RetractionEvent } from '../../src/client/types';
 import { gql, ok, subscribeWs } from '../support/api-client';
 import { type ApiServer, agentWith, startApiServer, type TestAgent } from '../support/api-server';
 
@@ -138,6 +141,16 @@ describe.each(engines())('retractionEvents granularity LEVEL on %s', (engine) =>
     await fromBatch.until(done, 20_000, 'the resumed per-belief stream');
     expect(evs(fromBatch)).toEqual(E.slice(E.findIndex((e) => e.cursor === second.cursor) + 1));
     await Promise.all([each.close(), level.close(), fromMid.close(), fromBatch.close()]);
+
+    // The typed client asks for the same stream and gets the same batches.
+    const client = new RetractClient({ url: s.http, token: agent.token, webSocketImpl: WebSocket });
+    const got: RetractionEvent[] = [];
+    const stop = client.onRetractionEvents((e) => got.push(e), { after: origin, granularity: 'LEVEL' });
+    for (let i = 0; i < 200 && !got.some((e) => e.__typename === 'RetractionCommitted'); i++) await new Promise((r) => setTimeout(r, 50));
+    stop();
+    await client.close();
+    expect(got.map((e) => [e.__typename, e.count ?? null, e.cursor])).toEqual(L.map((e) => [e.__typename, e.count ?? null, e.cursor]));
+    expect(got.filter((e) => e.beliefs).flatMap((e) => e.beliefs!.map((b) => b.id))).toEqual(batches.flatMap((b) => b.beliefs!.map((x) => x.id)));
   }, 120_000);
 
   it('20 live subscribers of one fleet woken by one commit share their log reads, and each still receives the whole retraction', async () => {

@@ -69,7 +69,11 @@ export interface CrashReport {
   reversals: number;
   kills: Record<CrashPoint, number>;
   deliveries: number;
+  /** Distinct keys delivered more than once (after-send kills, lost replies, 500s). */
   resent: number;
+  /** Distinct keys whose dispatcher was killed right after sending, and how many of them were delivered again. */
+  afterSendKeys: number;
+  resentAfterSend: number;
   ms: number;
 }
 
@@ -109,6 +113,7 @@ export async function crashDrill(opts: { killsPerPoint: number; reversals: numbe
     };
     const kills: Record<CrashPoint, number> = { 'before-send': 0, 'after-send': 0, 'after-record': 0 };
     const checks: Array<() => void> = [];
+    const afterSend = new Set<string>();
     for (let round = 0; round < opts.killsPerPoint; round++) {
       for (const point of CRASH_POINTS) {
         const nth = 1 + ((round + kills[point]) % opts.batch);
@@ -127,6 +132,7 @@ export async function crashDrill(opts: { killsPerPoint: number; reversals: numbe
           // Sent, not recorded: it must be sent again later, under the same key.
           expect(row.status).toBe('DISPATCHED');
           expect(deliveredAtKill).toBeGreaterThanOrEqual(1);
+          afterSend.add(key);
           checks.push(() => expect(fake.deliveries(key)).toBeGreaterThan(deliveredAtKill));
         } else if (point === 'after-record') {
           // Recorded: never sent again.
@@ -168,7 +174,8 @@ export async function crashDrill(opts: { killsPerPoint: number; reversals: numbe
     expect(settled).toBe(all.reduce((n, r) => n + r.amountMinor, 0));
     expect(await checkInvariants(t.store)).toEqual([]);
     const resent = [...keys].filter((k) => fake.deliveries(k) > 1).length;
-    return { reversals: opts.reversals, kills, deliveries: fake.requests.length, resent, ms: Date.now() - started };
+    const resentAfterSend = [...afterSend].filter((k) => fake.deliveries(k) > 1).length;
+    return { reversals: opts.reversals, kills, deliveries: fake.requests.length, resent, afterSendKeys: afterSend.size, resentAfterSend, ms: Date.now() - started };
   } finally {
     for (const c of children) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
     await fake.close();
