@@ -14,7 +14,7 @@ import type { DB } from '../../src/store/schema';
 import { inTx, readTx, type Tx, txStats } from '../../src/store/tx';
 import type { Bench, BenchOptions, BenchResult, Cell, Target } from './lib/bench';
 import { type Measure, type Measurement, inChild } from './lib/child';
-import { RESULTS_DIR, fmtCount, fmtMB, fmtMs, fmtRatio } from './lib/report';
+import { RESULTS_DIR, fmtCount, fmtMB, fmtMs, fmtRatio, phaseTimer } from './lib/report';
 import { type BenchDb, type Location, type OwnerSql, freshDb, openAt } from './lib/stores';
 import { compact, lineChart } from './lib/svg';
 
@@ -405,14 +405,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
   const rows: Row[] = [];
   const caveats: string[] = [];
   let versions: BenchResult['engineVersions'] = null;
-  const time = async <T>(label: string, fn: () => Promise<T>): Promise<T> => {
-    const t0 = performance.now();
-    try {
-      return await fn();
-    } finally {
-      phases[label] = Math.round((phases[label] ?? 0) + performance.now() - t0);
-    }
-  };
+  const time = phaseTimer(phases);
 
   interface Prepared { u: number; label: string; db: BenchDb; loader: Loader; graphs: Graph[]; buildHnsw: boolean }
   const prepared: Prepared[] = [];

@@ -12,7 +12,7 @@ import { encodeCursor, headCursor } from '../../src/event/event.repository';
 import { readTx } from '../../src/store/tx';
 import type { Bench, BenchOptions, BenchResult, Cell, Target } from './lib/bench';
 import { inChild } from './lib/child';
-import { fmtCount, fmtMs } from './lib/report';
+import { fmtCount, fmtMs, phaseTimer } from './lib/report';
 import { freshDb } from './lib/stores';
 import { lineChart } from './lib/svg';
 
@@ -162,14 +162,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
   for (const g of arms) if (g !== 'BELIEF' && g !== 'LEVEL') throw new Error(`--granularity: each must be BELIEF or LEVEL, got ${g}`);
   const phases: Record<string, number> = {};
   const caveats: string[] = [];
-  const time = async <T>(label: string, fn: () => Promise<T>): Promise<T> => {
-    const t0 = performance.now();
-    try {
-      return await fn();
-    } finally {
-      phases[label] = Math.round((phases[label] ?? 0) + performance.now() - t0);
-    }
-  };
+  const time = phaseTimer(phases);
   const db = await time('create database', () => freshDb(opts.engine, opts.serverUrl, 'retract_bench_fanout'));
   let versions: BenchResult['engineVersions'] = null;
   const results: ArmResult[] = [];

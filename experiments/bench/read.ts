@@ -6,7 +6,7 @@ import { searchInTx } from '../../src/api/types/search';
 import { readTx } from '../../src/store/tx';
 import type { Bench, BenchOptions, BenchResult, Cell, Target } from './lib/bench';
 import { rng } from './lib/prng';
-import { fmtCount, fmtMs } from './lib/report';
+import { fmtCount, fmtMs, phaseTimer } from './lib/report';
 import { freshDb } from './lib/stores';
 import { lineChart } from './lib/svg';
 
@@ -94,14 +94,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
   const batch = Number(opts.flags.batch ?? 2000);
   const phases: Record<string, number> = {};
   const caveats: string[] = [];
-  const time = async <T>(label: string, fn: () => Promise<T>): Promise<T> => {
-    const t0 = performance.now();
-    try {
-      return await fn();
-    } finally {
-      phases[label] = Math.round((phases[label] ?? 0) + performance.now() - t0);
-    }
-  };
+  const time = phaseTimer(phases);
   const r = rng(20261201);
   const centres = Array.from({ length: CENTRES }, () => {
     const c = new Float64Array(DIM);

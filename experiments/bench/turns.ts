@@ -226,7 +226,7 @@ async function rawTurn(q: Q, agentId: string, key: string, statement: string, ve
         [FLEET, key],
       );
       if (claim.length !== 1) throw new Error(`raw arm: expected one claim row for ${key}`);
-      const active = await q(`SELECT ${BELIEF_COLUMNS}, ($1::jsonb IS NOT DISTINCT FROM value) AS same_value FROM beliefs WHERE fleet_id = $2 AND claim_key = $3 AND status = $4`, [value, FLEET, key, 'ACTIVE']);
+      const active = await q(`SELECT ${BELIEF_COLUMNS}, ($1::jsonb IS NOT DISTINCT FROM value) AS same_value FROM beliefs WHERE fleet_id = $2 AND (claim_key = $3 AND claim_key COLLATE "C" = $3) AND status = $4`, [value, FLEET, key, 'ACTIVE']);
       let kind: string;
       if (active.length > 0 && active[0]!.same_value) {
         await q('INSERT INTO events (fleet_id, type, actor_id, retraction_id, depth, ids, data) VALUES ($1, $2, $3, $4, $5, $6, $7)', [FLEET, 'BeliefCorroborated', agentId, null, null, [String(active[0]!.id)], null]);

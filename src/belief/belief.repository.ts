@@ -29,12 +29,25 @@ export async function beliefsByIds(db: Db, ids: readonly string[]): Promise<Beli
   return (await db.selectFrom('beliefs').select(BELIEF_COLUMNS).where('id', 'in', ids as string[]).execute()) as BeliefRow[];
 }
 
+/**
+ * `claim_key = key`, stated in the database's collation AND in "C" (the same rows: equality in a
+ * deterministic collation is byte equality), so both partial ACTIVE indexes that lead with
+ * (fleet_id, claim_key) can search on the key: beliefs_one_active_per_claim (default collation) and
+ * beliefs_prefix_embedding ("C"). With one form only and no statistics (autovacuum off, as on this
+ * project's CI server, or a table not yet analyzed) the planner could take the other index for a
+ * fleet-wide scan filtered on claim_key: every turn read every ACTIVE belief of its fleet (17.8 ms
+ * at 15k beliefs, growing), and its relation-wide read locks made concurrent writers fail serialization.
+ */
+export function claimKeyEquals(key: string) {
+  return sql<boolean>`(claim_key = ${key} AND claim_key COLLATE "C" = ${key})`;
+}
+
 export async function activeBeliefForClaim(db: Db, fleet: string, claimKey: string): Promise<BeliefRow | undefined> {
   return (await db
     .selectFrom('beliefs')
     .select(BELIEF_COLUMNS)
     .where('fleet_id', '=', fleet)
-    .where('claim_key', '=', claimKey)
+    .where(claimKeyEquals(claimKey))
     .where('status', '=', 'ACTIVE')
     .executeTakeFirst()) as BeliefRow | undefined;
 }
@@ -45,7 +58,7 @@ export async function activeBeliefComparedTo(db: Db, fleet: string, claimKey: st
     .selectFrom('beliefs')
     .select([...BELIEF_COLUMNS, sql<boolean>`(${value}::jsonb IS NOT DISTINCT FROM value)`.as('same_value')])
     .where('fleet_id', '=', fleet)
-    .where('claim_key', '=', claimKey)
+    .where(claimKeyEquals(claimKey))
     .where('status', '=', 'ACTIVE')
     .executeTakeFirst();
   if (!row) return undefined;

@@ -164,3 +164,15 @@ export function fmtCount(n: number): string {
   if (n >= 1000 && n % 1000 === 0) return `${n / 1000}k`;
   return String(n);
 }
+
+/** A timer of a benchmark's own phases: `time(label, fn)` adds fn's wall time (ms) to `phases[label]`. */
+export function phaseTimer(phases: Record<string, number>) {
+  return async <T>(label: string, fn: () => Promise<T>): Promise<T> => {
+    const t0 = performance.now();
+    try {
+      return await fn();
+    } finally {
+      phases[label] = Math.round((phases[label] ?? 0) + performance.now() - t0);
+    }
+  };
+}
