@@ -42,24 +42,19 @@ export function claimKeyEquals(key: string) {
   return sql<boolean>`(claim_key = ${key} AND claim_key COLLATE "C" = ${key})`;
 }
 
+/** The query for a claim's ACTIVE belief (at most one row), to select from. */
+export function activeOnClaim(db: Db, fleet: string, claimKey: string) {
+  return db.selectFrom('beliefs').where('fleet_id', '=', fleet).where(claimKeyEquals(claimKey)).where('status', '=', 'ACTIVE');
+}
+
 export async function activeBeliefForClaim(db: Db, fleet: string, claimKey: string): Promise<BeliefRow | undefined> {
-  return (await db
-    .selectFrom('beliefs')
-    .select(BELIEF_COLUMNS)
-    .where('fleet_id', '=', fleet)
-    .where(claimKeyEquals(claimKey))
-    .where('status', '=', 'ACTIVE')
-    .executeTakeFirst()) as BeliefRow | undefined;
+  return (await activeOnClaim(db, fleet, claimKey).select(BELIEF_COLUMNS).executeTakeFirst()) as BeliefRow | undefined;
 }
 
 /** The claim's ACTIVE belief, if any, and whether its value equals `value` (JSON text; null equals null): one statement. */
 export async function activeBeliefComparedTo(db: Db, fleet: string, claimKey: string, value: string | null): Promise<{ belief: BeliefRow; sameValue: boolean } | undefined> {
-  const row = await db
-    .selectFrom('beliefs')
+  const row = await activeOnClaim(db, fleet, claimKey)
     .select([...BELIEF_COLUMNS, sql<boolean>`(${value}::jsonb IS NOT DISTINCT FROM value)`.as('same_value')])
-    .where('fleet_id', '=', fleet)
-    .where(claimKeyEquals(claimKey))
-    .where('status', '=', 'ACTIVE')
     .executeTakeFirst();
   if (!row) return undefined;
   const { same_value, ...belief } = row;

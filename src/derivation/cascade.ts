@@ -15,7 +15,7 @@ import type { Tx } from '../store/tx';
  * from. Joined as a CTE instead, a graph bulk-loaded and not yet analyzed (every table estimated at
  * one row) was planned as a nested loop over every ACTIVE belief of the fleet re-scanning the
  * candidates: quadratic, 20k beliefs took 47 s (1.2 s now) and 100k did not finish in five minutes
- * (22 s now, 6 s once analyzed). After a bulk load, ANALYZE, as for any PostgreSQL bulk load.
+ * (21 s now, 2.1 s once analyzed: experiments/unanalyzed_cascade.ts). After a bulk load, ANALYZE.
  */
 export async function cascade(tx: Tx, fleet: string, retractionId: string, rootId: string, actorId: string): Promise<number> {
   const root = await sql<{ n: number }>`

@@ -28,9 +28,9 @@ export interface StreamEvent {
  * comes in several), so a 1k-belief cascade is a handful of messages instead of a thousand.
  */
 export type Granularity = 'BELIEF' | 'LEVEL';
-export const BATCH_EVENT_TYPES = ['BeliefsRetracted', 'EffectsCancelled', 'ReversalsRecorded'] as const;
-export type BatchEventType = (typeof BATCH_EVENT_TYPES)[number];
-const BATCH_OF: Record<string, BatchEventType> = { BeliefRetracted: 'BeliefsRetracted', EffectCancelled: 'EffectsCancelled', ReversalRecorded: 'ReversalsRecorded' };
+/** The LEVEL event that carries a batch of each per-item event type. */
+const BATCH_OF = { BeliefRetracted: 'BeliefsRetracted', EffectCancelled: 'EffectsCancelled', ReversalRecorded: 'ReversalsRecorded' } as const;
+export type BatchEventType = (typeof BATCH_OF)[keyof typeof BATCH_OF];
 /** Largest number of ids one LEVEL event carries. */
 export const LEVEL_BATCH = 500;
 
@@ -73,7 +73,7 @@ function expand(row: EventRow, skipThrough: number, granularity: Granularity): S
     // Batches are cut at fixed offsets of the row, so a resumed subscription cut mid-batch finishes that batch.
     for (let from = skipThrough + 1; from < row.ids.length; from = (Math.floor(from / LEVEL_BATCH) + 1) * LEVEL_BATCH) {
       const to = Math.min(row.ids.length, (Math.floor(from / LEVEL_BATCH) + 1) * LEVEL_BATCH);
-      out.push({ __typename: BATCH_OF[type]!, ...base, cursor: cursorAt(to - 1), ids: row.ids.slice(from, to).map(String), ...(type === 'BeliefRetracted' ? { depth: row.depth ?? 0 } : {}) });
+      out.push({ __typename: BATCH_OF[type as keyof typeof BATCH_OF], ...base, cursor: cursorAt(to - 1), ids: row.ids.slice(from, to).map(String), ...(type === 'BeliefRetracted' ? { depth: row.depth ?? 0 } : {}) });
     }
     return out;
   }

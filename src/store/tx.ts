@@ -42,6 +42,12 @@ export const txStats = { retries: 0, exhausted: 0 };
  */
 export const faults = { serializationFailures: 0, sharedMemoryFailures: 0 };
 
+/** What each `faults` counter makes the database raise, as the real error would arrive. */
+const INJECTED = [
+  ['serializationFailures', sql`DO $$ BEGIN RAISE EXCEPTION 'injected serialization failure' USING ERRCODE = '40001'; END $$`],
+  ['sharedMemoryFailures', sql`DO $$ BEGIN RAISE EXCEPTION 'out of shared memory' USING ERRCODE = '53200', HINT = 'injected'; END $$`],
+] as const;
+
 export function isRetryable(e: unknown): boolean {
   if (typeof e !== 'object' || e === null) return false;
   const { code, message } = e as { code?: string; message?: string };
@@ -64,13 +70,11 @@ export async function inTx<T>(store: Store, opts: TxOptions, fn: (tx: Tx) => Pro
       const result = await store.db.connection().execute(async (tx) => {
         try {
           await begin.execute(tx);
-          if (faults.serializationFailures > 0) {
-            faults.serializationFailures--;
-            await sql`DO $$ BEGIN RAISE EXCEPTION 'injected serialization failure' USING ERRCODE = '40001'; END $$`.execute(tx);
-          }
-          if (faults.sharedMemoryFailures > 0) {
-            faults.sharedMemoryFailures--;
-            await sql`DO $$ BEGIN RAISE EXCEPTION 'out of shared memory' USING ERRCODE = '53200', HINT = 'injected'; END $$`.execute(tx);
+          for (const [counter, raise] of INJECTED) {
+            if (faults[counter] > 0) {
+              faults[counter]--;
+              await raise.execute(tx);
+            }
           }
           const r = await fn(tx);
           const done = await sql<{ command?: string }>`commit`.execute(tx);

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { activeBeliefComparedTo, claimKeyEquals } from '../../src/belief/belief.repository';
+import { activeBeliefComparedTo, activeOnClaim } from '../../src/belief/belief.repository';
 import { readTx } from '../../src/store/tx';
 import { actorIn, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
 
@@ -34,7 +34,7 @@ describe.each(engines())('claim lookup without statistics on %s', (engine) => {
 
   it('the ACTIVE-belief lookup searches an index on the claim key and removes no rows by filter', async () => {
     const plan = await readTx(t.store, 'bulk', async (tx) => {
-      const q = tx.selectFrom('beliefs').select(['id']).where('fleet_id', '=', 'bulk').where(claimKeyEquals('k/1234')).where('status', '=', 'ACTIVE').compile();
+      const q = activeOnClaim(tx, 'bulk', 'k/1234').select(['id']).compile();
       const r = await sql.raw<{ 'QUERY PLAN': unknown }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${q.sql.replace(/\$(\d+)/g, (_, i) => `'${String(q.parameters[Number(i) - 1])}'`)}`).execute(tx);
       const json = r.rows[0]!['QUERY PLAN'];
       return (typeof json === 'string' ? JSON.parse(json) : json) as Array<{ Plan: PlanNode }>;

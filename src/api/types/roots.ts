@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { type BeliefRow, claimKeyEquals } from '../../belief/belief.repository';
+import { type BeliefRow, activeOnClaim } from '../../belief/belief.repository';
 import { addJustification, assertBelief } from '../../belief/belief.service';
 import { createAgent } from '../../agent/agent.service';
 import { adjudicateContradiction, resolveContradiction } from '../../contradiction/contradiction.service';
@@ -51,7 +51,7 @@ builder.queryFields((t) => ({
     resolve: async (_r, a, ctx) => {
       const key = v.claimKey('claimKey', a.claimKey);
       return fleetRead(ctx, async (tx) =>
-        (await tx.selectFrom('beliefs').select('id').where('fleet_id', '=', ctx.agent!.fleet_id).where(claimKeyEquals(key)).where('status', '=', 'ACTIVE').executeTakeFirst())?.id ?? null);
+        (await activeOnClaim(tx, ctx.agent!.fleet_id, key).select('id').executeTakeFirst())?.id ?? null);
     },
   }),
   search: t.field({
