@@ -414,10 +414,10 @@ export class Runner {
       return;
     }
     const done = await readTx(this.env.store, this.actor.fleet, async (tx) => ({
-      beliefs: (await sql<{ id: string; depth: number }>`SELECT id::text AS id, retraction_depth AS depth FROM beliefs WHERE retraction_id = ${retractionId} ORDER BY retraction_depth, id`.execute(tx)).rows,
+      beliefs: (await sql<{ id: string; depth: number }>`SELECT id::text AS id, retraction_depth AS depth FROM beliefs WHERE retraction_id = ${retractionId} ORDER BY retraction_depth, beliefs.id`.execute(tx)).rows,
       survivors: (await survivorIds(tx, retractionId, 10_000)).sort(num),
-      cancelled: (await sql<{ id: string }>`SELECT id::text AS id FROM effects WHERE cancelled_by = ${retractionId} ORDER BY id`.execute(tx)).rows.map((r) => r.id),
-      reached: (await sql<{ id: string }>`SELECT id::text AS id FROM effects WHERE reached_by = ${retractionId} AND status = 'EXECUTING' ORDER BY id`.execute(tx)).rows.map((r) => r.id),
+      cancelled: (await sql<{ id: string }>`SELECT id::text AS id FROM effects WHERE cancelled_by = ${retractionId} ORDER BY effects.id`.execute(tx)).rows.map((r) => r.id),
+      reached: (await sql<{ id: string }>`SELECT id::text AS id FROM effects WHERE reached_by = ${retractionId} AND status = 'EXECUTING' ORDER BY effects.id`.execute(tx)).rows.map((r) => r.id),
       reversed: (await sql<{ id: string }>`SELECT effect_id::text AS id FROM reversals WHERE retraction_id = ${retractionId} ORDER BY effect_id`.execute(tx)).rows.map((r) => r.id),
       totals: await totalsFor(tx, retractionId),
     }));

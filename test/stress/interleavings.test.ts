@@ -147,7 +147,7 @@ describe.runIf(!!process.env.RETRACT_TEST_DATABASE_URL)('deterministic interleav
     expect(r.blocked).toBe(true);
     expect(r.first.ok && r.second.ok).toBe(true);
     const rows = (await sql<{ id: string; status: string; retraction_id: string }>`
-      SELECT id::text, status, retraction_id::text FROM beliefs WHERE claim_key LIKE 'i5:%' ORDER BY id`.execute(t.store.db)).rows;
+      SELECT id::text, status, retraction_id::text FROM beliefs WHERE claim_key LIKE 'i5:%' ORDER BY beliefs.id`.execute(t.store.db)).rows;
     expect(rows.every((b) => b.status === 'RETRACTED')).toBe(true);
     const first = (r.first as { value: { retractionId: string } }).value.retractionId;
     const second = (r.second as { value: { retractionId: string } }).value.retractionId;

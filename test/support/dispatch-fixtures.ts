@@ -74,7 +74,7 @@ export async function allReversals(store: Store): Promise<ReversalState[]> {
   const r = await sql<ReversalState>`
     SELECT id::text AS id, fleet_id, status, idempotency_key, provider_ref, attempts, reason, last_error, lease_holder,
            amount_minor::text AS amount_minor
-      FROM reversals ORDER BY id`.execute(store.db);
+      FROM reversals ORDER BY reversals.id`.execute(store.db);
   return r.rows;
 }
 

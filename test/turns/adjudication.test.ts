@@ -42,7 +42,7 @@ describe.each(engines())('fenced adjudication on %s', (engine) => {
     const dependent = await belief(core, actor, 'parcel:1/shipping.tier', [existing], 'heavy');
     const heuristic = new HeuristicAdjudicator();
     await adjudicateContradiction(core, actor, heuristic, id);
-    const rows = await sql<{ id: string; status: string; claim_key: string }>`SELECT id::text, status, claim_key FROM beliefs WHERE claim_key LIKE 'parcel:1/%' ORDER BY id`.execute(t.store.db);
+    const rows = await sql<{ id: string; status: string; claim_key: string }>`SELECT id::text, status, claim_key FROM beliefs WHERE claim_key LIKE 'parcel:1/%' ORDER BY beliefs.id`.execute(t.store.db);
     expect(rows.rows.find((b) => b.id === existing.id)!.status).toBe('RETRACTED');
     expect(rows.rows.find((b) => b.id === dependent.id)!.status).toBe('RETRACTED');
     const c = (await sql<{ status: string; verdict: string; accepted_id: string; resolution_id: string; adjudicator: string }>`SELECT status, verdict, accepted_id::text, resolution_id::text, adjudicator FROM contradictions WHERE id = ${id}`.execute(t.store.db)).rows[0]!;
@@ -61,7 +61,7 @@ describe.each(engines())('fenced adjudication on %s', (engine) => {
     await adjudicateContradiction(core, actor, slow('KEEP_EXISTING', 1), a.id);
     const b = await contradiction(core, actor, 'parcel:3/weight', 'scale', 'scale');
     await adjudicateContradiction(core, actor, slow('ESCALATE', 1), b.id);
-    let rows = (await sql<{ id: string; status: string; verdict: string }>`SELECT id::text, status, verdict FROM contradictions WHERE id IN (${a.id}, ${b.id}) ORDER BY id`.execute(t.store.db)).rows;
+    let rows = (await sql<{ id: string; status: string; verdict: string }>`SELECT id::text, status, verdict FROM contradictions WHERE id IN (${a.id}, ${b.id}) ORDER BY contradictions.id`.execute(t.store.db)).rows;
     expect(rows).toEqual([{ id: a.id, status: 'RESOLVED', verdict: 'KEEP_EXISTING' }, { id: b.id, status: 'OPEN', verdict: 'ESCALATE' }]);
     await resolveContradiction(core, actor, 'reviewer', { contradictionId: b.id, verdict: 'ACCEPT_PROPOSED', rationale: 'checked the scale myself' });
     rows = (await sql<{ id: string; status: string; verdict: string }>`SELECT id::text, status, verdict FROM contradictions WHERE id = ${b.id}`.execute(t.store.db)).rows;
