@@ -264,17 +264,18 @@ async function rawTurn(q: Q, agentId: string, key: string, statement: string, ve
 }
 
 /** The raw arm's clients: `clients` loops of rawTurn, `seconds` long; the 40001/40P01 retries they made. */
-async function rawClients(conn: RawConn, agentId: string, vectors: string[], workload: Workload, clients: number, seconds: number, tag: string) {
+async function rawClients(conn: RawConn, agentId: string, embedder: LocalEmbedder, workload: Workload, clients: number, seconds: number, tag: string) {
   const counters = { retries: 0 };
-  const r = await drive(clients, seconds, (c, i) => {
+  const r = await drive(clients, seconds, async (c, i) => {
     const { key } = claimOf(tag, workload, c, i);
-    return conn.with((q) => rawTurn(q, agentId, key, `turn ${i} of client ${c} on ${key}`, vectors[(c + i) % vectors.length]!, counters));
+    const statement = `turn ${i} of client ${c} on ${key}`;
+    // Each turn inserts the embedding of its own statement, as the server does (belief.service embeds
+    // every statement). A handful of recycled vectors would make the raw arm's HNSW inserts near-free
+    // duplicates: 0.79 vs 2.62 ms of PostgreSQL CPU an insert at 4k rows (FINDINGS §6, turns).
+    const [e] = await embedder.embed([statement]);
+    return conn.with((q) => rawTurn(q, agentId, key, statement, `[${e!.join(',')}]`, counters));
   });
   return { ...r, retries: counters.retries };
-}
-
-async function rawVectors(): Promise<string[]> {
-  return (await new LocalEmbedder().embed(Array.from({ length: 64 }, (_, i) => `raw turn statement ${i}`))).map((e) => `[${e.join(',')}]`);
 }
 
 interface ChildInput {
@@ -320,11 +321,11 @@ export async function work(t: ChildInput): Promise<ChildOutput> {
     close: () => pool.end(),
   };
   try {
-    const vectors = await rawVectors();
-    await rawClients(conn, t.agentId, vectors, 'distinct', t.clients, WARM_SECONDS, `${t.tag}-warm`);
+    const embedder = new LocalEmbedder();
+    await rawClients(conn, t.agentId, embedder, 'distinct', t.clients, WARM_SECONDS, `${t.tag}-warm`);
     start();
     const c0 = cpuMs();
-    const r = await rawClients(conn, t.agentId, vectors, t.workload, t.clients, t.seconds, t.tag);
+    const r = await rawClients(conn, t.agentId, embedder, t.workload, t.clients, t.seconds, t.tag);
     const c1 = cpuMs();
     end();
     return { ...r, firstError: errorText(r.firstError), cpuMs: c1 - c0 };
@@ -365,9 +366,9 @@ async function childArm(store: Store, t: ChildInput): Promise<ArmResult> {
 }
 
 /** PGlite: the raw arm runs in this process on the store's one connection (the server is idle during it). */
-async function inProcessRawArm(conn: RawConn, agentId: string, vectors: string[], workload: Workload, clients: number, seconds: number, tag: string): Promise<ArmResult> {
+async function inProcessRawArm(conn: RawConn, agentId: string, embedder: LocalEmbedder, workload: Workload, clients: number, seconds: number, tag: string): Promise<ArmResult> {
   const c0 = cpuMs();
-  const r = await rawClients(conn, agentId, vectors, workload, clients, seconds, tag);
+  const r = await rawClients(conn, agentId, embedder, workload, clients, seconds, tag);
   return finish('raw', workload, clients, { ...r, firstError: errorText(r.firstError) }, r.retries, { server: null, clients: cpuMs() - c0, postgres: null });
 }
 
@@ -404,7 +405,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
       );
       versions = ver.rows[0] ?? null;
       const databaseUrl = db.location.engine === 'postgres' ? db.location.databaseUrl : '';
-      const vectors = await rawVectors();
+      const embedder = new LocalEmbedder();
       for (const clients of concurrency) {
         for (const workload of workloads) {
           for (const arm of ['raw', 'graphql'] as const) {
@@ -412,7 +413,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
             opts.log(`turns: ${arm} ${workload} × ${clients} clients for ${seconds} s`);
             const s = performance.now();
             const r = arm === 'raw' && db.location.engine === 'pglite'
-              ? await inProcessRawArm(pgliteRawConn(store), agentId, vectors, workload, clients, seconds, tag)
+              ? await inProcessRawArm(pgliteRawConn(store), agentId, embedder, workload, clients, seconds, tag)
               : await childArm(store, { arm, workload, clients, seconds, tag, url, token, databaseUrl, agentId });
             phases[`measure ${tag}`] = Math.round(performance.now() - s);
             results.push(r);
@@ -435,10 +436,9 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
   caveats.push(
     `fixed ${seconds} s per arm after a ${WARM_SECONDS} s warm-up of the same arm; raw and GraphQL arms alternate in the same run on the same database; server pool ${serverPool} connections (the product default), raw arm one pg connection per client`,
     'each arm\'s clients run in a child process of their own (one per arm), never on the server\'s event loop; the two processes and PostgreSQL share the machine\'s CPUs',
-    'the raw arm sends the statements assertBelief sends (same text shape, parameters, isolation, retries: 10 attempts, same backoff), with a precomputed 512-d vector literal; the GraphQL arm embeds the statement (LocalEmbedder) as the product does; the raw arm sends no NOTIFY (the server coalesces one per event-loop tick, outside the transaction)',
+    'the raw arm sends the statements assertBelief sends (same text shape, parameters, isolation, retries: 10 attempts, same backoff) and inserts the LocalEmbedder embedding of each turn\'s own statement, as the server does; neither arm sends a NOTIFY per turn (the server sends at most one per 50 ms for turns, outside the transaction)',
     'no premises: assertBelief skips the premise FOR SHARE lock when derivedFrom is empty, and so does the raw arm',
     `contended: 10 % of turns on ${HOT_CLAIMS} hot claims with the same value (corroborations after the first)`,
-    'known failure: in 10 s arms the contended workload can collapse in BOTH arms (hundreds of SQLSTATE 40001 "read/write dependencies", retries exhausted, PostgreSQL CPU per commit 3-10x); short arms (4-6 s) do not show it; not yet explained (FINDINGS §6 turns)',
     `load average at the end ${os.loadavg().map((x) => x.toFixed(1)).join(' ')} on ${os.cpus().length} CPUs (the bench's own processes included)`,
   );
   return report(results, concurrency, caveats, phases, versions, opts.engine);

@@ -63,7 +63,9 @@ export async function assertBelief(core: Core, actor: Actor, input: AssertBelief
   const vector = `[${embedding!.join(',')}]`;
 
   try {
-    return await writeTx(core.store, actor.fleet, (tx) => commitTurn(tx, actor, i, vector, readPoint));
+    // 'soon': a turn appends BeliefAsserted, BeliefCorroborated or ContradictionRaised, which no
+    // subscription streams and no worker claims.
+    return await writeTx(core.store, actor.fleet, (tx) => commitTurn(tx, actor, i, vector, readPoint), 'soon');
   } catch (e) {
     if (e instanceof Refused) return e.result;
     throw e;
@@ -188,5 +190,5 @@ export async function addJustification(core: Core, actor: Actor, input: { belief
     await insertJustification(tx, actor.fleet, beliefId, premises, actor.agentId);
     await appendEvent(tx, { fleet: actor.fleet, type: 'JustificationAdded', actorId: actor.agentId, ids: [beliefId], data: { premises } });
     return belief;
-  });
+  }, 'soon'); // JustificationAdded is streamed by no subscription and claimed by no worker
 }

@@ -1,7 +1,7 @@
 import { type Kysely, type Transaction, sql } from 'kysely';
 import pg from 'pg';
 import { DomainError } from '../errors/domain-error';
-import type { Store } from './engine';
+import type { Store, WakeUrgency } from './engine';
 import type { DB } from './schema';
 
 /**
@@ -29,6 +29,11 @@ export interface TxOptions {
   /** Total attempts including the first (default 10). */
   maxAttempts?: number;
   role?: 'retract_app' | 'retract_reader';
+  /**
+   * How soon other processes hear of the commit (default 'now'). 'soon' is only for transactions
+   * that append no event a subscription streams and nothing a worker claims (see Store.notifyCommitted).
+   */
+  wake?: WakeUrgency;
 }
 
 const RETRYABLE = new Set(['40001', '40P01']);
@@ -87,7 +92,7 @@ export async function inTx<T>(store: Store, opts: TxOptions, fn: (tx: Tx) => Pro
           throw e;
         }
       });
-      if (!opts.readOnly) store.notifyCommitted();
+      if (!opts.readOnly) store.notifyCommitted(opts.wake ?? 'now');
       return result;
     } catch (e) {
       if (!isRetryable(e)) throw e;
@@ -112,7 +117,7 @@ export function readTx<T>(store: Store, fleet: string, fn: (tx: Tx) => Promise<T
   return inTx(store, { fleet, readOnly: true }, fn);
 }
 
-/** A SERIALIZABLE read-write transaction for one fleet. */
-export function writeTx<T>(store: Store, fleet: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  return inTx(store, { fleet }, fn);
+/** A SERIALIZABLE read-write transaction for one fleet; `wake` as in TxOptions. */
+export function writeTx<T>(store: Store, fleet: string, fn: (tx: Tx) => Promise<T>, wake?: WakeUrgency): Promise<T> {
+  return inTx(store, { fleet, wake }, fn);
 }
