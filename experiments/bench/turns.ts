@@ -209,8 +209,8 @@ const BELIEF_COLUMNS = 'id, fleet_id, claim_key, statement, value, evidence, aut
 /**
  * The same COMMIT as assertBelief for a grounded belief, as the same bare statements (what the
  * server sends per turn is listed by `npx tsx experiments/turns_statements.ts`): BEGIN SERIALIZABLE
- * with role and fleet in one round trip, create + lock the claim in one statement, (no premises to
- * lock), read the ACTIVE belief and compare its value, then insert the belief + bump the claim +
+ * with role and fleet in one round trip, create + lock the claim and read its ACTIVE belief with the
+ * value comparison in one statement (no premises to lock), then insert the belief + bump the claim +
  * append BeliefAsserted in one statement — or, when the claim already holds the same value, append
  * BeliefCorroborated only; COMMIT. Retries 40001/40P01 like src/store/tx.ts (10 attempts, same backoff).
  */
@@ -219,14 +219,19 @@ async function rawTurn(q: Q, agentId: string, key: string, statement: string, ve
   for (let attempt = 1; ; attempt++) {
     try {
       await q(`start transaction isolation level serializable read write; SELECT set_config('role', 'retract_app', true), set_config('retract.fleet', '${FLEET}', true)`, []);
+      // One statement: create + lock the claim and read its ACTIVE belief with the value comparison
+      // (src/belief/belief.repository.ts lockClaimReadActive; no READ snapshot in this workload).
       const claim = await q(
         `WITH created AS (INSERT INTO claims (fleet_id, key) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING version, last_tx),
-              locked AS (SELECT version, last_tx FROM claims WHERE fleet_id = $1 AND key = $2 FOR UPDATE)
-         SELECT version, last_tx::text AS last_tx FROM created UNION ALL SELECT version, last_tx::text AS last_tx FROM locked`,
-        [FLEET, key],
+              locked AS (SELECT version, last_tx FROM claims WHERE fleet_id = $3 AND key = $4 AND NOT EXISTS (SELECT FROM created) FOR UPDATE),
+              active AS MATERIALIZED (SELECT ${BELIEF_COLUMNS}, ($5::jsonb IS NOT DISTINCT FROM value) AS same_value
+                FROM beliefs WHERE NOT EXISTS (SELECT FROM created) AND fleet_id = $6 AND (claim_key = $7 AND claim_key COLLATE "C" = $8) AND status = 'ACTIVE')
+         SELECT c.version::text AS claim_version, (c.last_tx IS NULL OR $9::pg_snapshot IS NULL OR pg_visible_in_snapshot(c.last_tx, $10::pg_snapshot)) AS claim_visible, a.*
+           FROM (SELECT version, last_tx FROM created UNION ALL SELECT version, last_tx FROM locked) c LEFT JOIN active a ON true`,
+        [FLEET, key, FLEET, key, value, FLEET, key, key, null, null],
       );
       if (claim.length !== 1) throw new Error(`raw arm: expected one claim row for ${key}`);
-      const active = await q(`SELECT ${BELIEF_COLUMNS}, ($1::jsonb IS NOT DISTINCT FROM value) AS same_value FROM beliefs WHERE fleet_id = $2 AND (claim_key = $3 AND claim_key COLLATE "C" = $3) AND status = $4`, [value, FLEET, key, 'ACTIVE']);
+      const active = claim[0]!.id === null ? [] : claim;
       let kind: string;
       if (active.length > 0 && active[0]!.same_value) {
         await q('INSERT INTO events (fleet_id, type, actor_id, retraction_id, depth, ids, data) VALUES ($1, $2, $3, $4, $5, $6, $7)', [FLEET, 'BeliefCorroborated', agentId, null, null, [String(active[0]!.id)], null]);

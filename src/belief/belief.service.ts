@@ -6,8 +6,8 @@ import { appendEvent } from '../event/event.repository';
 import { writeTx } from '../store/tx';
 import * as v from '../validation';
 import {
-  type BeliefRow, activeBeliefComparedTo, firstDescendantAmong, hasJustification, insertBeliefBumpClaim,
-  insertJustification, lockBeliefs, lockClaim,
+  type BeliefRow, type LockedClaim, activeBeliefComparedTo, firstDescendantAmong, hasJustification, insertBeliefBumpClaim,
+  insertJustification, lockBeliefs, lockClaimReadActive,
 } from './belief.repository';
 import { decodeReadPoint } from './snapshot';
 
@@ -80,23 +80,16 @@ export async function assertBelief(core: Core, actor: Actor, input: AssertBelief
  */
 export const experimentFlags = { skipClaimLock: false };
 
-/** lockClaim without the row lock: the claim row is created if needed and read, not locked. Experiment only. */
-async function claimWithoutLock(tx: Parameters<typeof lockBeliefs>[0], fleet: string, key: string): ReturnType<typeof lockClaim> {
+/** lockClaimReadActive without the row lock: the claim row is created if needed and read, not locked. Experiment only. */
+async function claimWithoutLock(tx: Parameters<typeof lockBeliefs>[0], fleet: string, key: string, value: string | null, snapshot: string | null): Promise<LockedClaim> {
   await tx.insertInto('claims').values({ fleet_id: fleet, key }).onConflict((oc) => oc.doNothing()).execute();
   const row = await tx
     .selectFrom('claims')
-    .select(['version', sql<string | null>`last_tx::text`.as('last_tx')])
+    .select(['version', sql<boolean>`(last_tx IS NULL OR ${snapshot}::pg_snapshot IS NULL OR pg_visible_in_snapshot(last_tx, ${snapshot}::pg_snapshot))`.as('visible')])
     .where('fleet_id', '=', fleet)
     .where('key', '=', key)
     .executeTakeFirstOrThrow();
-  return {
-    version: String(row.version),
-    visibleIn: async (snapshot: string) => {
-      if (!row.last_tx) return true;
-      const r = await sql<{ v: boolean }>`SELECT pg_visible_in_snapshot(${row.last_tx}::xid8, ${snapshot}::pg_snapshot) AS v`.execute(tx);
-      return r.rows[0]!.v;
-    },
-  };
+  return { version: String(row.version), visibleInSnapshot: row.visible, active: await activeBeliefComparedTo(tx, fleet, key, value) };
 }
 
 /** A COMMIT that refuses: thrown to roll back its transaction (so not even the claim row it created stays), caught in assertBelief. */
@@ -111,15 +104,16 @@ async function commitTurn(
   vector: string,
   readPoint: ReturnType<typeof decodeReadPoint> | null,
 ): Promise<AssertBeliefResult> {
-  const claim = experimentFlags.skipClaimLock ? await claimWithoutLock(tx, actor.fleet, i.claimKey) : await lockClaim(tx, actor.fleet, i.claimKey);
+  const snapshot = readPoint?.snapshot ?? null;
+  const claim = experimentFlags.skipClaimLock
+    ? await claimWithoutLock(tx, actor.fleet, i.claimKey, i.value, snapshot)
+    : await lockClaimReadActive(tx, actor.fleet, i.claimKey, i.value, snapshot);
   const fallen = await checkPremises(tx, i.derivedFrom, 'derivedFrom');
   await pausePoint('assertBelief:premises-locked');
   if (fallen) throw new Refused({ kind: 'premiseRetracted', premise: fallen });
-  const found = await activeBeliefComparedTo(tx, actor.fleet, i.claimKey, i.value);
+  const found = claim.active;
   const active = found?.belief;
-  if (readPoint && !(await claim.visibleIn(readPoint.snapshot))) {
-    throw new Refused({ kind: 'claimChanged', claimKey: i.claimKey, current: active ?? null });
-  }
+  if (!claim.visibleInSnapshot) throw new Refused({ kind: 'claimChanged', claimKey: i.claimKey, current: active ?? null });
 
   if (active) {
     if (found.sameValue) {

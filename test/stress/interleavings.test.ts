@@ -157,6 +157,27 @@ describe.runIf(!!process.env.RETRACT_TEST_DATABASE_URL)('deterministic interleav
     await expectInvariants(t.store);
   });
 
+  for (const [label, second, want] of [
+    ['the same value', 7, 'corroborated'],
+    ['another value', 8, 'contradiction'],
+  ] as const) {
+    it(`two turns on one new claim (${label}): the second waits for the first's claim row, then answers ${want}; one ACTIVE belief`, async () => {
+      const core = coreOf(t.store);
+      const actor = await actorIn(t.store, `i7-${want}`);
+      const key = `i7:${want}/fresh`;
+      // The first turn creates the claim row and stops holding it, before it writes its belief.
+      const r = await interleave(t.store, 'assertBelief:premises-locked',
+        () => assertBelief(core, actor, { claimKey: key, statement: 'seven', value: 7 }),
+        () => assertBelief(core, actor, { claimKey: key, statement: 'second writer', value: second }));
+      expect(r.blocked).toBe(true);
+      expect(r.first).toMatchObject({ ok: true, value: { kind: 'asserted' } });
+      expect(r.second).toMatchObject({ ok: true, value: { kind: want } });
+      const rows = (await sql<{ status: string }>`SELECT status FROM beliefs WHERE claim_key = ${key}`.execute(t.store.db)).rows;
+      expect(rows).toEqual([{ status: 'ACTIVE' }]);
+      await expectInvariants(t.store);
+    });
+  }
+
   it('two adjudicators on one claim: the second waits for the first\'s lease, then gets CONFLICT without a model call', async () => {
     const core = coreOf(t.store);
     const actor = await actorIn(t.store, 'i6');
