@@ -141,7 +141,8 @@ export async function work(t: ChildInput): Promise<ChildOutput> {
       connectMs, probeMs, loadavg: os.loadavg(), cpuMs: (cpu.user + cpu.system) / 1000,
     };
   } finally {
-    await Promise.all(clients.map((c) => c.dispose()));
+    // dispose() of a client whose connection never opened can wait forever: never let it hide the error.
+    await Promise.race([Promise.all(clients.map((c) => c.dispose())), new Promise((r) => setTimeout(r, 5_000).unref())]);
   }
 }
 
@@ -184,7 +185,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
       const agentId = String((agent as { id: string }).id);
       /** A fan-out-4 tree of n beliefs under one root, plus one lone grounded belief (the probe), by bulk SQL. */
       const seed = async (tag: string): Promise<{ root: number; probe: number }> => {
-        const q = await db.owner();
+        const q = await db.owner(store);
         try {
           versions ??= (await q.query<{ server: string; vector: string | null }>(
             `SELECT current_setting('server_version') AS server, (SELECT extversion FROM pg_extension WHERE extname = 'vector') AS vector`,
@@ -222,7 +223,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
         const base = app.url();
         const xacts = async () => {
           if (opts.engine !== 'postgres') return null;
-          const oq = await db.owner();
+          const oq = await db.owner(store);
           try {
             const [x] = await oq.query<{ n: string }>(`SELECT pg_stat_force_next_flush(), (SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database())::text AS n`);
             return Number(x!.n);

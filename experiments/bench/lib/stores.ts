@@ -24,8 +24,13 @@ export interface BenchDb {
   readonly location: Location;
   /** Opens an application store on it (no migration). On PGlite only one may be open at a time, in one process. */
   open(poolSize?: number): Promise<Store>;
-  /** The owner's SQL connection. On PGlite it holds the data directory: close it before another process opens it. */
-  owner(): Promise<OwnerSql>;
+  /**
+   * The owner's SQL connection. On PGlite it holds the data directory: close it before another
+   * process opens it, and when this process already has a store open on it, pass that store: the
+   * owner's SQL then runs on its instance (a second instance on one data directory would not see
+   * the first one's writes, nor it this one's).
+   */
+  owner(open?: Store): Promise<OwnerSql>;
   drop(): Promise<void>;
 }
 
@@ -80,8 +85,8 @@ export async function freshDb(engine: EngineName, serverUrl: string, name: strin
   return {
     location: { engine, dataDir },
     open: () => openStore({ dataDir, migrate: false }),
-    async owner() {
-      const store = await openStore({ dataDir, migrate: false });
+    async owner(open?: Store) {
+      const store = open ?? (await openStore({ dataDir, migrate: false }));
       const lite = store.pglite!;
       return {
         query: async <R>(text: string, params?: unknown[]) => {
@@ -89,7 +94,9 @@ export async function freshDb(engine: EngineName, serverUrl: string, name: strin
           const rs = await lite.exec(text);
           return (rs[rs.length - 1]?.rows ?? []) as R[];
         },
-        close: () => store.close(),
+        close: async () => {
+          if (!open) await store.close();
+        },
       };
     },
     async drop() {
