@@ -91,6 +91,9 @@ function pct(sorted: number[], p: number): number {
 
 async function run(opts: BenchOptions): Promise<BenchResult> {
   const n = opts.size ?? (opts.engine === 'postgres' ? 100_000 : 20_000);
+  // Slot A = ⌊i/CENTRES⌋ mod 100 (independent of the cluster) takes all 100 values only from CENTRES × 100 beliefs on:
+  // below that the prefix filters do not hold the fractions they are named for (the 9 % one is empty).
+  if (n < CENTRES * 100) throw new Error(`--size must be at least ${CENTRES * 100} for read (the prefix filters' fractions need every slot A = ⌊i/${CENTRES}⌋ mod 100), got ${n}`);
   const batch = Number(opts.flags.batch ?? 2000);
   const phases: Record<string, number> = {};
   const caveats: string[] = [];
