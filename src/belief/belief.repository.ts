@@ -75,27 +75,18 @@ export async function lockBeliefs(db: Db, ids: readonly string[], mode: 'share' 
  * changed after this transaction's snapshot fails with SQLSTATE 40001 (retried by src/store/tx.ts),
  * exactly as the two separate statements would.
  */
-export async function lockClaim(db: Db, fleet: string, key: string): Promise<{ version: string; visibleIn: (snapshot: string) => Promise<boolean> }> {
-  const { rows } = await sql<{ version: string; last_tx: string | null }>`
+export async function lockClaim(db: Db, fleet: string, key: string): Promise<{ version: string }> {
+  const { rows } = await sql<{ version: string }>`
     WITH created AS (
-      INSERT INTO claims (fleet_id, key) VALUES (${fleet}, ${key}) ON CONFLICT DO NOTHING RETURNING version, last_tx
+      INSERT INTO claims (fleet_id, key) VALUES (${fleet}, ${key}) ON CONFLICT DO NOTHING RETURNING version
     ), locked AS (
-      SELECT version, last_tx FROM claims WHERE fleet_id = ${fleet} AND key = ${key} FOR UPDATE
+      SELECT version FROM claims WHERE fleet_id = ${fleet} AND key = ${key} FOR UPDATE
     )
-    SELECT version, last_tx::text AS last_tx FROM created
+    SELECT version FROM created
     UNION ALL
-    SELECT version, last_tx::text AS last_tx FROM locked`.execute(db);
+    SELECT version FROM locked`.execute(db);
   if (rows.length !== 1) throw new Error(`lockClaim: expected one claim row for ${key}, got ${rows.length}`);
-  const row = rows[0]!;
-  return {
-    version: String(row.version),
-    /** True when the claim's last write was already visible in the given READ snapshot. */
-    visibleIn: async (snapshot: string) => {
-      if (!row.last_tx) return true;
-      const r = await sql<{ v: boolean }>`SELECT pg_visible_in_snapshot(${row.last_tx}::xid8, ${snapshot}::pg_snapshot) AS v`.execute(db);
-      return r.rows[0]!.v;
-    },
-  };
+  return { version: String(rows[0]!.version) };
 }
 
 /**
