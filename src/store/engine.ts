@@ -50,18 +50,20 @@ export interface OpenOptions {
   /** Run migrations on open (default true). */
   migrate?: boolean;
   poolSize?: number;
+  /** PostgreSQL: the longest a `'soon'` commit waits for its NOTIFY (default LAZY_NOTIFY_MS). */
+  lazyNotifyMs?: number;
 }
 
 const NOTIFY_CHANNEL = 'retract_events';
 
 /** How soon other processes must hear of a commit: see Store.notifyCommitted. */
 export type WakeUrgency = 'now' | 'soon';
-/** The longest a `'soon'` commit waits for its NOTIFY. */
+/** The longest a `'soon'` commit waits for its NOTIFY (OpenOptions.lazyNotifyMs overrides it). */
 export const LAZY_NOTIFY_MS = 50;
 
 /** Opens the configured store and (by default) migrates it to the latest version. */
 export async function openStore(opts: OpenOptions = {}): Promise<Store> {
-  const store = opts.databaseUrl ? await openPostgres(opts.databaseUrl, opts.poolSize) : await openPglite(opts);
+  const store = opts.databaseUrl ? await openPostgres(opts.databaseUrl, opts.poolSize, opts.lazyNotifyMs) : await openPglite(opts);
   if (opts.migrate !== false) {
     try {
       await migrateToLatest(store.db);
@@ -73,7 +75,7 @@ export async function openStore(opts: OpenOptions = {}): Promise<Store> {
   return store;
 }
 
-async function openPostgres(url: string, poolSize = 10): Promise<Store> {
+async function openPostgres(url: string, poolSize = 10, lazyNotifyMs = LAZY_NOTIFY_MS): Promise<Store> {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   pool.on('error', () => {
     /* an idle client died; the pool replaces it */
@@ -112,7 +114,7 @@ async function openPostgres(url: string, poolSize = 10): Promise<Store> {
       // lock and signals every listener, and here it is one more round trip. Measured on the turns
       // bench, a NOTIFY per assertBelief cost about a quarter of the server's and PostgreSQL's CPU.
       if (urgency === 'soon') {
-        if (!lazyNotify && !notifyPending) lazyNotify = setTimeout(notify, LAZY_NOTIFY_MS).unref();
+        if (!lazyNotify && !notifyPending) lazyNotify = setTimeout(notify, lazyNotifyMs).unref();
         return;
       }
       if (notifyPending) return;

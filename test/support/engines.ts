@@ -20,7 +20,7 @@ export interface TestDb {
 }
 
 /** A fresh, migrated store of the given engine: a PGlite copy in memory, or a new PostgreSQL database cloned from the template. */
-export async function testStore(engine: EngineName, opts: { poolSize?: number } = {}): Promise<TestDb> {
+export async function testStore(engine: EngineName, opts: { poolSize?: number; lazyNotifyMs?: number } = {}): Promise<TestDb> {
   if (engine === 'pglite') {
     const file = inject('pgliteTemplate');
     const store = await openStore({ dataDir: 'memory://', loadDataDir: new Blob([fs.readFileSync(file)]), migrate: false });
@@ -43,7 +43,7 @@ export async function testStore(engine: EngineName, opts: { poolSize?: number } 
   await admin.end();
   const u = new URL(base);
   u.pathname = `/${name}`;
-  const store = await openStore({ databaseUrl: u.toString(), migrate: false, poolSize: opts.poolSize ?? 10 });
+  const store = await openStore({ databaseUrl: u.toString(), migrate: false, poolSize: opts.poolSize ?? 10, lazyNotifyMs: opts.lazyNotifyMs });
   return {
     store,
     url: u.toString(),
