@@ -147,6 +147,11 @@ export async function lockClaimReadActive(db: Db, fleet: string, key: string, va
   };
 }
 
+/** Whether a claim's last write (its `last_tx` column) was visible in a READ snapshot; true without one or for a claim never written. */
+export function lastWriteVisibleIn(lastTx: string, snapshot: string | null) {
+  return sql<boolean>`(${sql.ref(lastTx)} IS NULL OR ${snapshot}::pg_snapshot IS NULL OR pg_visible_in_snapshot(${sql.ref(lastTx)}, ${snapshot}::pg_snapshot))`;
+}
+
 /** The statement of lockClaimReadActive (exported for plan tests). */
 export function lockClaimReadActiveQuery(fleet: string, key: string, value: string | null, snapshot: string | null) {
   return sql<BeliefRow & { claim_version: string; claim_visible: boolean; same_value: boolean | null }>`
@@ -159,7 +164,7 @@ export function lockClaimReadActiveQuery(fleet: string, key: string, value: stri
         FROM beliefs WHERE NOT EXISTS (SELECT FROM created) AND fleet_id = ${fleet} AND ${claimKeyEquals(key)} AND status = 'ACTIVE'
     )
     SELECT c.version::text AS claim_version,
-           (c.last_tx IS NULL OR ${snapshot}::pg_snapshot IS NULL OR pg_visible_in_snapshot(c.last_tx, ${snapshot}::pg_snapshot)) AS claim_visible,
+           ${lastWriteVisibleIn('c.last_tx', snapshot)} AS claim_visible,
            a.*
       FROM (SELECT version, last_tx FROM created UNION ALL SELECT version, last_tx FROM locked) c
       LEFT JOIN active a ON true`;

@@ -7,7 +7,7 @@ import { writeTx } from '../store/tx';
 import * as v from '../validation';
 import {
   type BeliefRow, type LockedClaim, activeBeliefComparedTo, firstDescendantAmong, hasJustification, insertBeliefBumpClaim,
-  insertJustification, lockBeliefs, lockClaimReadActive,
+  insertJustification, lastWriteVisibleIn, lockBeliefs, lockClaimReadActive,
 } from './belief.repository';
 import { decodeReadPoint } from './snapshot';
 
@@ -85,7 +85,7 @@ async function claimWithoutLock(tx: Parameters<typeof lockBeliefs>[0], fleet: st
   await tx.insertInto('claims').values({ fleet_id: fleet, key }).onConflict((oc) => oc.doNothing()).execute();
   const row = await tx
     .selectFrom('claims')
-    .select(['version', sql<boolean>`(last_tx IS NULL OR ${snapshot}::pg_snapshot IS NULL OR pg_visible_in_snapshot(last_tx, ${snapshot}::pg_snapshot))`.as('visible')])
+    .select(['version', lastWriteVisibleIn('last_tx', snapshot).as('visible')])
     .where('fleet_id', '=', fleet)
     .where('key', '=', key)
     .executeTakeFirstOrThrow();
