@@ -63,17 +63,21 @@ describe.each(engines())('nearest beliefs inside a claim-key prefix on %s', (eng
     await t?.close();
   });
 
+  /** The 10 claim keys under `prefix` nearest to `q`, ranked in JavaScript from the loaded points. */
+  const exactNearest = (q: Parameters<typeof cosineDistance>[0], prefix: string) =>
+    points
+      .filter((p) => p.key.startsWith(prefix))
+      .map((p) => ({ key: p.key, d: cosineDistance(q, p.v) }))
+      .sort((a, b) => a.d - b.d)
+      .slice(0, 10)
+      .map((p) => p.key);
+
   it('returns the exact 10 nearest prefix beliefs, nearest first, for queries from clusters outside the prefix', async () => {
     const normal = normalFrom(7);
     let queries = 0;
     for (let j = 0; j < 12; j++) {
       const q = around(points[(j % OUT_CLUSTERS) * OUT_SIZE + j]!.v, 0.02, normal);
-      const want = points
-        .filter((p) => p.key.startsWith('in/'))
-        .map((p) => ({ key: p.key, d: cosineDistance(q, p.v) }))
-        .sort((a, b) => a.d - b.d)
-        .slice(0, 10)
-        .map((p) => p.key);
+      const want = exactNearest(q, 'in/');
       const got = await readTx(t.store, 'near', (tx) => searchInTx(tx, 'near', { vector: literal(q), k: 10, includeRetracted: false, prefix: 'in/' }));
       expect(got.plan).toBe('exact prefix');
       expect(got.hits.map((h) => h.belief.claim_key)).toEqual(want);
@@ -84,12 +88,7 @@ describe.each(engines())('nearest beliefs inside a claim-key prefix on %s', (eng
 
   it('a prefix that ends inside a key segment (in/1 = in/1/…, in/10/… to in/19/…) gets the exact nearest of exactly those keys', async () => {
     const q = around(points[OUT_SIZE]!.v, 0.02, normalFrom(9));
-    const want = points
-      .filter((p) => p.key.startsWith('in/1'))
-      .map((p) => ({ key: p.key, d: cosineDistance(q, p.v) }))
-      .sort((a, b) => a.d - b.d)
-      .slice(0, 10)
-      .map((p) => p.key);
+    const want = exactNearest(q, 'in/1');
     const got = await readTx(t.store, 'near', (tx) => searchInTx(tx, 'near', { vector: literal(q), k: 10, includeRetracted: false, prefix: 'in/1' }));
     expect(got.hits.map((h) => h.belief.claim_key)).toEqual(want);
   });
