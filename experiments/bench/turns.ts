@@ -6,6 +6,7 @@ import { CompiledQuery } from 'kysely';
 import pg from 'pg';
 import pino from 'pino';
 import { createAgentDirect } from '../../src/agent/agent.service';
+import { BELIEF_COLUMNS as SERVER_BELIEF_COLUMNS } from '../../src/belief/belief.repository';
 import { LocalEmbedder } from '../../src/embedding/local';
 import { checkInvariants } from '../../src/invariants/check';
 import { createApp } from '../../src/server/app';
@@ -204,7 +205,8 @@ function pgliteRawConn(store: Store): RawConn {
   };
 }
 
-const BELIEF_COLUMNS = 'id, fleet_id, claim_key, statement, value, evidence, author_id, grounded, status, created_at, retracted_at, retraction_id, retraction_depth';
+/** The server's column list (src/belief/belief.repository.ts), so the raw arm's statements cannot drift from it. */
+const BELIEF_COLUMNS = SERVER_BELIEF_COLUMNS.join(', ');
 
 /**
  * The same COMMIT as assertBelief for a grounded belief, as the same bare statements (what the
