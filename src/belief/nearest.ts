@@ -28,31 +28,15 @@ function prefixEnd(p: string): string | null {
 }
 
 /**
- * The `n` ACTIVE beliefs of the prefix nearest by their halfvec copy (ties by id): the exact
- * path's candidates. The range in "C" order is what beliefs_prefix_embedding (claim_key COLLATE
- * "C") serves and no other index can, so the planner has one index to read the prefix from.
+ * The k ACTIVE beliefs of the prefix nearest by the full-precision embedding (ties by id), as
+ * (id, distance): the exact path in one statement. beliefs_prefix_nearest (db/migrations/
+ * 0005_prefix_nearest.ts) reads the RERANK_FACTOR·k nearest by their halfvec copy with an
+ * index-only scan of beliefs_prefix_embedding over the prefix's "C"-order range, with sequential
+ * and bitmap scans off for that call only (the planner does not cost TOAST, so a heap scan can look
+ * cheaper for a large prefix and was about 4× slower), and re-ranks them.
  */
-export function prefixCandidates(fleet: string, prefix: string, vector: string, n: number): RawBuilder<{ id: string }> {
-  const end = prefixEnd(prefix);
-  return sql`
-    SELECT id::text FROM beliefs
-     WHERE fleet_id = ${fleet} AND status = 'ACTIVE' AND claim_key ^@ ${prefix}
-       AND claim_key COLLATE "C" >= ${prefix} ${end === null ? sql`` : sql`AND claim_key COLLATE "C" < ${end}`}
-     ORDER BY embedding_half <=> ${vector}::halfvec(512), id
-     LIMIT ${n}`;
-}
-
-/**
- * Runs `fn` with sequential and bitmap scans switched off, then restores the session's values.
- * Only an index-only scan of beliefs_prefix_embedding reads a prefix's vectors without TOAST; the
- * planner does not cost TOAST, so a scan over the heap can look cheaper for a large prefix (and
- * was about 4× slower in the READ benchmark).
- */
-export async function indexOnly<T>(tx: Db, fn: () => Promise<T>): Promise<T> {
-  await sql`SELECT set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true)`.execute(tx);
-  const r = await fn();
-  await sql`SELECT set_config(name, reset_val, true) FROM pg_settings WHERE name IN ('enable_seqscan', 'enable_bitmapscan')`.execute(tx);
-  return r;
+export function prefixNearest(fleet: string, prefix: string, vector: string, k: number): RawBuilder<{ id: string; distance: number }> {
+  return sql`SELECT id, distance FROM beliefs_prefix_nearest(${fleet}, ${prefix}, ${prefixEnd(prefix)}, ${vector}::vector, ${k}, ${RERANK_FACTOR * k})`;
 }
 
 /** The estimated row count at the top of an EXPLAIN (FORMAT JSON) (a string on some drivers). */
@@ -87,8 +71,8 @@ export interface Nearest {
  *
  * - With a prefix, ACTIVE beliefs only, and a prefix estimated at most EXACT_PREFIX_MAX beliefs: exact.
  *   The prefix's rows are ranked by their halfvec copy (beliefs_prefix_embedding, an index-only
- *   scan), and the best RERANK_FACTOR·k re-ranked by the full-precision embedding; the returned
- *   query is the re-ranking (so an EXPLAIN of it shows the primary-key lookup only). The HNSW
+ *   scan), and the best RERANK_FACTOR·k re-ranked by the full-precision embedding, all in the
+ *   returned query (prefixNearest), so the exact path costs one round trip after the estimate. The HNSW
  *   index is not used: its filtered scan returns the first k rows that pass, which are not the
  *   nearest when the prefix's rows lie away from the query (recall ≈ 0.5 measured at 10 %).
  * - Otherwise: HNSW with pgvector's iterative scan (relaxed order) so the filters still yield k
@@ -105,17 +89,7 @@ export async function nearestBeliefs(tx: Db, fleet: string, a: NearestArgs): Pro
   if (a.prefix !== null && !a.includeRetracted) {
     const est = await sql<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> }>`
       EXPLAIN (FORMAT JSON) SELECT 1 FROM beliefs WHERE fleet_id = ${fleet} AND status = 'ACTIVE' AND claim_key ^@ ${a.prefix}`.execute(tx);
-    if (planRows(est.rows[0]!['QUERY PLAN']) <= EXACT_PREFIX_MAX) {
-      const cands = await indexOnly(tx, () => prefixCandidates(fleet, a.prefix!, a.vector, RERANK_FACTOR * a.k).execute(tx));
-      return {
-        plan: 'exact prefix',
-        query: sql`
-          SELECT id, embedding <=> ${a.vector}::vector AS distance FROM beliefs
-           WHERE id = ANY(${cands.rows.map((r) => r.id)}::bigint[])
-           ORDER BY distance, id
-           LIMIT ${a.k}`,
-      };
-    }
+    if (planRows(est.rows[0]!['QUERY PLAN']) <= EXACT_PREFIX_MAX) return { plan: 'exact prefix', query: prefixNearest(fleet, a.prefix, a.vector, a.k) };
   }
   await sql`SELECT set_config('hnsw.ef_search', ${String(ef)}, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)`.execute(tx);
   return {

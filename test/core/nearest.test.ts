@@ -5,6 +5,7 @@ import { createAgentDirect } from '../../src/agent/agent.service';
 import { searchInTx } from '../../src/api/types/search';
 import { readTx } from '../../src/store/tx';
 import { rng } from '../../experiments/bench/lib/prng';
+import { beliefScans } from '../../experiments/bench/lib/scans';
 
 /**
  * READ with a claim-key prefix whose beliefs lie away from the query: the hits must be the true
@@ -91,6 +92,33 @@ describe.each(engines())('nearest beliefs inside a claim-key prefix on %s', (eng
     const want = exactNearest(q, 'in/1');
     const got = await readTx(t.store, 'near', (tx) => searchInTx(tx, 'near', { vector: literal(q), k: 10, includeRetracted: false, prefix: 'in/1' }));
     expect(got.hits.map((h) => h.belief.claim_key)).toEqual(want);
+  });
+
+  it('the exact path reads the prefix from beliefs_prefix_embedding alone, and index only once vacuumed', async () => {
+    const q = around(points[OUT_SIZE]!.v, 0.02, normalFrom(10));
+    const scansOfSearch = () =>
+      readTx(t.store, 'near', async (tx) => {
+        let plan = '';
+        const s = await beliefScans(tx, async () => {
+          plan = (await searchInTx(tx, 'near', { vector: literal(q), k: 10, includeRetracted: false, prefix: 'in/' })).plan;
+        });
+        expect(plan).toBe('exact prefix');
+        // The function's planner settings hold for its call only: the transaction's are untouched.
+        const after = await sql<{ seq: string; page: string }>`SELECT current_setting('enable_seqscan') AS seq, current_setting('random_page_cost') AS page`.execute(tx);
+        expect(after.rows[0]).toEqual({ seq: 'on', page: '4' });
+        return new Map(s.map((x) => [x.name, x]));
+      });
+    // Freshly loaded (visibility map unset, where the planner used to prefer beliefs_claim and
+    // TOAST): every prefix row (1000) through the covering index, whose heap visits are visibility
+    // checks only; nothing else but the primary key (the re-rank of the 40 candidates, the hits).
+    const fresh = await scansOfSearch();
+    expect(fresh.get('beliefs_prefix_embedding')).toMatchObject({ scans: 1, read: IN_CLUSTERS * IN_SIZE });
+    expect([...fresh.keys()].sort()).toEqual(['beliefs_pkey', 'beliefs_prefix_embedding']);
+    // Vacuumed: the same scan, now index only.
+    await sql`VACUUM beliefs`.execute(t.store.db);
+    const vacuumed = await scansOfSearch();
+    expect(vacuumed.get('beliefs_prefix_embedding')).toMatchObject({ scans: 1, read: IN_CLUSTERS * IN_SIZE, heap: 0 });
+    expect([...vacuumed.keys()].sort()).toEqual(['beliefs_pkey', 'beliefs_prefix_embedding']);
   });
 
   it('without a prefix the index still finds the query\'s own cluster', async () => {
