@@ -30,10 +30,9 @@ function prefixEnd(p: string): string | null {
 /**
  * The k ACTIVE beliefs of the prefix nearest by the full-precision embedding (ties by id), as
  * (id, distance): the exact path in one statement. beliefs_prefix_nearest (db/migrations/
- * 0005_prefix_nearest.ts) reads the RERANK_FACTOR·k nearest by their halfvec copy with an
- * index-only scan of beliefs_prefix_embedding over the prefix's "C"-order range, with sequential
- * and bitmap scans off for that call only (the planner does not cost TOAST, so a heap scan can look
- * cheaper for a large prefix and was about 4× slower), and re-ranks them.
+ * 0005_nearest.ts) reads the RERANK_FACTOR·k nearest by their halfvec copy with an index-only
+ * scan of beliefs_prefix_embedding over the prefix's "C"-order range, with planner settings that
+ * hold for that call only, and re-ranks them.
  */
 export function prefixNearest(fleet: string, prefix: string, vector: string, k: number): RawBuilder<{ id: string; distance: number }> {
   return sql`SELECT id, distance FROM beliefs_prefix_nearest(${fleet}, ${prefix}, ${prefixEnd(prefix)}, ${vector}::vector, ${k}, ${RERANK_FACTOR * k})`;
@@ -59,49 +58,51 @@ export interface NearestArgs {
 export interface Nearest {
   /** A SELECT of (id bigint, distance float8): the k nearest, nearest first, ties by id. */
   query: RawBuilder<{ id: string; distance: number }>;
-  /** How it ranks: exactly over a prefix's rows, or through the HNSW index. */
-  plan: 'exact prefix' | 'hnsw';
+  /**
+   * How it ranks: exactly over a prefix's ACTIVE rows, through the HNSW index, or (with
+   * retracted beliefs, which the index does not hold) exactly over the fleet's rows.
+   */
+  plan: 'exact prefix' | 'hnsw' | 'exact';
 }
 
 /**
  * The one nearest-neighbour query over belief embeddings (cosine distance), for the GraphQL and
- * MCP searches and the READ benchmark, the same on both engines. It sets the transaction's HNSW
- * settings and returns the query to run in the same transaction (row-level security scopes it to
- * the fleet the transaction is in; `fleet` repeats it so the indexes apply).
+ * MCP searches and the READ benchmark, the same on both engines. It returns the query to run in
+ * the same transaction (row-level security scopes it to the fleet the transaction is in; `fleet`
+ * repeats it so the indexes apply); it leaves the transaction's settings as they were.
  *
- * - With a prefix, ACTIVE beliefs only, and a prefix estimated at most EXACT_PREFIX_MAX beliefs: exact.
- *   The prefix's rows are ranked by their halfvec copy (beliefs_prefix_embedding, an index-only
- *   scan), and the best RERANK_FACTOR·k re-ranked by the full-precision embedding, all in the
- *   returned query (prefixNearest), so the exact path costs one round trip after the estimate. The HNSW
- *   index is not used: its filtered scan returns the first k rows that pass, which are not the
- *   nearest when the prefix's rows lie away from the query (recall ≈ 0.5 measured at 10 %).
- * - Otherwise: HNSW with pgvector's iterative scan (relaxed order) so the filters still yield k
- *   rows, re-sorted by distance. With a (large) prefix the scan over-fetches ef rows before the
- *   re-sort. Without ACTIVE (includeRetracted) the partial HNSW index does not apply and the
- *   fleet's rows are ranked exactly.
+ * - With a prefix, ACTIVE beliefs only, and a prefix estimated at most EXACT_PREFIX_MAX beliefs:
+ *   exact (prefixNearest). The prefix's rows are ranked by their halfvec copy (an index-only scan
+ *   of beliefs_prefix_embedding), and the best RERANK_FACTOR·k re-ranked by the full-precision
+ *   embedding, in one statement after the estimate. The HNSW index is not used: its filtered
+ *   scan returns the first k rows that pass, which are not the nearest when the prefix's rows lie
+ *   away from the query (recall ≈ 0.5 measured at 10 %).
+ * - ACTIVE beliefs otherwise: HNSW (beliefs_hnsw_nearest) with pgvector's iterative scan
+ *   (relaxed order) so the filters still yield k rows, re-sorted by distance. With a (large)
+ *   prefix the scan over-fetches ef rows before the re-sort. The function keeps the planner on
+ *   the index, which it left for a sequential scan and a sort at some table sizes and ef values.
+ * - With retracted beliefs (includeRetracted) the partial HNSW index does not apply: the fleet's
+ *   rows (of the prefix, if any) are ranked exactly.
  */
 export async function nearestBeliefs(tx: Db, fleet: string, a: NearestArgs): Promise<Nearest> {
   const ef = Math.max(a.ef ?? EF_SEARCH, a.k);
-  const active = a.includeRetracted ? sql`` : sql`AND status = 'ACTIVE'`;
-  // starts_with (^@) rather than LIKE: it is leakproof, so under row-level security the planner
-  // may still turn it into an index range; LIKE is not, and would be a filter over the fleet.
-  const inPrefix = a.prefix === null ? sql`` : sql`AND claim_key ^@ ${a.prefix}`;
-  if (a.prefix !== null && !a.includeRetracted) {
+  if (a.includeRetracted) {
+    // starts_with (^@) rather than LIKE: it is leakproof, so under row-level security the planner
+    // may still turn it into an index range; LIKE is not, and would be a filter over the fleet.
+    const inPrefix = a.prefix === null ? sql`` : sql`AND claim_key ^@ ${a.prefix}`;
+    return {
+      plan: 'exact',
+      query: sql`
+        SELECT id, embedding <=> ${a.vector}::vector AS distance FROM beliefs
+         WHERE fleet_id = ${fleet} ${inPrefix}
+         ORDER BY distance, id
+         LIMIT ${a.k}`,
+    };
+  }
+  if (a.prefix !== null) {
     const est = await sql<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> }>`
       EXPLAIN (FORMAT JSON) SELECT 1 FROM beliefs WHERE fleet_id = ${fleet} AND status = 'ACTIVE' AND claim_key ^@ ${a.prefix}`.execute(tx);
     if (planRows(est.rows[0]!['QUERY PLAN']) <= EXACT_PREFIX_MAX) return { plan: 'exact prefix', query: prefixNearest(fleet, a.prefix, a.vector, a.k) };
   }
-  await sql`SELECT set_config('hnsw.ef_search', ${String(ef)}, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)`.execute(tx);
-  return {
-    plan: 'hnsw',
-    query: sql`
-      SELECT id, distance FROM (
-        SELECT id, embedding <=> ${a.vector}::vector AS distance
-          FROM beliefs
-         WHERE fleet_id = ${fleet} ${active} ${inPrefix}
-         ORDER BY embedding <=> ${a.vector}::vector
-         LIMIT ${a.prefix === null ? a.k : ef}) s
-       ORDER BY distance, id
-       LIMIT ${a.k}`,
-  };
+  return { plan: 'hnsw', query: sql`SELECT id, distance FROM beliefs_hnsw_nearest(${fleet}, ${a.prefix}, ${a.vector}::vector, ${a.k}, ${ef})` };
 }
