@@ -118,6 +118,25 @@ describe.each(engines())('nearest beliefs inside a claim-key prefix on %s', (eng
     expect([...vacuumed.keys()].sort()).toEqual(['beliefs_pkey', 'beliefs_prefix_embedding']);
   });
 
+  it('the exact path\'s code-point range holds exactly the keys that start with the prefix, beyond ASCII too', async () => {
+    const agent = await createAgentDirect(t.store, { fleet: 'near-u', name: 'reader', scopes: ['beliefs:read'] });
+    // Neighbours of each prefix in code-point order on both sides, including the last code point
+    // below the surrogates (its successor is U+E000, not a surrogate), one above them, and an
+    // astral letter (a surrogate pair in JS).
+    const keys = ['é', 'é/1', 'éa', 'éé', 'ê', 'è/9', 'e', 'f', '\ud7fb/1', '\ud7fb', '\ud7fc', '\ud7ff', '\ud7ff/1', '\ue000', '\ue000/1', '\uf900/2', '\ud835\udc9c/1', '\ud835\udc9c\ud835\udc9c', '\ud835\udc9d', 'z'];
+    const normal = normalFrom(12);
+    const vec = () => literal(unit(Array.from({ length: DIM }, normal)));
+    await sql`INSERT INTO claims (fleet_id, key) SELECT 'near-u', k FROM unnest(${keys}::text[]) AS k`.execute(t.store.db);
+    await sql`INSERT INTO beliefs (fleet_id, claim_key, statement, author_id, grounded, embedding)
+      SELECT 'near-u', k, 'belief ' || k, ${agent.agent.id}, true, v::vector(512)
+        FROM unnest(${keys}::text[], ${keys.map(vec)}::text[]) AS u(k, v)`.execute(t.store.db);
+    for (const prefix of ['é', 'éa', '\ud7fb', '\ud7ff', '\ud835\udc9c', 'e', '\uf900']) {
+      const got = await readTx(t.store, 'near-u', (tx) => searchInTx(tx, 'near-u', { vector: vec(), k: 20, includeRetracted: false, prefix }));
+      expect(got.plan).toBe('exact prefix');
+      expect(got.hits.map((h) => h.belief.claim_key).sort(), prefix).toEqual(keys.filter((k) => k.startsWith(prefix)).sort());
+    }
+  });
+
   it('without a prefix the index still finds the query\'s own cluster, through the HNSW index at every ef_search', async () => {
     const q = around(points[2 * OUT_SIZE]!.v, 0.02, normalFrom(8));
     // At ef_search 1000 over these 5000 rows pgvector's cost estimate made the planner rank every
