@@ -414,7 +414,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
   const prepare = async (u: number): Promise<Prepared> => {
     const label = u === 0 ? 'graphs only' : `+${fmtCount(u)} unrelated`;
     opts.log(`cascade: loading store "${label}" on ${opts.engine}`);
-    const db: BenchDb = await time(`create database (${label})`, () => freshDb(opts.engine, opts.serverUrl, u === 0 ? 'retract_bench_cascade' : 'retract_bench_cascade_u'));
+    const db: BenchDb = await time(`create database (${label})`, () => freshDb(opts.engine, opts.serverUrl, u === 0 ? 'retract_bench_cascade' : 'retract_bench_cascade_u', { large: true }));
     prepared.push({ u, label, db, loader: null as unknown as Loader, graphs: [], buildHnsw: false });
     const P = prepared[prepared.length - 1]!;
     const q = await db.owner();

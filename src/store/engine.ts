@@ -6,6 +6,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { migrationProvider } from '../../db/migrations';
+import { type MaintenanceStep, maintain } from './autovacuum';
 import { lockDataDir } from './lock';
 import type { DB } from './schema';
 
@@ -15,7 +16,9 @@ import type { DB } from './schema';
  *  - `postgres`: a real PostgreSQL server reached through DATABASE_URL; a pool of connections;
  *    LISTEN/NOTIFY wakes event tailers across processes.
  *  - `pglite`: PGlite in this process, through its node-postgres adapter; one connection, so
- *    transactions run one after another; tailers are woken in-process.
+ *    transactions run one after another; tailers are woken in-process. It has no autovacuum of
+ *    its own, so the store runs autovacuum's passes itself (src/store/autovacuum.ts) every
+ *    OpenOptions.maintenanceMs, between transactions.
  */
 export type EngineName = 'postgres' | 'pglite';
 
@@ -37,6 +40,11 @@ export interface Store {
   close(): Promise<void>;
   /** The raw PGlite instance (embedded engine only), for dumping and cloning in tests. */
   readonly pglite?: PGlite;
+  /**
+   * PGlite only: runs one autovacuum pass now (the store also runs one every
+   * OpenOptions.maintenanceMs) and says what it did. PostgreSQL's own autovacuum does this there.
+   */
+  maintain?(): Promise<MaintenanceStep[]>;
   readonly description: string;
 }
 
@@ -52,7 +60,12 @@ export interface OpenOptions {
   poolSize?: number;
   /** PostgreSQL: the longest a `'soon'` commit waits for its NOTIFY (default LAZY_NOTIFY_MS). */
   lazyNotifyMs?: number;
+  /** PGlite: the interval between autovacuum passes (default MAINTENANCE_MS; 0: none but `maintain()`). */
+  maintenanceMs?: number;
 }
+
+/** PGlite's autovacuum interval: PostgreSQL's autovacuum_naptime default. */
+export const MAINTENANCE_MS = 60_000;
 
 const NOTIFY_CHANNEL = 'retract_events';
 
@@ -154,8 +167,24 @@ async function openPglite(opts: OpenOptions): Promise<Store> {
   commits.setMaxListeners(0);
   const notices = new Set<() => void>();
   let closed = false;
+  // One pass at a time; close() waits for the one in flight.
+  let pass: Promise<MaintenanceStep[]> | null = null;
+  const runPass = () => (pass ??= maintain(db).finally(() => (pass = null)));
+  const every = opts.maintenanceMs ?? MAINTENANCE_MS;
+  let warned = false;
+  const timer = every > 0
+    ? setInterval(() => {
+        if (closed) return;
+        runPass().catch((e) => {
+          // Once per store: a pass that fails will fail again each interval.
+          if (!closed && !warned) process.emitWarning(`PGlite maintenance pass failed: ${(e as Error).message}`);
+          warned = true;
+        });
+      }, every).unref()
+    : null;
   return {
     engine: 'pglite',
+    maintain: runPass,
     db,
     commits,
     pglite: lite,
@@ -174,6 +203,8 @@ async function openPglite(opts: OpenOptions): Promise<Store> {
     async close() {
       if (closed) return;
       closed = true;
+      if (timer) clearInterval(timer);
+      await pass?.catch(() => {});
       await db.destroy();
       await lite.close();
       release();

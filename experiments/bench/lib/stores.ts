@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { type EngineName, type Store, openStore } from '../../../src/store/engine';
+import { DataDirLockedError, lockDataDir } from '../../../src/store/lock';
 
 /**
  * Fresh, migrated databases for benchmarks, never the caller's own: on PostgreSQL a new database
@@ -10,6 +11,13 @@ import { type EngineName, type Store, openStore } from '../../../src/store/engin
  * afterwards; on PGlite a new data directory under the OS temp dir, removed afterwards.
  */
 export const DEFAULT_SERVER = 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/**
+ * Benchmarks' PGlite stores run no maintenance passes of their own (src/store/autovacuum.ts): a
+ * benchmark vacuums and analyzes when it means to, as it keeps PostgreSQL's autovacuum off the
+ * tables it measures.
+ */
+const BENCH_MAINTENANCE = 0;
 
 /** Where a benchmark database lives: enough for another process to open it. */
 export type Location = { engine: 'postgres'; databaseUrl: string } | { engine: 'pglite'; dataDir: string };
@@ -40,8 +48,37 @@ function withDatabase(url: string, name: string): string {
   return u.toString();
 }
 
+/**
+ * Removes PGlite data directories `<tmp>/<name>-*` that a killed benchmark left behind: those whose
+ * lock no live process holds. On tmpfs they hold memory until removed (the cascade's stores, some
+ * GB each, once exhausted a 24 GiB machine).
+ */
+function removeLeftovers(name: string): void {
+  for (const tmp of new Set(['/dev/shm', os.tmpdir(), process.env.RETRACT_BENCH_TMP].filter((d): d is string => !!d && fs.existsSync(d)))) {
+    for (const entry of fs.readdirSync(tmp)) {
+      if (!entry.startsWith(`${name}-`)) continue;
+      const dir = path.join(tmp, entry);
+      try {
+        lockDataDir(dir)();
+      } catch (e) {
+        if (e instanceof DataDirLockedError) continue;
+        throw e;
+      }
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+}
+
+export interface FreshDbOptions {
+  /**
+   * PGlite: the data directory may outgrow memory (the cascade's stores reach several GB), so it
+   * goes to the OS temp dir on disk, not tmpfs. RETRACT_BENCH_TMP overrides either choice.
+   */
+  large?: boolean;
+}
+
 /** Creates (replacing a leftover of the same name) and migrates a benchmark database. */
-export async function freshDb(engine: EngineName, serverUrl: string, name: string): Promise<BenchDb> {
+export async function freshDb(engine: EngineName, serverUrl: string, name: string, opts: FreshDbOptions = {}): Promise<BenchDb> {
   if (!/^[a-z][a-z0-9_]{0,40}$/.test(name)) throw new Error(`bad benchmark database name ${name}`);
   if (engine === 'postgres') {
     const admin = new pg.Client({ connectionString: serverUrl });
@@ -77,16 +114,18 @@ export async function freshDb(engine: EngineName, serverUrl: string, name: strin
       },
     };
   }
-  // tmpfs when there is one: PGlite on a disk pays a file-system sync per commit.
-  const tmp = process.env.RETRACT_BENCH_TMP || (fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir());
+  // tmpfs when there is one, for stores that fit in memory: PGlite on a disk pays a file-system
+  // sync per commit.
+  removeLeftovers(name);
+  const tmp = process.env.RETRACT_BENCH_TMP || (!opts.large && fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir());
   const dataDir = fs.mkdtempSync(path.join(tmp, `${name}-`));
-  const s = await openStore({ dataDir });
+  const s = await openStore({ dataDir, maintenanceMs: BENCH_MAINTENANCE });
   await s.close();
   return {
     location: { engine, dataDir },
-    open: () => openStore({ dataDir, migrate: false }),
+    open: () => openStore({ dataDir, migrate: false, maintenanceMs: BENCH_MAINTENANCE }),
     async owner(open?: Store) {
-      const store = open ?? (await openStore({ dataDir, migrate: false }));
+      const store = open ?? (await openStore({ dataDir, migrate: false, maintenanceMs: BENCH_MAINTENANCE }));
       const lite = store.pglite!;
       return {
         query: async <R>(text: string, params?: unknown[]) => {
@@ -107,5 +146,5 @@ export async function freshDb(engine: EngineName, serverUrl: string, name: strin
 
 /** Opens a store at a location handed over from another process. */
 export function openAt(loc: Location, poolSize = 4): Promise<Store> {
-  return loc.engine === 'postgres' ? openStore({ databaseUrl: loc.databaseUrl, migrate: false, poolSize }) : openStore({ dataDir: loc.dataDir, migrate: false });
+  return loc.engine === 'postgres' ? openStore({ databaseUrl: loc.databaseUrl, migrate: false, poolSize }) : openStore({ dataDir: loc.dataDir, migrate: false, maintenanceMs: BENCH_MAINTENANCE });
 }
