@@ -332,7 +332,8 @@ export interface SearchArgs { text: string; k?: number; includeRetracted?: boole
 /**
  * READ over belief embeddings (src/belief/nearest.ts: exact within a claim-key prefix of up to
  * EXACT_PREFIX_MAX beliefs, else HNSW with pgvector's iterative scan so the filters still yield k
- * hits), ACTIVE only unless includeRetracted; `vector` is the query text's embedding. Returns the
+ * hits), ACTIVE only unless includeRetracted (then exact over the fleet's rows); `vector` is the
+ * query text's embedding. Returns the
  * hits nearest first and the snapshot of the same transaction as the read point.
  */
 export async function searchBeliefs(tx: Tx, fleet: string, args: SearchArgs & { vector: number[] }): Promise<SearchOut> {

@@ -47,8 +47,8 @@ export const SearchResultRef = builder.objectRef<{ snapshot: string; hits: Hit[]
 /**
  * READ: the k beliefs nearest to the text (src/belief/nearest.ts: exact within a claim-key prefix
  * of up to EXACT_PREFIX_MAX beliefs, else HNSW with pgvector's iterative scan, so the fleet,
- * status and prefix filters still return k hits), nearest first; and the snapshot of the same
- * read-only transaction as the read point.
+ * status and prefix filters still return k hits; exact over the fleet with includeRetracted),
+ * nearest first; and the snapshot of the same read-only transaction as the read point.
  */
 export async function search(ctx: Context, input: { text: string; k?: number | null; includeRetracted?: boolean | null; claimKeyPrefix?: string | null }) {
   const actor = actorOf(ctx);
