@@ -1,5 +1,5 @@
 import os from 'node:os';
-import { type RawBuilder, sql } from 'kysely';
+import { sql } from 'kysely';
 import { takeReadPoint } from '../../src/belief/snapshot';
 import { EF_SEARCH, EXACT_PREFIX_MAX, RERANK_FACTOR, nearestBeliefs } from '../../src/belief/nearest';
 import { beliefScans, describeScans } from './lib/scans';

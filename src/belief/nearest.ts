@@ -85,7 +85,6 @@ export interface Nearest {
  *   rows (of the prefix, if any) are ranked exactly.
  */
 export async function nearestBeliefs(tx: Db, fleet: string, a: NearestArgs): Promise<Nearest> {
-  const ef = Math.max(a.ef ?? EF_SEARCH, a.k);
   if (a.includeRetracted) {
     // starts_with (^@) rather than LIKE: it is leakproof, so under row-level security the planner
     // may still turn it into an index range; LIKE is not, and would be a filter over the fleet.
@@ -104,5 +103,6 @@ export async function nearestBeliefs(tx: Db, fleet: string, a: NearestArgs): Pro
       EXPLAIN (FORMAT JSON) SELECT 1 FROM beliefs WHERE fleet_id = ${fleet} AND status = 'ACTIVE' AND claim_key ^@ ${a.prefix}`.execute(tx);
     if (planRows(est.rows[0]!['QUERY PLAN']) <= EXACT_PREFIX_MAX) return { plan: 'exact prefix', query: prefixNearest(fleet, a.prefix, a.vector, a.k) };
   }
+  const ef = Math.max(a.ef ?? EF_SEARCH, a.k);
   return { plan: 'hnsw', query: sql`SELECT id, distance FROM beliefs_hnsw_nearest(${fleet}, ${a.prefix}, ${a.vector}::vector, ${a.k}, ${ef})` };
 }
