@@ -34,6 +34,7 @@ export default async function setup(project: TestProject) {
     await pgStore.close();
   }
   project.provide('pgTemplate', template ?? '');
+  if (!url) console.log('RETRACT_TEST_DATABASE_URL is not set: every suite runs on PGlite; the PostgreSQL-only suites are skipped.');
 
   return async () => {
     fs.rmSync(dir, { recursive: true, force: true });
