@@ -1,12 +1,13 @@
-// Builds the dashboard after `npm ci`/`npm install`, so `npm start` serves it with no extra step.
-// Skipped when the dashboard sources are absent (a production install of the package alone).
+// After `npm ci`/`npm install`: compiles the server, CLI and workers to build/ and builds the
+// dashboard, so `npm start` and `retract` run JavaScript and serve the dashboard with no extra step.
+// Skipped when the sources are absent (a production install of the package alone).
 import { existsSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 
-if (existsSync('dashboard/vite.config.ts') && existsSync('node_modules/vite')) {
-  const r = spawnSync('npx', ['vite', 'build', '--config', 'dashboard/vite.config.ts', '--logLevel', 'warn'], { stdio: 'inherit' });
+if (existsSync('scripts/build.mjs') && existsSync('node_modules/esbuild') && existsSync('node_modules/vite')) {
+  const r = spawnSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
   if (r.status !== 0) {
-    console.error('dashboard build failed');
+    console.error('build failed');
     process.exit(r.status ?? 1);
   }
 }

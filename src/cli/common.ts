@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { projectRoot } from '../store/template';
 
 /** An expected failure: the CLI prints `retract: <message>` (one line, no stack) and exits with `exitCode`. */
 export class CliError extends Error {
@@ -13,7 +13,7 @@ export class CliError extends Error {
 }
 
 /** The project root (where package.json, experiments/ and src/ live), whatever the working directory. */
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const ROOT = projectRoot();
 
 /**
  * Runs `fn` under an ora spinner on stderr when stderr is a terminal; otherwise runs it silently

@@ -8,6 +8,7 @@ import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { migrationProvider } from '../../db/migrations';
 import { type MaintenanceStep, maintain } from './autovacuum';
 import { lockDataDir } from './lock';
+import { templateFor } from './template';
 import type { DB } from './schema';
 
 /**
@@ -152,10 +153,11 @@ async function openPglite(opts: OpenOptions): Promise<Store> {
   const release = inMemory ? () => {} : lockDataDir(path.resolve(dataDir));
   let lite: PGlite;
   try {
+    const pgdata = inMemory ? undefined : path.resolve(dataDir, 'pgdata');
     lite = await PGlite.create({
-      dataDir: inMemory ? undefined : path.resolve(dataDir, 'pgdata'),
+      dataDir: pgdata,
       extensions: { vector },
-      loadDataDir: opts.loadDataDir,
+      loadDataDir: opts.loadDataDir ?? (pgdata && opts.migrate !== false ? templateFor(pgdata) : undefined),
     });
   } catch (e) {
     release();
