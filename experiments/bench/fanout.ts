@@ -4,7 +4,7 @@ import { createClient, type Client } from 'graphql-ws';
 import pino from 'pino';
 import WebSocket from 'ws';
 import { createAgentDirect } from '../../src/agent/agent.service';
-import { gid } from '../../src/api/ids';
+import { gid } from '../../src/kernel/ids';
 import { LocalEmbedder } from '../../src/embedding/local';
 import { checkInvariants } from '../../src/invariants/check';
 import { createApp } from '../../src/server/app';

@@ -71,7 +71,7 @@ program
   .option('--data-dir <dir>', 'keep the demo in this new (or empty) data directory instead of memory')
   .option('--color', 'force colour')
   .option('--no-color', 'no colour (also NO_COLOR=1); piped output is plain by default')
-  .action(action(async (opts: { dataDir?: string; color?: boolean }) => (await import('../demo/demo')).runDemo(opts)));
+  .action(action(async (opts: { dataDir?: string; color?: boolean }) => (await import('./demo')).runDemo(opts)));
 
 const agent = program.command('agent').description('manage agents');
 storeOptions(

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { gid, parseGid, type NodeType } from '../api/ids';
+import { gid, parseGid, type NodeType } from '../kernel/ids';
 import { nearestBeliefs } from '../belief/nearest';
 import { encodeReadPoint } from '../belief/snapshot';
 import { DomainError, badInput, notFound } from '../errors/domain-error';

@@ -1,5 +1,4 @@
 import { sql } from 'kysely';
-import type { Embedder } from '../embedding/embedder';
 import type { Store } from './engine';
 
 /** Raised when a store was written by another embedder (or dimension) than the one configured. */
@@ -18,7 +17,7 @@ export class EmbedderMismatchError extends Error {
  * afterwards (EmbedderMismatchError), so READ never compares vectors from two spaces. Runs on the
  * owner connection (the application role may only read store_meta).
  */
-export async function bindEmbedder(store: Store, embedder: Embedder): Promise<void> {
+export async function bindEmbedder(store: Store, embedder: { readonly id: string; readonly dimensions: number }): Promise<void> {
   const want = `${embedder.id}@${embedder.dimensions}`;
   await sql`INSERT INTO store_meta (key, value) VALUES ('embedder', ${want}) ON CONFLICT (key) DO NOTHING`.execute(store.db);
   const r = await sql<{ value: string }>`SELECT value FROM store_meta WHERE key = 'embedder'`.execute(store.db);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
-import { gid } from '../../src/api/ids';
+import { gid } from '../../src/kernel/ids';
 import { retractBelief } from '../../src/retraction/retraction.service';
 import { registerEffectKind } from '../../src/effect/effect.service';
 import { actorIn, engines, expectInvariants } from '../support/engines';

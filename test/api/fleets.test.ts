@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { gid, type NodeType } from '../../src/api/ids';
+import { gid, type NodeType } from '../../src/kernel/ids';
 import { SCOPES } from '../../src/agent/agent.service';
 import { belief } from '../support/story';
 import { actorIn, engines, expectInvariants } from '../support/engines';

@@ -5,7 +5,7 @@ import { embedder as local, engines, expectInvariants } from '../support/engines
 import { codes, gql, gqlRaw, ok, subscribeWs, wsClient, type GqlResponse, type WireError } from '../support/api-client';
 import { type ApiServer, agentWith, startApiServer, tableDigests, type TestAgent } from '../support/api-server';
 import { belief } from '../support/story';
-import { gid } from '../../src/api/ids';
+import { gid } from '../../src/kernel/ids';
 import { SCOPES } from '../../src/agent/agent.service';
 
 const SECRET = 'embedder-secret-detail-7f3a';

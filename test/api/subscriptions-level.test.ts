@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gid } from '../../src/api/ids';
+import { gid } from '../../src/kernel/ids';
 import { SCOPES } from '../../src/agent/agent.service';
 import { LEVEL_BATCH, tailStats } from '../../src/event/tailer';
 import { actorIn, engines, expectInvariants } from '../support/engines';

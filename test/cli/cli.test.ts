@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import pg from 'pg';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import { colorEnabled } from '../../src/demo/demo';
+import { colorEnabled } from '../../src/cli/demo';
 import { createApp } from '../../src/server/app';
 import { openStore } from '../../src/store/engine';
 import { embedder } from '../support/engines';

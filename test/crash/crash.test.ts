@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import WebSocket from 'ws';
 import { createClient } from 'graphql-ws';
 import { createAgentDirect, SCOPES } from '../../src/agent/agent.service';
-import { gid } from '../../src/api/ids';
+import { gid } from '../../src/kernel/ids';
 import { checkInvariants } from '../../src/invariants/check';
 import { testStore, type TestDb } from '../support/engines';
 

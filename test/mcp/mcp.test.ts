@@ -6,7 +6,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { sql } from 'kysely';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { gid } from '../../src/api/ids';
+import { gid } from '../../src/kernel/ids';
 import { createAgentDirect, SCOPES } from '../../src/agent/agent.service';
 import { assertBelief } from '../../src/belief/belief.service';
 import { claimEffect } from '../../src/effect/effect.service';

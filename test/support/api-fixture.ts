@@ -1,5 +1,5 @@
 import type { Actor, Core } from '../../src/core';
-import { gid } from '../../src/api/ids';
+import { gid } from '../../src/kernel/ids';
 import { assertBelief } from '../../src/belief/belief.service';
 import { claimEffect, registerEffectKind } from '../../src/effect/effect.service';
 import { retractBelief } from '../../src/retraction/retraction.service';

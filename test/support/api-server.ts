@@ -4,7 +4,7 @@ import pino, { type Logger } from 'pino';
 import type { Adjudicator } from '../../src/adjudication/adjudicator';
 import { HeuristicAdjudicator } from '../../src/adjudication/heuristic';
 import { createAgentDirect, SCOPES, type Scope } from '../../src/agent/agent.service';
-import { gid } from '../../src/api/ids';
+import { gid } from '../../src/kernel/ids';
 import type { Core } from '../../src/core';
 import type { Embedder } from '../../src/embedding/embedder';
 import { type App, createApp } from '../../src/server/app';

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { BeliefRow } from '../../belief/belief.repository';
 import { type Context, builder } from '../builder';
-import { gid } from '../ids';
+import { gid } from '../../kernel/ids';
 import { fleetRead, inOrder, loadEffectIdsByBelief, loadJustifications, loadRows, type JustificationShape } from '../loaders';
 import { connectionOf, decodeIdCursor, encodeIdCursor, firstArg } from '../pagination';
 import { AgentRef } from './agent';

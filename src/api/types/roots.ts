@@ -8,7 +8,7 @@ import { confirmReversal } from '../../reversal/reversal.service';
 import { previewRetraction, retractBelief } from '../../retraction/retraction.service';
 import * as v from '../../validation';
 import { actorOf, builder } from '../builder';
-import { parseGid, parseGids } from '../ids';
+import { parseGid, parseGids } from '../../kernel/ids';
 import { fleetRead } from '../loaders';
 import { connectionOf, decodeIdCursor, encodeIdCursor, firstArg } from '../pagination';
 import { AgentCreatedRef, AgentRef } from './agent';

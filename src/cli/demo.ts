@@ -2,11 +2,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pc from 'picocolors';
-import { CliError, withSpinner } from '../cli/common';
+import { CliError, withSpinner } from './common';
 import { formatMoney, formatMonies } from '../mcp/format';
 import type { App } from '../server/app';
 import type { Store } from '../store/engine';
-import { AgentClient } from './api';
+import { AgentClient } from './demo-client';
 
 /**
  * `retract demo` / `npm run demo`: the passport story, told through the real GraphQL API of an
