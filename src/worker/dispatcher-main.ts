@@ -1,10 +1,10 @@
 import { LocalEmbedder } from '../embedding/local';
 import { DEFAULT_RESEND_WINDOW_MS } from '../dispatch/dispatch.service';
 import { createProvider } from '../dispatch/provider';
-import { type Store, openStoreFromEnv } from '../store/engine';
 import type { DispatchItem } from '../dispatch/dispatch.repository';
 import { type DispatcherHooks, type DispatcherStats, runDispatcher } from './dispatcher';
-import { ConfigError, defaultHolder, intFromEnv, isMainModule, stderrLogger, stopOnSignals } from './env';
+import { ConfigError, defaultHolder, intFromEnv } from './env';
+import { exitWithMain, runWorkerProcess } from './process';
 import { type WorkerLogger, errorText } from './wake';
 
 /**
@@ -79,14 +79,8 @@ export function crashHooks(crash: { at: CrashPoint; nth: number }, log: WorkerLo
  * Runs the dispatcher until `signal` (default: SIGTERM/SIGINT) and returns the exit status: 0 after a clean stop,
  * 2 for a configuration error, 1 for a fatal one.
  */
-export async function dispatcherMain(
-  env: Record<string, string | undefined> = process.env,
-  opts: { signal?: AbortSignal; logger?: WorkerLogger } = {},
-): Promise<number> {
-  const log = opts.logger ?? stderrLogger(env, 'dispatcher');
-  let store: Store | null = null;
-  let unhook = () => {};
-  try {
+export function dispatcherMain(env: Record<string, string | undefined> = process.env, opts: { signal?: AbortSignal; logger?: WorkerLogger } = {}): Promise<number> {
+  return runWorkerProcess('dispatcher', env, opts, async ({ signal, log, openStore }) => {
     const cfg = dispatcherConfigFromEnv(env);
     let provider;
     try {
@@ -95,14 +89,7 @@ export async function dispatcherMain(
       throw new ConfigError(errorText(err));
     }
     if (!provider) throw new ConfigError('RETRACT_PROVIDER_URL is not set: there is nowhere to send reversals');
-    const controller = new AbortController();
-    if (opts.signal) {
-      if (opts.signal.aborted) controller.abort(opts.signal.reason);
-      else opts.signal.addEventListener('abort', () => controller.abort(opts.signal!.reason), { once: true });
-    } else {
-      unhook = stopOnSignals(controller, log);
-    }
-    store = await openStoreFromEnv(env, { poolSize: Math.min(50, cfg.batch + 2) });
+    const store = await openStore({ poolSize: Math.min(50, cfg.batch + 2) });
     log.info({ store: store.description, holder: cfg.holder, crash: cfg.crash }, 'dispatcher process ready');
     const stats: DispatcherStats = await runDispatcher({
       core: { store, embedder: new LocalEmbedder() },
@@ -113,28 +100,12 @@ export async function dispatcherMain(
       pollMs: cfg.pollMs,
       graceMs: cfg.graceMs,
       resendWindowMs: cfg.resendWindowMs,
-      signal: controller.signal,
+      signal,
       logger: log,
       ...(cfg.crash ? { hooks: crashHooks(cfg.crash, log) } : {}),
     });
-    log.info({ stats }, 'dispatcher process exiting');
-    return 0;
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      log.error({ err: err.message }, 'dispatcher configuration error');
-      return 2;
-    }
-    log.error({ err: errorText(err) }, 'dispatcher failed');
-    return 1;
-  } finally {
-    unhook();
-    await store?.close().catch(() => {});
-  }
+    return stats;
+  });
 }
 
-if (isMainModule(import.meta.url)) {
-  dispatcherMain().then(
-    (code) => process.exit(code),
-    () => process.exit(1),
-  );
-}
+exitWithMain(import.meta.url, () => dispatcherMain());

@@ -2,11 +2,11 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { authenticate } from '../agent/agent.service';
 import { LocalEmbedder } from '../embedding/local';
-import { type Store, openStoreFromEnv } from '../store/engine';
 import * as v from '../validation';
-import { ConfigError, intFromEnv, isMainModule, stderrLogger, stopOnSignals } from './env';
+import { ConfigError, intFromEnv } from './env';
 import { type EffectAdapter, runExecutor } from './executor';
 import { httpExecutorAdapter } from './http-executor';
+import { exitWithMain, runWorkerProcess } from './process';
 import { type WorkerLogger, errorText } from './wake';
 
 /**
@@ -63,56 +63,19 @@ export async function loadAdapters(env: Record<string, string | undefined>): Pro
 }
 
 /** Runs the executor until `signal` (default: SIGTERM/SIGINT); returns the exit status (0 clean, 2 config, 1 fatal). */
-export async function executorMain(
-  env: Record<string, string | undefined> = process.env,
-  opts: { signal?: AbortSignal; logger?: WorkerLogger } = {},
-): Promise<number> {
-  const log = opts.logger ?? stderrLogger(env, 'executor');
-  let store: Store | null = null;
-  let unhook = () => {};
-  try {
+export function executorMain(env: Record<string, string | undefined> = process.env, opts: { signal?: AbortSignal; logger?: WorkerLogger } = {}): Promise<number> {
+  return runWorkerProcess('executor', env, opts, async ({ signal, log, openStore }) => {
     const token = env['RETRACT_EXECUTOR_TOKEN']?.trim();
     if (!token) throw new ConfigError('RETRACT_EXECUTOR_TOKEN is required: the executing agent\'s bearer token');
     const adapters = await loadAdapters(env);
     const pollMs = intFromEnv(env, 'RETRACT_EXECUTOR_POLL_MS', 1000);
-    const controller = new AbortController();
-    if (opts.signal) {
-      if (opts.signal.aborted) controller.abort(opts.signal.reason);
-      else opts.signal.addEventListener('abort', () => controller.abort(opts.signal!.reason), { once: true });
-    } else {
-      unhook = stopOnSignals(controller, log);
-    }
-    store = await openStoreFromEnv(env);
+    const store = await openStore();
     const agent = await authenticate(store, token);
     if (!agent) throw new ConfigError('RETRACT_EXECUTOR_TOKEN does not belong to any agent');
     if (!agent.scopes.includes('effects:execute')) throw new ConfigError(`agent ${agent.name} lacks the effects:execute scope`);
     log.info({ store: store.description, fleet: agent.fleet_id, agent: agent.name, kinds: Object.keys(adapters) }, 'executor process ready');
-    const stats = await runExecutor({
-      core: { store, embedder: new LocalEmbedder() },
-      actor: { fleet: agent.fleet_id, agentId: agent.id },
-      adapters,
-      pollMs,
-      signal: controller.signal,
-      logger: log,
-    });
-    log.info({ stats }, 'executor process exiting');
-    return 0;
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      log.error({ err: err.message }, 'executor configuration error');
-      return 2;
-    }
-    log.error({ err: errorText(err) }, 'executor failed');
-    return 1;
-  } finally {
-    unhook();
-    await store?.close().catch(() => {});
-  }
+    return runExecutor({ core: { store, embedder: new LocalEmbedder() }, actor: { fleet: agent.fleet_id, agentId: agent.id }, adapters, pollMs, signal, logger: log });
+  });
 }
 
-if (isMainModule(import.meta.url)) {
-  executorMain().then(
-    (code) => process.exit(code),
-    () => process.exit(1),
-  );
-}
+exitWithMain(import.meta.url, () => executorMain());
