@@ -7,6 +7,7 @@ import {
   callWithRetry,
   createBedrockRuntimeClient,
   describeError,
+  retryPolicy,
   type BedrockConnectionOptions,
   type RetryPolicy,
 } from '../embedding/bedrock-transport';
@@ -117,12 +118,7 @@ export class BedrockClaudeAdjudicator implements Adjudicator {
     this.id = `bedrock:${this.modelId}`;
     this.client = createBedrockRuntimeClient(options);
     this.ownsClient = !options.client;
-    this.policy = {
-      timeoutMs: options.timeoutMs ?? DEFAULTS.timeoutMs,
-      maxAttempts: options.maxAttempts ?? DEFAULTS.maxAttempts,
-      baseDelayMs: options.baseDelayMs ?? DEFAULTS.baseDelayMs,
-      maxDelayMs: options.maxDelayMs ?? DEFAULTS.maxDelayMs,
-    };
+    this.policy = retryPolicy(options, DEFAULTS);
     this.maxTokens = options.maxTokens ?? DEFAULTS.maxTokens;
   }
 

@@ -37,6 +37,16 @@ export interface RetryPolicy {
   maxDelayMs: number;
 }
 
+/** The caller's policy: each bound it sets, else the model's default. */
+export function retryPolicy(given: Partial<RetryPolicy>, defaults: RetryPolicy): RetryPolicy {
+  return {
+    timeoutMs: given.timeoutMs ?? defaults.timeoutMs,
+    maxAttempts: given.maxAttempts ?? defaults.maxAttempts,
+    baseDelayMs: given.baseDelayMs ?? defaults.baseDelayMs,
+    maxDelayMs: given.maxDelayMs ?? defaults.maxDelayMs,
+  };
+}
+
 /**
  * Builds a Bedrock Runtime client with SDK retries disabled (see module comment). Region and credentials
  * come from options when given, else from the standard AWS provider chain.

@@ -7,6 +7,7 @@ import {
   BedrockCallError,
   callWithRetry,
   createBedrockRuntimeClient,
+  retryPolicy,
   type BedrockConnectionOptions,
   type RetryPolicy,
 } from './bedrock-transport';
@@ -43,12 +44,7 @@ export class BedrockTitanEmbedder implements Embedder {
   constructor(options: BedrockTitanEmbedderOptions = {}) {
     this.client = createBedrockRuntimeClient(options);
     this.ownsClient = !options.client;
-    this.policy = {
-      timeoutMs: options.timeoutMs ?? DEFAULTS.timeoutMs,
-      maxAttempts: options.maxAttempts ?? DEFAULTS.maxAttempts,
-      baseDelayMs: options.baseDelayMs ?? DEFAULTS.baseDelayMs,
-      maxDelayMs: options.maxDelayMs ?? DEFAULTS.maxDelayMs,
-    };
+    this.policy = retryPolicy(options, DEFAULTS);
     this.concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULTS.concurrency));
   }
 
