@@ -37,7 +37,7 @@ const ID_RE = /^[1-9][0-9]{0,18}$/;
  * - 200: CONFIRMED now, or already CONFIRMED under this same reference (`duplicate: true`; replays are harmless).
  * - 401: bad or missing signature (logged; the body is not looked at).
  * - 400: a body that is not a valid confirmation, an id that is not an id, reversalId and idempotencyKey naming
- *   different reversals, or a reference that echoes one of our ids.
+ *   different reversals, or a reference RETRACT issued (src/reversal/provider-ref.ts).
  * - 404: no such reversal.
  * - 409: already CONFIRMED under another reference, UNREACHABLE, or a key that names reversals in several fleets
  *   (send reversalId instead).

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { DomainError, notFound } from '../errors/domain-error';
 import { appendEvent } from '../event/event.repository';
+import { assertProvidersOwnRef } from '../reversal/provider-ref';
 import type { ReversalRow } from '../reversal/reversal.service';
 import type { Tx } from '../store/tx';
 
@@ -139,8 +140,8 @@ export type RecordResult =
 /**
  * CONFIRMED with the provider's reference, with the semantics of confirmReversal: the same reference again is a
  * no-op; a different reference for a CONFIRMED reversal, or any for an UNREACHABLE one, is a CONFLICT; a reference
- * equal to one of our own ids is refused. Accepted from any send whatever its lease (the money moved), including
- * over FAILED. `via` says who reported it (the event's data).
+ * RETRACT issued is refused (src/reversal/provider-ref.ts). Accepted from any send whatever its lease (the money
+ * moved), including over FAILED. `via` says who reported it (the event's data).
  */
 export async function confirmInTx(
   tx: Tx,
@@ -163,9 +164,7 @@ export async function confirmInTx(
   if (r.status === 'UNREACHABLE') {
     throw new DomainError('CONFLICT', `reversalId: reversal ${reversalId} is UNREACHABLE: no compensation exists for its effect`, 'reversalId');
   }
-  if ([r.idempotency_key, r.id, r.effect_id].includes(providerRef)) {
-    throw new DomainError('BAD_USER_INPUT', "providerRef: must be the provider's own reference, not one of ours", 'providerRef');
-  }
+  await assertProvidersOwnRef(tx, fleet, providerRef);
   const done = await sql<DispatchRow>`
     UPDATE reversals SET status = 'CONFIRMED', provider_ref = ${providerRef}, confirmed_at = now(), lease_expires_at = NULL
      WHERE id = ${reversalId}

@@ -1,7 +1,8 @@
 import { decodeGlobalID, encodeGlobalID } from '@pothos/plugin-relay';
 import { DomainError, badInput } from '../errors/domain-error';
 
-export type NodeType = 'Agent' | 'Belief' | 'Effect' | 'Reversal' | 'Retraction' | 'Contradiction' | 'Justification';
+export const NODE_TYPES = ['Agent', 'Belief', 'Effect', 'Reversal', 'Retraction', 'Contradiction', 'Justification'] as const;
+export type NodeType = (typeof NODE_TYPES)[number];
 
 export const gid = (type: NodeType, id: string | number) => encodeGlobalID(type, String(id));
 

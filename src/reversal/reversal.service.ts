@@ -4,6 +4,7 @@ import { appendEvent } from '../event/event.repository';
 import type { ReversalStatus } from '../store/schema';
 import { writeTx } from '../store/tx';
 import * as v from '../validation';
+import { assertProvidersOwnRef } from './provider-ref';
 
 export { reversalKey } from '../derivation/cascade';
 
@@ -30,7 +31,8 @@ export interface ReversalRow {
  * Records a provider's confirmation: the reversal becomes CONFIRMED carrying the provider's
  * reference, and only then counts toward settled. Confirming again with the same reference is a
  * no-op; a different reference, or an UNREACHABLE reversal, is a CONFLICT. RETRACT never makes up
- * a reference: `providerRef` must come from the provider.
+ * a reference: `providerRef` must come from the provider, and one RETRACT issued is refused
+ * (src/reversal/provider-ref.ts).
  */
 export async function confirmReversal(core: Core, actor: Actor, input: { reversalId: string; providerRef: string }): Promise<ReversalRow> {
   const reversalId = v.id('reversalId', input.reversalId);
@@ -45,9 +47,7 @@ export async function confirmReversal(core: Core, actor: Actor, input: { reversa
     if (r.status === 'UNREACHABLE') {
       throw new DomainError('CONFLICT', `reversalId: reversal ${reversalId} is UNREACHABLE: no compensation exists for its effect`, 'reversalId');
     }
-    if ([r.idempotency_key, r.id, r.effect_id].includes(ref)) {
-      throw new DomainError('BAD_USER_INPUT', 'providerRef: must be the provider\'s own reference, not one of ours', 'providerRef');
-    }
+    await assertProvidersOwnRef(tx, actor.fleet, ref);
     const done = (await tx
       .updateTable('reversals')
       .set({ status: 'CONFIRMED', provider_ref: ref, confirmed_at: new Date(), lease_expires_at: null })

@@ -1,0 +1,58 @@
+import { type RawBuilder, sql } from 'kysely';
+import { DomainError } from '../errors/domain-error';
+import { asDbId, asGlobalId } from '../kernel/provider-ref';
+import type { Tx } from '../store/tx';
+
+/**
+ * "A reference we issued", the one definition every confirmation path applies (confirmReversal, the signed
+ * provider callback, the dispatcher recording a provider's answer): a reversal is CONFIRMED only under the
+ * provider's own reference, and `settled` sums only CONFIRMED reversals, so a reference that is one of ours
+ * would count money the provider never reported moving.
+ *
+ * Refused, after the normalisation of src/kernel/provider-ref.ts (NFC, edges trimmed, ASCII case folded):
+ * - any of our global ids, of any node type, whether or not the node exists;
+ * - the id of any agent, belief, justification, effect, reversal, retraction or contradiction of the fleet;
+ * - the idempotency key of any effect of the fleet, and the key of any of its reversals.
+ * A reference that merely contains one of these is the provider's.
+ */
+const PROVIDER_REF_RULE =
+  "a provider reference must be the provider's own: RETRACT refuses its global ids, the ids of the fleet's rows, and the fleet's effect idempotency keys and reversal keys, compared after Unicode NFC, trimming and ASCII case folding";
+
+const ID_TABLES = [
+  ['agents', 'an agent'],
+  ['beliefs', 'a belief'],
+  ['justifications', 'a justification'],
+  ['effects', 'an effect'],
+  ['reversals', 'a reversal'],
+  ['retractions', 'a retraction'],
+  ['contradictions', 'a contradiction'],
+] as const;
+
+/** What `ref` is when it is a reference RETRACT issued in `fleet` (read under the transaction's row security); else null. */
+async function issuedRef(tx: Tx, fleet: string, ref: string): Promise<string | null> {
+  const type = asGlobalId(ref);
+  if (type) return `a global id (${type})`;
+  const checks: Array<[string, RawBuilder<unknown>]> = [
+    ["an effect's idempotency key", sql`SELECT 1 FROM effects WHERE fleet_id = ${fleet} AND retract_ref_fold(idempotency_key) = retract_ref_fold(${ref})`],
+    ['a reversal key', sql`SELECT 1 FROM reversals WHERE fleet_id = ${fleet} AND retract_ref_fold(idempotency_key) = retract_ref_fold(${ref})`],
+  ];
+  const id = asDbId(ref);
+  if (id !== null) {
+    for (const [table, what] of ID_TABLES) {
+      checks.push([`the id of ${what}`, sql`SELECT 1 FROM ${sql.table(table)} WHERE fleet_id = ${fleet} AND id = ${id}::bigint`]);
+    }
+  }
+  const r = await sql<{ k: number }>`
+    SELECT k FROM (${sql.join(checks.map(([, q], k) => sql`SELECT ${sql.lit(k)} AS k WHERE EXISTS (${q})`), sql` UNION ALL `)}) found
+     ORDER BY k LIMIT 1`.execute(tx);
+  const hit = r.rows[0];
+  return hit === undefined ? null : checks[Number(hit.k)]![0];
+}
+
+/** Throws BAD_USER_INPUT on `providerRef` when `ref` is a reference RETRACT issued in `fleet`. Writes nothing. */
+export async function assertProvidersOwnRef(tx: Tx, fleet: string, ref: string): Promise<void> {
+  const what = await issuedRef(tx, fleet, ref);
+  if (what !== null) {
+    throw new DomainError('BAD_USER_INPUT', `providerRef: this is ${what}, which RETRACT issued; ${PROVIDER_REF_RULE}`, 'providerRef');
+  }
+}
