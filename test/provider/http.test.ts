@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HttpReversalProvider, parseRetryAfter, type HttpReversalProviderOptions } from '../../src/dispatch/provider/http';
 import type { ProviderLogger, ReversalRequest } from '../../src/dispatch/provider/provider';
+import { gid } from '../../src/kernel/ids';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider';
 
 let fake: FakeProvider;
@@ -233,9 +234,12 @@ describe('HttpReversalProvider against the fake provider over HTTP', () => {
       { kind: 'status', status: 200, body: { reference: req.idempotencyKey } },
       { kind: 'status', status: 200, body: { id: req.reversalId } },
       { kind: 'status', status: 200, body: { reference: '', id: 42 } },
+      // The same normalisation as the store's check: case, edge spaces, and any of our global ids.
+      { kind: 'status', status: 200, body: { reference: ` ${req.idempotencyKey.toUpperCase()}\u00a0` } },
+      { kind: 'status', status: 200, body: { reference: gid('Reversal', 7) } },
     );
     const p = provider();
-    for (let i = 0; i < 3; i++) expect((await p.send(req)).outcome).toBe('retry_later');
+    for (let i = 0; i < 5; i++) expect((await p.send(req)).outcome).toBe('retry_later');
   });
 
   it('3xx is not followed and not treated as confirmation', async () => {

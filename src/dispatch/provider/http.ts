@@ -1,3 +1,4 @@
+import { echoOf } from '../../kernel/provider-ref';
 import type { ProviderLogger, ProviderOutcome, ReversalProvider, ReversalRequest } from './provider';
 
 /** Options for {@link HttpReversalProvider}. */
@@ -183,8 +184,9 @@ function classify(req: ReversalRequest, status: number, retryAfter: string | nul
     if (ref === null) {
       return done('retry_later', `protocol violation: HTTP ${status} without a provider reference (\`reference\` or \`id\`)`);
     }
-    if (ref === req.idempotencyKey || ref === req.reversalId || ref === req.effectId) {
-      return done('retry_later', `protocol violation: HTTP ${status} reference echoes our own id, not the provider's`);
+    const echo = echoOf(ref, [req.idempotencyKey, req.reversalId, req.effectId]);
+    if (echo !== null) {
+      return done('retry_later', `protocol violation: HTTP ${status} reference is ${echo}, not the provider's own`);
     }
     return { kind: 'done', outcome: { outcome: 'confirmed', providerRef: ref } };
   }
