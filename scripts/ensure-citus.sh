@@ -150,7 +150,7 @@ write_config() {
   local name=$1 port=$2 confdir=/etc/postgresql/$PGVER/$1
   local want
   want=$(cat <<EOF
-# Written by RETRACT scripts/ensure-citus.sh; rewritten on every run.
+# Written by RETRACT scripts/ensure-citus.sh; a run that finds it different rewrites it and restarts the cluster.
 listen_addresses = '$HOST'
 port = $port
 shared_preload_libraries = 'citus'
@@ -161,7 +161,7 @@ max_connections = 200
 EOF
 )
   # Loopback only, trusted, like the machine's main cluster: Citus opens its own connections between
-  # nodes as the session's current user (postgres, or retract_app after SET ROLE), so every node
+  # nodes as the session's current user (postgres, or retract_app once a transaction takes that role), so every node
   # must admit every role without a password. A production cluster would use scram and
   # pg_dist_authinfo instead; these clusters never listen beyond 127.0.0.1.
   local hba
