@@ -45,6 +45,8 @@ export function serveGraphqlWs(options: ServerOptions<Record<string, unknown>, W
   const server = makeServer(options);
   wss.options.handleProtocols = handleProtocols;
   wss.on('error', (err) => {
+    // ws re-emits the HTTP server's errors; a failed listen is the caller's to report (src/server/main.ts).
+    if ((err as NodeJS.ErrnoException).syscall === 'listen') return;
     log.error({ err }, 'websocket server error');
     for (const client of wss.clients) client.close(CloseCode.InternalServerError, 'Internal server error');
   });
