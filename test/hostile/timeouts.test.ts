@@ -66,12 +66,12 @@ describe('slow clients', () => {
     expect(() => configFromEnv({ RETRACT_REQUEST_TIMEOUT_MS: 'soon' })).toThrow(/RETRACT_REQUEST_TIMEOUT_MS must be a positive integer/);
   });
 
-  it('half-sent headers and half-sent bodies, 100 of each, are answered 408 with a JSON body and closed in time; an open SSE stream outlives them; the server keeps serving', async () => {
+  it('half-sent headers and half-sent bodies, 125 of each (250 held at once), are answered 408 with a JSON body and closed in time; an open SSE stream outlives them; the server keeps serving', async () => {
     const q = 'subscription { retractionEvents { __typename } }';
     const sse = subscribeSse(s.http, q, {}, agent.token);
     try {
-      const headers = Array.from({ length: 100 }, () => stall(port, 'POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n'));
-      const bodies = Array.from({ length: 100 }, () => stall(port, 'POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"query":'));
+      const headers = Array.from({ length: 125 }, () => stall(port, 'POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n'));
+      const bodies = Array.from({ length: 125 }, () => stall(port, 'POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"query":'));
       const held = [...headers, ...bodies];
       let timer: NodeJS.Timeout | undefined;
       const results = await Promise.race([
@@ -89,7 +89,7 @@ describe('slow clients', () => {
         const body = bodyOf(r.text);
         expect(body.errors[0]!.extensions.code).toBe('REQUEST_TIMEOUT');
         expect(body.errors[0]!.message).toMatch(/not received in time/);
-        expect(r.afterMs).toBeLessThan(within(i < 100 ? HEADERS_MS : REQUEST_MS));
+        expect(r.afterMs).toBeLessThan(within(i < 125 ? HEADERS_MS : REQUEST_MS));
       }
       // A stream that has been open longer than both timeouts still delivers.
       expect(sse.completed).toBe(false);
