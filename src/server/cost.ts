@@ -28,7 +28,7 @@ function pageError(field: string): GraphQLError {
  * nesting look cheap), and fragments count as if written inline. A page argument outside 1..MAX_PAGE
  * throws the connection rule's own BAD_USER_INPUT, so `first: 100000` is told the rule, not "too expensive".
  */
-export function operationCost(doc: DocumentNode, variables: Record<string, unknown>): number {
+function operationCost(doc: DocumentNode, variables: Record<string, unknown>): number {
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const d of doc.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
 
