@@ -152,6 +152,26 @@ describe.each(engines())('limits at the edge on %s', (engine) => {
         await Promise.all([again, otherToken].map((c) => c.until((x) => x.events.length > 0, 1_000).catch(() => {})));
       }
       expect(again.errors).toEqual([]);
+
+      // A dropped socket and an aborted SSE stream give their places back too: two new ones both deliver.
+      // The server learns of the drops asynchronously, so a new one refused in that moment is tried again.
+      await a.dispose();
+      await open[2]!.close();
+      const c = wsClient(s.ws, all.token);
+      others.push({ close: async () => void (await c.dispose()) });
+      const fresh = [subscribeWs(c, q), subscribeWs(c, q)];
+      let retries = 0;
+      while (fresh.some((f) => f.events.length === 0)) {
+        expect(Date.now(), 'events on the places given back').toBeLessThan(deadline + 120_000);
+        for (const [i, f] of fresh.entries()) {
+          if (f.errors.length === 0) continue;
+          expect(retries++, JSON.stringify(f.errors)).toBeLessThan(10);
+          fresh[i] = subscribeWs(c, q);
+        }
+        await retractOne();
+        await Promise.all(fresh.map((f) => f.until((x) => x.events.length > 0 || x.errors.length > 0, 1_000).catch(() => {})));
+      }
+      others.push(...fresh);
     } finally {
       for (const c of [...open, ...others]) await c.close().catch(() => {});
       await a.dispose();
