@@ -3,7 +3,8 @@
 // Deliberate choices, so the server's limits never bite:
 // - no named fragments and no aliases (graphql-armor counts a fragment spread as extra depth); the shared
 //   selections below are plain string constants spliced into each document;
-// - `first` is always a variable, never a literal (graphql-armor multiplies cost by literal `first`);
+// - `first` is a variable, at most 100 per page: the server's cost multiplies a page's subtree by its `first`,
+//   literal or variable (src/server/cost.ts), and these pages stay far below its limit;
 // - depth stays ≤ 6 as graphql-armor counts it (inline fragments count as one level), ≤ 5 as plain nesting.
 // `npx tsx dashboard/scripts/check-operations.ts` validates every document against the contract and the
 // armor depth/cost/alias/token rules.
