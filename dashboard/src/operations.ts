@@ -5,7 +5,10 @@
 //   selections below are plain string constants spliced into each document;
 // - `first` is a variable, at most 100 per page: the server's cost multiplies a page's subtree by its `first`,
 //   literal or variable (src/server/cost.ts), and these pages stay far below its limit;
-// - depth stays ≤ 6 as graphql-armor counts it (inline fragments count as one level), ≤ 5 as plain nesting.
+// - depth stays ≤ 6 as graphql-armor counts it (inline fragments count as one level), ≤ 5 as plain nesting;
+// - a field of a type the viewer's scopes do not open (effects, receipts) is asked for only
+//   `@include(if: $canReadEffects / $canReadReceipts)`: the server refuses such a field FORBIDDEN whatever
+//   path reaches it, and one refused field would fail the whole request.
 // `npx tsx dashboard/scripts/check-operations.ts` validates every document against the contract and the
 // armor depth/cost/alias/token rules.
 
@@ -36,26 +39,26 @@ export const SEARCH = /* GraphQL */ `query Search($input: SearchInput!) {
 }`;
 
 /** One belief with one level in each direction: premises (via justifications), dependents, effects. */
-export const BELIEF_NEIGHBORHOOD = /* GraphQL */ `query BeliefNeighborhood($id: ID!, $dependentsFirst: Int) {
+export const BELIEF_NEIGHBORHOOD = /* GraphQL */ `query BeliefNeighborhood($id: ID!, $dependentsFirst: Int, $canReadEffects: Boolean!, $canReadReceipts: Boolean!) {
   belief(id: $id) {
     id claimKey statement status value evidence createdAt retractedAt
     author { id name }
-    retraction { id reason createdAt }
+    retraction @include(if: $canReadReceipts) { id reason createdAt }
     justifications { id holds premises { id claimKey statement status } }
     dependents(first: $dependentsFirst) {
       totalCount
       pageInfo { hasNextPage endCursor }
       edges { node { id claimKey statement status } }
     }
-    effects {
+    effects @include(if: $canReadEffects) {
       id kind status idempotencyKey externalRef
       amount { ${MONEY} }
-      reversal { id status idempotencyKey providerRef amount { ${MONEY} } }
+      reversal @include(if: $canReadReceipts) { id status idempotencyKey providerRef amount { ${MONEY} } }
     }
   }
 }`;
 
-export const PREVIEW_RETRACTION = /* GraphQL */ `query PreviewRetraction($beliefId: ID!, $first: Int, $after: String) {
+export const PREVIEW_RETRACTION = /* GraphQL */ `query PreviewRetraction($beliefId: ID!, $first: Int, $after: String, $canReadEffects: Boolean!, $canReadReceipts: Boolean!) {
   previewRetraction(beliefId: $beliefId) {
     root { id claimKey }
     beliefs(first: $first, after: $after) {
@@ -64,21 +67,22 @@ export const PREVIEW_RETRACTION = /* GraphQL */ `query PreviewRetraction($belief
       edges { node { id claimKey statement status } }
     }
     survivors { id claimKey statement status }
-    pendingEffects { id kind status amount { ${MONEY} } }
-    executedEffects { id kind status amount { ${MONEY} } }
-    totals { ${TOTALS} }
+    pendingEffects @include(if: $canReadEffects) { id kind status amount { ${MONEY} } }
+    executedEffects @include(if: $canReadEffects) { id kind status amount { ${MONEY} } }
+    totals @include(if: $canReadReceipts) { ${TOTALS} }
   }
 }`;
 
-export const RETRACT_BELIEF = /* GraphQL */ `mutation RetractBelief($input: RetractBeliefInput!, $first: Int) {
+// The receipt and its totals are the retractor's own answer (readable without receipts:read); what it lists is not.
+export const RETRACT_BELIEF = /* GraphQL */ `mutation RetractBelief($input: RetractBeliefInput!, $first: Int, $canReadEffects: Boolean!, $canReadReceipts: Boolean!) {
   retractBelief(input: $input) {
     id reason createdAt
     root { id claimKey }
     actor { id name }
     totals { ${TOTALS} }
     beliefs(first: $first) { totalCount edges { node { id claimKey status } } }
-    cancelledEffects { id status }
-    reversals { id status idempotencyKey amount { ${MONEY} } effect { id } }
+    cancelledEffects @include(if: $canReadEffects) { id status }
+    reversals @include(if: $canReadReceipts) { id status idempotencyKey amount { ${MONEY} } effect { id } }
   }
 }`;
 

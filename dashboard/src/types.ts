@@ -75,14 +75,16 @@ export interface BeliefDetail extends BeliefRef {
   createdAt: string;
   retractedAt: string | null;
   author: AgentRef;
-  retraction: { id: string; reason: string; createdAt: string } | null;
+  /** Absent without receipts:read. */
+  retraction?: { id: string; reason: string; createdAt: string } | null;
   justifications: { id: string; holds: boolean; premises: BeliefRef[] }[];
   dependents: {
     totalCount: number;
     pageInfo: PageInfo;
     edges: { node: BeliefRef }[];
   };
-  effects: EffectRef[];
+  /** Absent without an effects scope or receipts:read. */
+  effects?: EffectRef[];
 }
 
 export interface NeighborhoodData {
@@ -109,9 +111,11 @@ export interface Preview {
     edges: { node: BeliefRef }[];
   };
   survivors: BeliefRef[];
-  pendingEffects: EffectRef[];
-  executedEffects: EffectRef[];
-  totals: Totals;
+  /** Absent without an effects scope or receipts:read. */
+  pendingEffects?: EffectRef[];
+  executedEffects?: EffectRef[];
+  /** Absent without receipts:read. */
+  totals?: Totals;
 }
 
 export interface PreviewData {
@@ -129,8 +133,8 @@ export interface ReceiptCore {
 
 export interface RetractionResult extends ReceiptCore {
   beliefs: { totalCount: number; edges: { node: { id: string; claimKey: string; status: BeliefStatus } }[] };
-  cancelledEffects: { id: string; status: EffectStatus }[];
-  reversals: (ReversalRef & { effect: { id: string } })[];
+  cancelledEffects?: { id: string; status: EffectStatus }[];
+  reversals?: (ReversalRef & { effect: { id: string } })[];
 }
 
 export interface RetractData {

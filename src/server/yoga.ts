@@ -3,6 +3,7 @@ import { GraphQLError } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { authenticate, type AgentRow } from '../agent/agent.service';
+import { ReadGrants } from '../agent/access';
 import type { Adjudicator } from '../adjudication/adjudicator';
 import type { Core } from '../core';
 import { DomainError } from '../errors/domain-error';
@@ -75,7 +76,7 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<Record<string, unk
       const wsAuth = i.connectionParams?.authorization ?? i.connectionParams?.Authorization;
       const { agent, badToken } = await agentFor(bearer(header ?? wsAuth ?? null));
       const requestId = i.requestId ?? i.request?.headers.get('x-request-id')?.slice(0, 64) ?? randomUUID();
-      return { core: deps.core, adjudicator: deps.adjudicator, waker: deps.waker, agent, badToken, requestId, log: deps.log.child({ requestId }) } as Context;
+      return { core: deps.core, adjudicator: deps.adjudicator, waker: deps.waker, agent, badToken, requestId, log: deps.log.child({ requestId }), grants: new ReadGrants() } as Context;
     },
     maskedErrors: {
       maskError(error, message) {

@@ -59,7 +59,8 @@ async function populate(store: Store): Promise<World> {
     },
     otherPassport: other.passport.id,
     tokens: {
-      receipts: await tok('acme', 'receipts-reader', ['receipts:read']),
+      // search_beliefs and explain_belief show ACTIVE beliefs, so checkTools' token also reads beliefs.
+      receipts: await tok('acme', 'receipts-reader', ['receipts:read', 'beliefs:read']),
       noScope: await tok('acme', 'belief-reader', ['beliefs:read', 'beliefs:write']),
       admin: await tok('acme', 'admin', ['admin']),
       otherFleet: await tok('globex', 'receipts-reader', ['receipts:read']),

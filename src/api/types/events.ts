@@ -9,7 +9,8 @@ import { RetractionRef } from './retraction';
 import { ReversalRef } from './reversal';
 
 export const RetractionEventRef = builder.interfaceRef<StreamEvent>('RetractionEvent').implement({
-  description: 'One step of a cascade, in the order it happened. cursor resumes a subscription without loss.',
+  description: 'One step of a cascade, in the order it happened. cursor resumes a subscription without loss. Needs receipts:read.',
+  authScopes: { readable: 'Receipt' },
   resolveType: (e) => e.__typename,
   fields: (t) => ({
     cursor: t.string({ description: 'Pass as `after` to resume right after this event.', resolve: (e) => e.cursor }),

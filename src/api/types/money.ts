@@ -1,5 +1,5 @@
 import type { Money, Totals } from '../../retraction/retraction.repository';
-import { builder } from '../builder';
+import { builder, readRule } from '../builder';
 
 export const MoneyRef = builder.objectRef<Money>('Money').implement({
   description: 'An amount in integer minor units (cents) and its ISO 4217 currency.',
@@ -22,8 +22,10 @@ export function moneyOf(row: { amount_minor: unknown; currency: unknown }): Mone
   return row.amount_minor == null || row.currency == null ? null : { amountMinor: Number(row.amount_minor), currency: String(row.currency) };
 }
 
-export const TotalsRef = builder.objectRef<Totals>('RetractionTotals').implement({
-  description: 'The figures of a receipt, computed from the rows themselves.',
+/** A retraction's totals carry its id, so the grant of a retraction this request made covers them. */
+export const TotalsRef = builder.objectRef<Totals & { retractionId?: string }>('RetractionTotals').implement({
+  description: 'The figures of a receipt, computed from the rows themselves. Needs receipts:read.',
+  authScopes: (x, ctx) => readRule(ctx, 'Receipt', x.retractionId ? { type: 'Retraction', id: x.retractionId } : null),
   fields: (t) => ({
     beliefsRetracted: t.exposeInt('beliefsRetracted', { description: 'Beliefs taken down, the root included.' }),
     effectsCancelled: t.exposeInt('effectsCancelled', { description: 'PENDING effects cancelled: they can never run.' }),

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { type RetractionRow, retractedBeliefPage, totalsFor } from '../../retraction/retraction.repository';
 import { type Preview, previewRetraction } from '../../retraction/retraction.service';
 import { badInput } from '../../errors/domain-error';
-import { type Context, actorOf, builder } from '../builder';
+import { type Context, actorOf, builder, readRule } from '../builder';
 import { fleetRead, inOrder, loadRows } from '../loaders';
 import { firstArg } from '../pagination';
 import { decodeDepthCursor } from '../../retraction/retraction.repository';
@@ -38,7 +38,8 @@ export const RetractionRef = builder.loadableNodeRef('Retraction', {
 });
 
 RetractionRef.implement({
-  description: 'The receipt: root, reason, actor, and everything it took down, cancelled or reached, with totals.',
+  description: 'The receipt: root, reason, actor, and everything it took down, cancelled or reached, with totals. Needs receipts:read.',
+  authScopes: (r, ctx) => readRule(ctx, 'Receipt', { type: 'Retraction', id: r.id }),
   fields: (t) => ({
     root: t.field({ type: BeliefRef, description: 'The belief retracted.', resolve: (r) => r.root_id }),
     reason: t.exposeString('reason', { description: 'Why it was retracted.' }),
@@ -67,7 +68,7 @@ RetractionRef.implement({
       resolve: (r, _a, ctx) =>
         fleetRead(ctx, async (tx) => (await sql<{ id: string }>`SELECT id::text FROM reversals WHERE retraction_id = ${r.id} ORDER BY reversals.id`.execute(tx)).rows.map((x) => x.id)),
     }),
-    totals: t.field({ type: TotalsRef, description: 'Counts and money, per currency.', resolve: (r, _a, ctx) => fleetRead(ctx, (tx) => totalsFor(tx, r.id)) }),
+    totals: t.field({ type: TotalsRef, description: 'Counts and money, per currency.', resolve: async (r, _a, ctx) => ({ ...(await fleetRead(ctx, (tx) => totalsFor(tx, r.id))), retractionId: r.id }) }),
   }),
 });
 
