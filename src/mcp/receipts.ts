@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { gid, parseGid, type NodeType } from '../kernel/ids';
+import { capped, exactMinor } from '../kernel/money';
 import { nearestBeliefs } from '../belief/nearest';
 import { encodeReadPoint } from '../belief/snapshot';
 import { DomainError, badInput, notFound } from '../errors/domain-error';
@@ -23,11 +24,10 @@ export function parseAnyId(field: string, value: string, type: NodeType): string
 }
 
 const iso = (d: Date | string | null): string | null => (d == null ? null : new Date(d).toISOString());
-export const money = (amountMinor: number | string, currency: string): MoneyOut => ({
-  amountMinor: Number(amountMinor),
-  currency,
-  formatted: formatMoney(Number(amountMinor), currency),
-});
+export const money = (amountMinor: number | string, currency: string): MoneyOut => {
+  const c = capped(amountMinor);
+  return { amountMinor: c.amountMinor, amountMinorExact: exactMinor(amountMinor).toString(), amountMinorCapped: c.capped, currency, formatted: formatMoney(exactMinor(amountMinor), currency) };
+};
 const monies = (list: RawMoney[]): MoneyOut[] => list.map((m) => money(m.amountMinor, m.currency));
 
 interface BeliefSql {

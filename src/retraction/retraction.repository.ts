@@ -1,12 +1,10 @@
 import { sql } from 'kysely';
+import type { Money } from '../kernel/money';
 import type { Db } from '../store/tx';
 
-export interface Money {
-  amountMinor: number;
-  currency: string;
-}
+export type { Money };
 
-/** The receipt's figures. Counts and per-currency sums, computed from the rows themselves. */
+/** The receipt's figures. Counts and per-currency sums (exact, any size), computed from the rows themselves. */
 export interface Totals {
   beliefsRetracted: number;
   effectsCancelled: number;
@@ -59,7 +57,7 @@ export async function totalsFor(db: Db, retractionId: string): Promise<Totals> {
   const row = r.rows[0];
   if (!row) throw new Error(`retraction ${retractionId} vanished`);
   const money = row.money ?? [];
-  const pick = (k: 'exposure' | 'owed' | 'unreachable' | 'settled') => money.map((m) => ({ amountMinor: Number(m[k]), currency: m.currency }));
+  const pick = (k: 'exposure' | 'owed' | 'unreachable' | 'settled') => money.map((m) => ({ amountMinor: m[k], currency: m.currency }));
   return {
     beliefsRetracted: row.beliefs,
     effectsCancelled: row.cancelled,

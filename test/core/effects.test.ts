@@ -177,7 +177,7 @@ describe.each(engines())('retraction idempotence on %s', (engine) => {
     expect(revs[0]).toMatchObject({ idempotency_key: reversalKey('two:refund'), retraction_id: r1.retractionId, status: 'OWED' });
     expect(reversalKey('two:refund')).toBe('reversal:two:refund');
     const [t1, t2] = await read(t.store, 'idem', async (tx) => [await totalsFor(tx, r1.retractionId), await totalsFor(tx, r2.retractionId)]);
-    expect(t1).toMatchObject({ effectsReached: 1, reversalsOwed: 1, owed: [{ amountMinor: 7_700, currency: 'USD' }] });
+    expect(t1).toMatchObject({ effectsReached: 1, reversalsOwed: 1, owed: [{ amountMinor: '7700', currency: 'USD' }] });
     expect(t2).toMatchObject({ effectsReached: 0, reversalsOwed: 0, owed: [] });
     const recorded = await read(t.store, 'idem', (tx) => tx.selectFrom('events').select('retraction_id').where('type', '=', 'ReversalRecorded').where('retraction_id', 'in', [r1.retractionId, r2.retractionId]).execute());
     expect(recorded).toEqual([{ retraction_id: r1.retractionId }]);

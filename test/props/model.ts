@@ -12,6 +12,8 @@ export type EffectStatus = 'PENDING' | 'EXECUTING' | 'EXECUTED' | 'CANCELLED' | 
 export type ReversalStatus = 'OWED' | 'CONFIRMED' | 'UNREACHABLE';
 export type KindName = 'rev' | 'irr';
 export interface Money { amountMinor: number; currency: string }
+/** A receipt's per-currency sum: exact integer minor units as a decimal string, at any size. */
+export interface Sum { amountMinor: string; currency: string }
 
 export interface MBelief {
   claimKey: string;
@@ -53,10 +55,10 @@ export interface Totals {
   effectsReached: number;
   reversalsOwed: number;
   unreachable: number;
-  exposure: Money[];
-  owed: Money[];
-  unreachableAmount: Money[];
-  settled: Money[];
+  exposure: Sum[];
+  owed: Sum[];
+  unreachableAmount: Sum[];
+  settled: Sum[];
 }
 
 /** What a retraction of `root` does (or would do): the beliefs with their depth, survivors, effects and totals. */
@@ -335,7 +337,7 @@ export class Model {
     const owed = rs.filter((r) => r.status !== 'UNREACHABLE');
     const currencies = [...new Set(rs.filter((r) => r.amount).map((r) => r.amount!.currency))].sort();
     const sum = (pred: (r: MReversal) => boolean) => currencies.map((currency) => ({
-      amountMinor: rs.filter((r) => r.amount?.currency === currency && pred(r)).reduce((a, r) => a + r.amount!.amountMinor, 0),
+      amountMinor: rs.filter((r) => r.amount?.currency === currency && pred(r)).reduce((a, r) => a + BigInt(r.amount!.amountMinor), 0n).toString(),
       currency,
     }));
     return {
