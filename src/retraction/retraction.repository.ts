@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { decodeCursor, encodeCursor } from '../kernel/cursor';
 import type { Money } from '../kernel/money';
 import type { Db } from '../store/tx';
 
@@ -83,7 +84,7 @@ export interface Page<T> {
  * by the bigint id, not its text alias (which would put 10 before 9 and make the cursor skip beliefs).
  */
 export async function retractedBeliefPage(db: Db, retractionId: string, first: number, after: string | null): Promise<Page<{ id: string; depth: number }>> {
-  const pos = after ? decodeDepthCursor(after) : null;
+  const pos = after ? decodeDepthCursor('after', after) : null;
   const rows = await sql<{ id: string; depth: number }>`
     SELECT id::text AS id, retraction_depth AS depth FROM beliefs
      WHERE retraction_id = ${retractionId}
@@ -100,11 +101,13 @@ export async function retractedBeliefPage(db: Db, retractionId: string, first: n
   };
 }
 
+/** Keyset cursor over cascade order (depth, id). */
 export function encodeDepthCursor(depth: number, id: string): string {
-  return Buffer.from(`d1:${depth}:${id}`).toString('base64url');
+  return encodeCursor('d1', [depth, id]);
 }
 
-export function decodeDepthCursor(s: string): { depth: number; id: string } | null {
-  const m = /^d1:(\d{1,9}):(\d{1,19})$/.exec(Buffer.from(s, 'base64url').toString('utf8'));
-  return m ? { depth: Number(m[1]), id: m[2]! } : null;
+/** A cascade-order position; BAD_USER_INPUT naming `field` when `s` is not such a cursor. */
+export function decodeDepthCursor(field: string, s: string, rule?: string): { depth: number; id: string } {
+  const [depth, id] = decodeCursor(field, s, 'd1', ['int', 'id'], rule);
+  return { depth: Number(depth), id: id! };
 }
