@@ -19,7 +19,7 @@ function derived(m: Model, premises: number[]): number {
 }
 function effect(m: Model, kind: 'rev' | 'irr', supports: number[], amountMinor = 100): number {
   const r = m.propose(`fx:${m.effects.length}`, kind, { amountMinor, currency: 'USD' }, supports);
-  if (r.kind !== 'proposed') throw new Error(r.kind);
+  if ('error' in r || r.kind !== 'proposed') throw new Error(JSON.stringify(r));
   return r.effect;
 }
 

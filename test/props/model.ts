@@ -187,11 +187,18 @@ export class Model {
 
   /** proposeEffect: a known key returns its effect untouched; a fallen support refuses; else PENDING. */
   propose(key: string, kind: KindName, amount: Money | null, supportsIn: readonly number[]):
+    | Refusal
     | { kind: 'proposed'; effect: number; created: boolean }
     | { kind: 'premiseRetracted'; premise: number } {
-    const existing = this.effects.findIndex((e) => e.key === key);
-    if (existing >= 0) return { kind: 'proposed', effect: existing, created: false };
     const supports = sorted(supportsIn);
+    const existing = this.effects.findIndex((e) => e.key === key);
+    if (existing >= 0) {
+      // A key names one proposal: the same kind, amount, currency and supports return it; anything else is refused.
+      const e = this.effects[existing]!;
+      const same = e.kind === kind && e.amount?.amountMinor === amount?.amountMinor && e.amount?.currency === amount?.currency
+        && e.supports.join() === supports.join();
+      return same ? { kind: 'proposed', effect: existing, created: false } : { error: 'CONFLICT', because: 'key reused' };
+    }
     const fallen = this.firstFallen(supports);
     if (fallen !== null) return { kind: 'premiseRetracted', premise: fallen };
     this.effects.push({ key, kind, amount, supports, status: 'PENDING', reachedBy: null, cancelledBy: null, externalRef: null });
