@@ -9,8 +9,24 @@ export interface Money {
   currency: string;
 }
 
+/**
+ * A receipt's figures: counts and per-currency sums (exact, any size), computed from the rows
+ * themselves. Here rather than beside the retraction because the event log carries them too.
+ */
+export interface Totals {
+  beliefsRetracted: number;
+  effectsCancelled: number;
+  effectsReached: number;
+  reversalsOwed: number;
+  unreachable: number;
+  exposure: Money[];
+  owed: Money[];
+  unreachableAmount: Money[];
+  settled: Money[];
+}
+
 /** The largest integer a JSON number (and the contract's SafeInt) carries exactly: 2^53−1. */
-export const SAFE_MAX = BigInt(Number.MAX_SAFE_INTEGER);
+const SAFE_MAX = BigInt(Number.MAX_SAFE_INTEGER);
 
 /**
  * The exact amount as a bigint. Accepts numbers too: RetractionCommitted events written before

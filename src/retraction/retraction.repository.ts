@@ -1,22 +1,9 @@
 import { sql } from 'kysely';
 import { decodeCursor, encodeCursor } from '../kernel/cursor';
-import type { Money } from '../kernel/money';
+import type { Money, Totals } from '../kernel/money';
 import type { Db } from '../store/tx';
 
-export type { Money };
-
-/** The receipt's figures. Counts and per-currency sums (exact, any size), computed from the rows themselves. */
-export interface Totals {
-  beliefsRetracted: number;
-  effectsCancelled: number;
-  effectsReached: number;
-  reversalsOwed: number;
-  unreachable: number;
-  exposure: Money[];
-  owed: Money[];
-  unreachableAmount: Money[];
-  settled: Money[];
-}
+export type { Money, Totals };
 
 export interface RetractionRow {
   id: string;

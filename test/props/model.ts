@@ -13,7 +13,7 @@ export type ReversalStatus = 'OWED' | 'CONFIRMED' | 'UNREACHABLE';
 export type KindName = 'rev' | 'irr';
 export interface Money { amountMinor: number; currency: string }
 /** A receipt's per-currency sum: exact integer minor units as a decimal string, at any size. */
-export interface Sum { amountMinor: string; currency: string }
+interface Sum { amountMinor: string; currency: string }
 
 export interface MBelief {
   claimKey: string;
