@@ -85,7 +85,7 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<Record<string, unk
         if (original instanceof DomainError) {
           return new GraphQLError(original.message, {
             nodes: ctx?.nodes, path: ctx?.path, originalError: undefined,
-            extensions: { code: original.code, ...(original.field ? { field: original.field } : {}), http: { status: HTTP_STATUS[original.code], spec: true } },
+            extensions: { ...original.extensions, code: original.code, ...(original.field ? { field: original.field } : {}), http: { status: HTTP_STATUS[original.code], spec: true } },
           });
         }
         if (isGraphQLError(error) && !error.originalError) return error;

@@ -131,7 +131,7 @@ const CreateAgentInput = builder.inputType('CreateAgentInput', {
 const AssertBeliefInput = builder.inputType('AssertBeliefInput', {
   description: 'COMMIT of a turn.',
   fields: (t) => ({
-    claimKey: t.string({ required: true, description: 'What the belief is about.' }),
+    claimKey: t.string({ required: true, description: 'What the belief is about. Normalised to Unicode NFC: composed and decomposed spellings are one claim.' }),
     statement: t.string({ required: true, description: 'The assertion in words.' }),
     value: t.field({ type: 'JSON', description: 'The asserted value.' }),
     evidence: t.string({ description: 'Outside evidence for it.' }),
@@ -277,7 +277,7 @@ builder.mutationFields((t) => ({
         amount: f.field({ type: MoneyInput, description: 'Money it moves, if any.' }),
         payload: f.field({ type: 'JSON', description: 'What the executor needs.' }),
         supportedBy: f.idList({ required: true, description: 'Beliefs this effect rests on. All must be ACTIVE at commit.' }),
-        idempotencyKey: f.string({ required: true, description: 'Caller\'s key; proposing twice with the same key returns the first effect.' }),
+        idempotencyKey: f.string({ required: true, description: 'Caller\'s key; proposing the same effect again under it returns the first effect; a different effect under it is a CONFLICT naming the first.' }),
       }),
     }), required: true, description: 'The effect.' }) },
     resolve: async (_r, a, ctx) => {
