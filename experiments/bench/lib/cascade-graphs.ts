@@ -46,7 +46,7 @@ export function expectedRetracted(shape: Shape, n: number): number {
   return shape === 'dag' ? n - dagSurvivors(n) : n;
 }
 
-/** The deepest cascade level of each shape (the root is level 0). */
+/** The deepest cascade level of each shape but the dag (the root is level 0); for the dag, the tree's, an upper bound. */
 export function expectedLevels(shape: Shape, n: number): number {
   if (shape === 'chain') return n - 1;
   if (shape === 'comb') return Math.floor(n / 2);
