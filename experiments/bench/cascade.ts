@@ -17,6 +17,7 @@ import { type Measure, type Measurement, inChild } from './lib/child';
 import { RESULTS_DIR, fmtCount, fmtMB, fmtMs, fmtRatio, phaseTimer } from './lib/report';
 import { type BenchDb, type Location, type OwnerSql, freshDb, openAt } from './lib/stores';
 import { compact, lineChart } from './lib/svg';
+import { FLEET, type Graph, Loader, SHAPES, type Shape, expectedLevels, expectedRetracted, vectorPool } from './lib/cascade-graphs';
 
 /**
  * The cascade benchmark: how long `retractBelief` (the real service, through Core with the local
@@ -30,11 +31,14 @@ import { compact, lineChart } from './lib/svg';
  * Both baselines roll their transaction back after the timed work (retractBelief's time includes
  * its commit), so the limits are, if anything, too strict.
  *
- * Shapes: `tree` (fan-out 4; every belief falls) and `dag` (belief i rests on its tree parent and
- * that parent's left neighbour, so the graph has diamonds; every i ≡ 5 (mod 10) also holds a second
- * justification from an anchor belief OUTSIDE the blast radius, so a tenth of the beliefs survive).
- * Stores: the benchmark graphs alone, and the same graphs plus U unrelated beliefs of the same fleet
- * (default 1M on PostgreSQL, 200k on PGlite), with claims, justifications and premises of their own.
+ * Shapes (lib/cascade-graphs.ts): `tree` (fan-out 4), `dag` (diamonds, a tenth survive), `chain`
+ * (depth = size), `comb` (a chain with a side branch at every node) and `star` (one premise, every
+ * other belief on it). Stores: the graphs alone, and the tree and dag (--unrelated-shapes) again
+ * beside U unrelated beliefs of the same fleet (default 1M on PostgreSQL, 200k on PGlite), with
+ * claims, justifications and premises of their own.
+ * Targets: every shape at 10k and 100k within 2× of its limit (on PGlite 3× for chain, comb and
+ * star, and a 10k chain under 2 s); 100k with vs without the unrelated beliefs within ±20 %; the
+ * per-belief traversal ≥ 20× slower at 10k; peak RSS < 300 MB at the top size.
  * Both stores are loaded first (bulk SQL as the owner, foreign-key triggers off and checked after,
  * HNSW dropped and rebuilt), then measured alternately scenario by scenario.
  *
@@ -43,7 +47,7 @@ import { compact, lineChart } from './lib/svg';
  * the per-belief traversal. Every run checks that all of them retracted the same set (by offset from
  * the root), equal to the generator's expectation, and that the store holds every invariant after.
  *
- * Flags: --unrelated N (0: no second store) · --shapes tree,dag · --repeat N · --repeat-large N ·
+ * Flags: --unrelated N (0: no second store) · --shapes tree,dag,chain,comb,star · --unrelated-shapes tree,dag · --repeat N · --repeat-large N ·
  * --per-belief-max N (10k) · --per-belief-everywhere · --hnsw on|off (rebuild the HNSW index in the
  * graphs-only store; default on for PostgreSQL, off for PGlite, whose single-threaded build takes
  * ~1.5 ms a belief) · --hnsw-everywhere (in the unrelated store too: +3–4 min on PostgreSQL here;
@@ -51,116 +55,10 @@ import { compact, lineChart } from './lib/svg';
  * --vectors pool|constant · --vector-pool N · --explain (PostgreSQL: auto_explain plans of one extra
  * cascade at the top size into results/bench) · --skip-invariants · --keep (keep the databases).
  */
-const FLEET = 'bench';
 const SIZES = [1_000, 10_000, 100_000];
-const SHAPES = ['tree', 'dag'] as const;
-type Shape = (typeof SHAPES)[number];
+/** Shapes whose depth grows with their size (or whose one level is the whole radius): on PGlite within 3× of its limit. */
+const DEEP: readonly Shape[] = ['chain', 'comb', 'star'];
 const SELF = fileURLToPath(import.meta.url);
-
-interface Graph {
-  shape: Shape;
-  n: number;
-  copy: 'service' | 'bare' | 'perBelief' | 'explain';
-  /** Repetition number: service and bare copies are generated once per repetition. */
-  rep: number;
-  /** Belief ids root … root+n-1 (the blast radius, root first); anchors follow. */
-  root: number;
-  anchors: number;
-  firstJustification: number;
-}
-
-/** Beliefs of the DAG that survive: i ≡ 5 (mod 10), 1 ≤ i < n. */
-export function dagSurvivors(n: number): number {
-  return n > 5 ? Math.floor((n - 1 - 5) / 10) + 1 : 0;
-}
-
-export function expectedRetracted(shape: Shape, n: number): number {
-  return shape === 'tree' ? n : n - dagSurvivors(n);
-}
-
-// ------------------------------------------------------------------ data generation (owner SQL)
-
-class Loader {
-  nextBelief = 1;
-  nextJustification = 1;
-  beliefs = 0;
-  constructor(private readonly q: OwnerSql, readonly agentId: string, private readonly pool: number) {}
-
-  /** Inserts claims, beliefs (embedding from the vector pool), justifications and premises of one graph copy. */
-  async graph(shape: Shape, n: number, copy: Graph['copy'], rep = 0): Promise<Graph> {
-    const B = this.nextBelief;
-    const J = this.nextJustification;
-    const A = shape === 'dag' ? Math.max(1, Math.floor(n / 100)) : 0;
-    const m = n + A;
-    const prefix = `bench/${shape}-${fmtCount(n)}-${copy}${rep ? `-${rep}` : ''}/`;
-    await this.beliefRows(B, m, prefix, `i = 0 OR i >= ${n}`);
-    await this.q.query(`INSERT INTO justifications (id, fleet_id, belief_id, created_by) OVERRIDING SYSTEM VALUE
-      SELECT ${J} + i, '${FLEET}', ${B} + i, ${this.agentId} FROM generate_series(1, ${n - 1}) i`);
-    await this.q.query(`INSERT INTO justification_premises (justification_id, premise_id, fleet_id)
-      SELECT ${J} + i, ${B} + (i - 1) / 4, '${FLEET}' FROM generate_series(1, ${n - 1}) i`);
-    if (shape === 'dag') {
-      // The tree parent's left neighbour: a second premise in the same justification (diamonds).
-      await this.q.query(`INSERT INTO justification_premises (justification_id, premise_id, fleet_id)
-        SELECT ${J} + i, ${B} + (i - 1) / 4 - 1, '${FLEET}' FROM generate_series(5, ${n - 1}) i`);
-      // A tenth hold a second justification resting on an anchor outside the blast radius.
-      await this.q.query(`INSERT INTO justifications (id, fleet_id, belief_id, created_by) OVERRIDING SYSTEM VALUE
-        SELECT ${J + n} + i, '${FLEET}', ${B} + i, ${this.agentId} FROM generate_series(1, ${n - 1}) i WHERE i % 10 = 5`);
-      await this.q.query(`INSERT INTO justification_premises (justification_id, premise_id, fleet_id)
-        SELECT ${J + n} + i, ${B + n} + i % ${A}, '${FLEET}' FROM generate_series(1, ${n - 1}) i WHERE i % 10 = 5`);
-    }
-    this.nextBelief += m;
-    this.nextJustification += 2 * n;
-    return { shape, n, copy, rep, root: B, anchors: A, firstJustification: J };
-  }
-
-  /**
-   * U beliefs unrelated to any blast radius, in groups of five: the first grounded, the others
-   * derived from it, the third to fifth also from their predecessor (chains with diamonds).
-   */
-  async unrelated(u: number, log: (s: string) => void): Promise<void> {
-    const chunk = 200_000;
-    for (let s = 0; s < u; s += chunk) {
-      const e = Math.min(u, s + chunk);
-      const B = this.nextBelief + s;
-      const J = this.nextJustification + s;
-      await this.beliefRows(B, e - s, `bench/unrelated/${s}/`, `(${s} + i) % 5 = 0`);
-      await this.q.query(`INSERT INTO justifications (id, fleet_id, belief_id, created_by) OVERRIDING SYSTEM VALUE
-        SELECT ${J} + i, '${FLEET}', ${B} + i, ${this.agentId} FROM generate_series(0, ${e - s - 1}) i WHERE (${s} + i) % 5 <> 0`);
-      await this.q.query(`INSERT INTO justification_premises (justification_id, premise_id, fleet_id)
-        SELECT ${J} + i, ${B} + i - (${s} + i) % 5, '${FLEET}' FROM generate_series(0, ${e - s - 1}) i WHERE (${s} + i) % 5 <> 0
-        UNION ALL
-        SELECT ${J} + i, ${B} + i - 1, '${FLEET}' FROM generate_series(0, ${e - s - 1}) i WHERE (${s} + i) % 5 >= 2`);
-      log(`  unrelated beliefs ${fmtCount(e)} / ${fmtCount(u)}`);
-    }
-    this.nextBelief += u;
-    this.nextJustification += u;
-  }
-
-  private async beliefRows(B: number, m: number, prefix: string, grounded: string): Promise<void> {
-    await this.q.query(`INSERT INTO claims (fleet_id, key) SELECT '${FLEET}', '${prefix}' || i FROM generate_series(0, ${m - 1}) i`);
-    await this.q.query(`INSERT INTO beliefs (id, fleet_id, claim_key, statement, author_id, grounded, embedding) OVERRIDING SYSTEM VALUE
-      SELECT ${B} + i, '${FLEET}', '${prefix}' || i, 'benchmark belief ' || i, ${this.agentId}, ${grounded}, v.e
-        FROM generate_series(0, ${m - 1}) i JOIN bench_vectors v ON v.k = (${B} + i) % ${this.pool}`);
-    // The BeliefAsserted events the service would have written (the invariant checker asks for them).
-    await this.q.query(`INSERT INTO events (fleet_id, type, ids, actor_id)
-      SELECT '${FLEET}', 'BeliefAsserted', array_agg(${B} + i ORDER BY i), ${this.agentId} FROM generate_series(0, ${m - 1}) i GROUP BY i / 10000`);
-    this.beliefs += m;
-  }
-}
-
-/** A pool of distinct pseudo-random unit vectors (deterministic), or one constant unit vector. */
-async function vectorPool(q: OwnerSql, kind: 'pool' | 'constant', size: number): Promise<number> {
-  if (kind === 'constant') {
-    await q.query(`CREATE TEMP TABLE bench_vectors AS SELECT 0 AS k, array_fill((1 / sqrt(512))::real, ARRAY[512])::vector(512) AS e`);
-    return 1;
-  }
-  await q.query(`CREATE TEMP TABLE bench_vectors AS
-    WITH raw AS (SELECT k, d, hashtext(k || ':' || d)::float8 / 2147483648.0 AS x FROM generate_series(0, ${size - 1}) k, generate_series(1, 512) d),
-         norm AS (SELECT k, sqrt(sum(x * x)) AS l FROM raw GROUP BY k)
-    SELECT k, array_agg((x / l)::real ORDER BY d)::vector(512) AS e FROM raw JOIN norm USING (k) GROUP BY k`);
-  await q.query(`ALTER TABLE bench_vectors ADD PRIMARY KEY (k)`);
-  return size;
-}
 
 // ------------------------------------------------------------------ the measured work (child process)
 
@@ -261,7 +159,7 @@ async function workOne(store: Store, t: Task, kind: Task['runs'][number]['kind']
       const r = await sql<{ beliefs_retracted: number; event_ids: number; levels: number; still_active: number }>`
         SELECT r.beliefs_retracted,
                (SELECT coalesce(sum(cardinality(ids)), 0)::int FROM events WHERE retraction_id = r.id AND type = 'BeliefRetracted') AS event_ids,
-               (SELECT count(*)::int FROM events WHERE retraction_id = r.id AND type = 'BeliefRetracted') AS levels,
+               (SELECT count(DISTINCT retraction_depth)::int FROM beliefs WHERE retraction_id = r.id) AS levels,
                (SELECT count(*)::int FROM beliefs WHERE id BETWEEN ${root}::bigint AND ${root + t.n - 1}::bigint AND status = 'ACTIVE') AS still_active
           FROM retractions r WHERE r.id = ${retractionId}`.execute(tx);
       const x = r.rows[0]!;
@@ -386,6 +284,9 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
   const perBeliefMax = parseCount(f['per-belief-max'], 10_000, 'per-belief-max');
   const shapes = typeof f.shapes === 'string' ? (f.shapes.split(',') as Shape[]) : [...SHAPES];
   if (shapes.some((s) => !SHAPES.includes(s))) throw new Error(`--shapes takes a comma list of ${SHAPES.join(', ')}`);
+  // The unrelated store answers one question (does a large store slow a retraction?), for the shallow shapes.
+  const unrelatedShapes = typeof f['unrelated-shapes'] === 'string' ? (f['unrelated-shapes'].split(',') as Shape[]) : ['tree', 'dag'];
+  const shapesIn = (u: number) => shapes.filter((s) => u === 0 || unrelatedShapes.includes(s));
   const vectors = f.vectors === 'constant' ? 'constant' : 'pool';
   const poolSize = parseCount(f['vector-pool'], 1000, 'vector-pool');
   const explain = f.explain === true;
@@ -442,7 +343,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
       });
       await time(`load graphs (${label})`, async () => {
         for (const n of sizes) {
-          for (const shape of shapes) {
+          for (const shape of shapesIn(u)) {
             for (let rep = 0; rep < repeatsFor(n); rep++) {
               graphs.push(await loader.graph(shape, n, 'service', rep));
               graphs.push(await loader.graph(shape, n, 'bare', rep));
@@ -537,6 +438,9 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
     if (pb && pb.fingerprint.maxDepth !== svc.fingerprint.maxDepth) wrong.push(`cascade depth ${svc.fingerprint.maxDepth} differs from the per-belief traversal's ${pb.fingerprint.maxDepth}`);
     const rc = svc.receipt!;
     if (rc.beliefsRetracted !== want || rc.eventIds !== want) wrong.push(`receipt counts ${rc.beliefsRetracted} beliefs and its events ${rc.eventIds}, expected ${want}`);
+    // Every level from 0 to the deepest has a belief; the generators fix the deepest except the dag's (its diamonds shorten some paths).
+    const deepest = shape === 'dag' ? svc.fingerprint.maxDepth : expectedLevels(shape, n);
+    if (rc.levels !== (deepest ?? 0) + 1 || svc.fingerprint.maxDepth !== deepest) wrong.push(`${rc.levels} levels, the deepest ${svc.fingerprint.maxDepth}, expected every level 0…${deepest}`);
     if (rc.stillActive !== n - want) wrong.push(`${rc.stillActive} beliefs of the graph still ACTIVE, expected ${n - want} survivors`);
     if (wrong.length) throw new Error(`cascade ${shape} ${fmtCount(n)} (${label}): ${wrong.join('; ')}`);
     const ex = of('explain');
@@ -604,7 +508,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
   try {
     for (const u of stores) await prepare(u);
     // Stores alternate scenario by scenario, so a drift in the machine's load affects both alike.
-    for (const n of sizes) for (const shape of shapes) for (const P of prepared) await measureOne(P, n, shape);
+    for (const n of sizes) for (const shape of shapes) for (const P of prepared) if (shapesIn(P.u).includes(shape)) await measureOne(P, n, shape);
     for (const P of prepared) await finish(P);
   } finally {
     for (const P of prepared) {
@@ -639,12 +543,24 @@ function report(
   const top = Math.max(...sizes);
   const targets: Target[] = [];
   const atTop = rows.filter((r) => r.n === top);
-  const worst = atTop.reduce<Row | null>((w, r) => (!w || r.serviceMs / r.bareMs > w.serviceMs / w.bareMs ? r : w), null);
+  // Every shape at 10k and above must be within its factor of the bare limit (or at the top size, in a smaller run).
+  const judged = rows.filter((r) => r.n >= Math.min(10_000, top));
+  const factor = (r: Row) => (ctx.engine === 'pglite' && DEEP.includes(r.shape) ? 3 : 2);
+  const worst = judged.reduce<Row | null>((w, r) => (!w || r.serviceMs / r.bareMs / factor(r) > w.serviceMs / w.bareMs / factor(w) ? r : w), null);
   if (worst) {
     const ratio = worst.serviceMs / worst.bareMs;
+    const sizesJudged = [...new Set(judged.map((r) => r.n))].sort((a, b) => a - b).map(fmtCount).join(', ');
     targets.push({
-      label: `retractBelief at ${fmtCount(top)}, worst of ${atTop.length} (${worst.shape}, ${worst.store})`,
-      figure: fmtMs(worst.serviceMs), limit: fmtMs(worst.bareMs), ratio: fmtRatio(ratio), target: '≤ 2×', met: ratio <= 2,
+      label: `retractBelief at ${sizesJudged}, worst of ${judged.length} (${worst.shape} ${fmtCount(worst.n)}, ${worst.store})`,
+      figure: fmtMs(worst.serviceMs), limit: fmtMs(worst.bareMs), ratio: fmtRatio(ratio), target: `≤ ${factor(worst)}×`, met: ratio <= factor(worst),
+    });
+  }
+  // The embedded engine's own bar for a deep graph: a 10k chain must feel instant enough.
+  const chain10k = ctx.engine === 'pglite' ? rows.find((r) => r.shape === 'chain' && r.n === 10_000 && r.unrelated === 0) : undefined;
+  if (chain10k) {
+    targets.push({
+      label: 'retractBelief of a 10k chain on PGlite', figure: fmtMs(chain10k.serviceMs), limit: '2 s',
+      ratio: fmtRatio(chain10k.serviceMs / 2000), target: '< 2 s', met: chain10k.serviceMs < 2000,
     });
   }
   if (stores.length === 2) {
@@ -733,6 +649,6 @@ function report(
 
 export const bench: Bench = {
   name: 'cascade',
-  description: 'retractBelief over blast radii of 1k–100k (tree, DAG with survivors), with and without a large unrelated store, vs the bare-SQL limit and a per-belief traversal',
+  description: 'retractBelief over blast radii of 1k–100k (tree, DAG with survivors, chain, comb, star), with and without a large unrelated store, vs the bare-SQL limit and a per-belief traversal',
   run,
 };

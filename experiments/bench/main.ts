@@ -8,8 +8,8 @@
  *   bench <name>: <figure> vs limit <figure> = <ratio> (target <target>; …other targets…) MET | MISSED (…)
  *
  * and writes `results/bench/<name>-<engine>-<date>.json` (everything measured) plus its SVG charts.
- * The exit status is non-zero only when a benchmark failed with an error; a missed target is a
- * published result, printed as MISSED.
+ * The exit status is 1 when a benchmark failed with an error, 3 when one missed a target (still a
+ * published result: its table, record and MISSED summary are printed first), else 0.
  *
  * Engines: `--engine pglite` (default) uses fresh PGlite data directories in the OS temp dir;
  * `--engine postgres` creates fresh databases on the server named by DATABASE_URL (its host and
@@ -127,6 +127,7 @@ async function main(): Promise<number> {
   }
   const selected = args.names.length ? args.names : [...files.keys()];
   let failed = 0;
+  let missed = 0;
   for (const name of selected) {
     let b: Bench;
     try {
@@ -160,13 +161,14 @@ async function main(): Promise<number> {
       for (const f of writeRecord(b.name, env, result, wall)) console.log(`wrote ${path.relative(process.cwd(), f)}`);
       for (const t of result.targets) console.log(`target ${t.met ? 'met   ' : 'MISSED'}  ${t.label}: ${t.figure} vs ${t.limit} = ${t.ratio} (target ${t.target})`);
       console.log(summaryLine(b.name, result.targets));
+      if (result.targets.length === 0 || result.targets.some((t) => !t.met)) missed++;
     } catch (e) {
       failed++;
       console.error(`bench ${b.name} failed: ${(e as Error)?.stack ?? String(e)}`);
       console.log(`bench ${b.name}: ERROR ${(e as Error)?.message?.split('\n')[0] ?? String(e)}`);
     }
   }
-  return failed ? 1 : 0;
+  return failed ? 1 : missed ? 3 : 0;
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

@@ -60,6 +60,18 @@ export class Waker {
   }
 }
 
+/**
+ * The cascade levels a row's ids span, as runs [start, end) of the row. A BeliefRetracted row holds
+ * one level (`depth`), or consecutive small levels from `depth` on whose sizes `data.levels` lists
+ * (src/derivation/cascade.ts eventRows). Other rows are one run.
+ */
+function levelsOf(row: EventRow): Array<{ depth: number; start: number; end: number }> {
+  const sizes = (row.data as { levels?: number[] } | null)?.levels;
+  if (row.type !== 'BeliefRetracted' || !Array.isArray(sizes)) return [{ depth: row.depth ?? 0, start: 0, end: row.ids.length }];
+  let start = 0;
+  return sizes.map((n, k) => ({ depth: (row.depth ?? 0) + k, start, end: (start += n) }));
+}
+
 function expand(row: EventRow, skipThrough: number, granularity: Granularity): StreamEvent[] {
   const type = row.type as RetractionEventType;
   const base = { retractionId: String(row.retraction_id), at: row.at };
@@ -69,18 +81,23 @@ function expand(row: EventRow, skipThrough: number, granularity: Granularity): S
     return [{ __typename: type, ...base, cursor: cursorAt(-1), ...(type === 'RetractionCommitted' ? { totals: row.data as Totals } : {}) }];
   }
   const out: StreamEvent[] = [];
+  const levels = levelsOf(row);
   if (granularity === 'LEVEL') {
-    // Batches are cut at fixed offsets of the row, so a resumed subscription cut mid-batch finishes that batch.
-    for (let from = skipThrough + 1; from < row.ids.length; from = (Math.floor(from / LEVEL_BATCH) + 1) * LEVEL_BATCH) {
-      const to = Math.min(row.ids.length, (Math.floor(from / LEVEL_BATCH) + 1) * LEVEL_BATCH);
-      out.push({ __typename: BATCH_OF[type as keyof typeof BATCH_OF], ...base, cursor: cursorAt(to - 1), ids: row.ids.slice(from, to).map(String), ...(type === 'BeliefRetracted' ? { depth: row.depth ?? 0 } : {}) });
+    // Batches are cut at fixed offsets of each level, so a resumed subscription cut mid-batch finishes that batch.
+    for (let from = skipThrough + 1; from < row.ids.length; ) {
+      const level = levels.find((l) => from < l.end)!;
+      const to = Math.min(level.end, level.start + (Math.floor((from - level.start) / LEVEL_BATCH) + 1) * LEVEL_BATCH);
+      out.push({ __typename: BATCH_OF[type as keyof typeof BATCH_OF], ...base, cursor: cursorAt(to - 1), ids: row.ids.slice(from, to).map(String), ...(type === 'BeliefRetracted' ? { depth: level.depth } : {}) });
+      from = to;
     }
     return out;
   }
+  let level = 0;
   row.ids.forEach((id, i) => {
     if (i <= skipThrough) return;
     const cursor = cursorAt(i);
-    if (type === 'BeliefRetracted') out.push({ __typename: type, ...base, cursor, beliefId: id, depth: row.depth ?? 0 });
+    while (i >= levels[level]!.end) level++;
+    if (type === 'BeliefRetracted') out.push({ __typename: type, ...base, cursor, beliefId: id, depth: levels[level]!.depth });
     else if (type === 'EffectCancelled') out.push({ __typename: type, ...base, cursor, effectId: id });
     else out.push({ __typename: type, ...base, cursor, reversalId: id });
   });

@@ -44,7 +44,7 @@ export async function retractBelief(core: Core, actor: Actor, input: { beliefId:
   const reason = v.text('reason', input.reason, v.LIMITS.reasonMax, { multiline: true });
   // A retraction is what stops money moving: under heavy write contention it keeps trying longer
   // than other writes before it answers CONFLICT (backoff is capped at 1 s an attempt).
-  return inTx(core.store, { fleet: actor.fleet, maxAttempts: RETRACTION_ATTEMPTS }, (tx) => retractInTx(tx, actor, beliefId, reason));
+  return inTx(core.store, { fleet: actor.fleet, maxAttempts: RETRACTION_ATTEMPTS, fleetLock: 'exclusive' }, (tx) => retractInTx(tx, actor, beliefId, reason));
 }
 
 /** Attempts a retraction gets before CONFLICT (other writes get 10). */

@@ -155,15 +155,15 @@ describe.each(engines())('blast radius on %s', (engine) => {
     expect(d.events!.changed.size).toBe(0);
     const ev = [...d.events!.added.values()];
     expect(ev.every((e) => e.retraction_id === Number(R) && e.fleet_id === 'acme')).toBe(true);
+    // The cascade's small levels share one row (depth = its first level, data.levels = their sizes).
     expect(ev.map((e) => [e.type, e.depth, e.ids])).toEqual([
       ['RetractionStarted', null, [Number(s.passport.id)]],
-      ['BeliefRetracted', 0, [Number(s.passport.id)]],
-      ['BeliefRetracted', 1, [Number(identity.id), Number(kycTier.id)]],
-      ['BeliefRetracted', 2, [Number(refundEligible.id)]],
+      ['BeliefRetracted', 0, [Number(s.passport.id), Number(identity.id), Number(kycTier.id), Number(refundEligible.id)]],
       ['EffectCancelled', null, [Number(s.pending.id), Number(eMixed.id)].sort((a, b) => a - b)],
       ['ReversalRecorded', null, [...d.reversals!.added.keys()].map(Number)],
       ['RetractionCommitted', null, []],
     ]);
+    expect(ev[1]!.data).toEqual({ levels: [1, 2, 1] });
     expect(ev.at(-1)!.data).toMatchObject({ beliefsRetracted: 4, effectsCancelled: 2, effectsReached: 2, reversalsOwed: 1, unreachable: 1 });
 
     // Both ways: the untouched rows named one by one, so an over-eager cascade cannot hide in the counts.

@@ -276,9 +276,19 @@ export class Model {
     r.status = 'RETRACTED';
     r.retraction = rid;
     r.depth = 0;
+    // Direct dependents of every belief, built once (no justification changes during a cascade),
+    // so a fan-out of 100k dependents is not 100k scans of every belief.
+    const dependents = new Map<number, number[]>();
+    this.beliefs.forEach((x, i) => {
+      for (const p of new Set(x.justifications.flat())) {
+        const ds = dependents.get(p);
+        if (ds) ds.push(i);
+        else dependents.set(p, [i]);
+      }
+    });
     let level = [root];
     for (let depth = 1; level.length > 0; depth++) {
-      const candidates = sorted(level.flatMap((b) => this.dependents(b)));
+      const candidates = sorted(level.flatMap((b) => dependents.get(b) ?? []));
       const falling = candidates.filter((c) => {
         const b = this.beliefs[c]!;
         return b.status === 'ACTIVE' && !b.grounded
