@@ -24,7 +24,15 @@ await build({
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  packages: 'external',
+  // Dependencies are bundled too: resolving and reading a few hundred package files at every start
+  // cost more than PGlite's own start. What stays external loads files beside its own code (PGlite's
+  // WebAssembly and extension bundles, pino's transports) or is an optional native add-on.
+  external: [
+    '@electric-sql/pglite', '@electric-sql/pglite/*', '@electric-sql/pglite-pgvector',
+    'pino', 'pino-pretty', 'thread-stream', 'pg-native', 'bufferutil', 'utf-8-validate',
+  ],
+  // Bundled CommonJS packages call require(); ESM output has none unless given one.
+  banner: { js: "import { createRequire as __retractRequire } from 'node:module'; const require = __retractRequire(import.meta.url);" },
   sourcemap: true,
   logLevel: 'warning',
 });

@@ -42,9 +42,14 @@ export function optionalText(field: string, v: unknown, max: number, opts: { mul
 }
 
 const CLAIM_KEY = /^[\p{L}\p{N}][\p{L}\p{N}:/._\-@#+=~]*$/u;
-/** Claim keys: 1–256 characters, starting with a letter or digit, then letters, digits and `:/._-@#+=~`. */
+/**
+ * Claim keys: 1–256 characters, starting with a letter or digit, then letters, digits and
+ * `:/._-@#+=~`. A key is normalised to Unicode NFC before any rule and before it is stored or
+ * compared, so a composed "é" and "e" + combining accent name one claim (the decomposed form's
+ * combining mark would otherwise be refused, or a second spelling would be a second claim).
+ */
 export function claimKey(field: string, v: unknown): string {
-  const s = text(field, v, LIMITS.claimKeyMax);
+  const s = text(field, typeof v === 'string' && !LONE_SURROGATE.test(v) ? v.normalize('NFC') : v, LIMITS.claimKeyMax);
   if (!CLAIM_KEY.test(s)) {
     throw badInput(field, 'must start with a letter or digit and contain only letters, digits and : / . _ - @ # + = ~ (no spaces)');
   }
@@ -57,7 +62,11 @@ export function claimKeyPrefix(field: string, v: unknown): string | null {
   return claimKey(field, v);
 }
 
-/** JSON within a byte budget; returns its serialised form (null stays null). */
+/**
+ * JSON within a byte budget; returns its serialised form (null stays null). Every string and every
+ * object key, at any depth, must be valid Unicode without NUL: PostgreSQL's jsonb refuses both, and
+ * the refusal must name the field, not surface as a database error.
+ */
 export function json(field: string, v: unknown, maxBytes: number): string | null {
   if (v === undefined || v === null) return null;
   let s: string;
@@ -68,8 +77,42 @@ export function json(field: string, v: unknown, maxBytes: number): string | null
   }
   if (s === undefined) throw badInput(field, 'must be JSON');
   if (Buffer.byteLength(s) > maxBytes) throw badInput(field, `must be at most ${maxBytes} bytes of JSON`);
-  if (s.includes('\\u0000')) throw badInput(field, 'must not contain NUL characters');
+  // Walk what will be stored (the serialised form: toJSON applied, undefined members gone).
+  const bad = jsonStringFault(JSON.parse(s), field);
+  if (bad) throw badInput(field, `${bad.rule} (at ${bad.path})`);
   return s;
+}
+
+/** The first string or key holding a NUL or a lone surrogate, with its path; null when none does. */
+function jsonStringFault(root: unknown, field: string): { rule: string; path: string } | null {
+  const stack: Array<[unknown, string]> = [[root, field]];
+  const check = (str: string, path: string) => {
+    if (str.includes('\u0000')) return { rule: 'must not contain NUL characters', path };
+    if (LONE_SURROGATE.test(str)) return { rule: 'must be valid Unicode (no lone surrogates)', path };
+    return null;
+  };
+  while (stack.length > 0) {
+    const [x, path] = stack.pop()!;
+    if (typeof x === 'string') {
+      const f = check(x, path);
+      if (f) return f;
+    } else if (Array.isArray(x)) {
+      x.forEach((item, i) => stack.push([item, `${path}[${i}]`]));
+    } else if (x !== null && typeof x === 'object') {
+      for (const [k, item] of Object.entries(x)) {
+        const at = `${path}[${printable(k)}]`;
+        const f = check(k, `the key ${at}`);
+        if (f) return f;
+        stack.push([item, at]);
+      }
+    }
+  }
+  return null;
+}
+
+/** A key as it can be quoted in a message: JSON.stringify escapes controls and lone surrogates. */
+function printable(k: string): string {
+  return JSON.stringify(k.length > 40 ? `${k.slice(0, 40)}…` : k);
 }
 
 const KIND = /^[a-z][a-z0-9_.-]*$/;
@@ -79,7 +122,10 @@ export function kind(field: string, v: unknown): string {
   return s;
 }
 
-/** Positive integer minor units within 2^53-1, and a three-capital-letter currency. */
+/** ISO 4217 codes as Node's ICU knows them (current codes; no X-codes for metals or testing). */
+const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));
+
+/** Positive integer minor units within 2^53-1, and an ISO 4217 currency code. */
 export function money(field: string, v: unknown): { amountMinor: number; currency: string } | null {
   if (v === undefined || v === null) return null;
   const m = v as { amountMinor?: unknown; currency?: unknown };
@@ -90,6 +136,7 @@ export function money(field: string, v: unknown): { amountMinor: number; currenc
   if (typeof m.currency !== 'string' || !/^[A-Z]{3}$/.test(m.currency)) {
     throw badInput(`${field}.currency`, 'must be three capital letters (ISO 4217), e.g. USD');
   }
+  if (!CURRENCIES.has(m.currency)) throw badInput(`${field}.currency`, `must be an ISO 4217 currency code, e.g. USD; ${m.currency} is not one`);
   return { amountMinor: a, currency: m.currency };
 }
 

@@ -284,7 +284,7 @@ export class GraphView {
       );
       if (!hasJustifiedEdge) this.edge({ id: `d:${detail.id}:${d.id}`, source: detail.id, target: d.id, type: 'premise' });
     }
-    for (const eff of detail.effects) this.upsertEffect(eff, detail.id, depth);
+    for (const eff of detail.effects ?? []) this.upsertEffect(eff, detail.id, depth);
     // Once a belief is expanded its justification edges are authoritative: drop the plain placeholder edges.
     for (const j of detail.justifications) {
       for (const p of j.premises) this.edges.delete(`d:${p.id}:${detail.id}`);

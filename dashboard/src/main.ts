@@ -112,9 +112,23 @@ function clearError(): void {
   el.errorBanner.hidden = true;
 }
 
-/** The live feed and receipts need `receipts:read` (admin implies every scope). */
+function hasScope(scope: string): boolean {
+  return !!viewer && (viewer.scopes.includes(scope) || viewer.scopes.includes('admin'));
+}
+
+/** The live feed, receipts, reversals and totals need `receipts:read` (admin implies every scope). */
 function canReadReceipts(): boolean {
-  return !!viewer && (viewer.scopes.includes('receipts:read') || viewer.scopes.includes('admin'));
+  return hasScope('receipts:read');
+}
+
+/** Effects are open to either effects scope or to receipts:read. */
+function canReadEffects(): boolean {
+  return hasScope('effects:propose') || hasScope('effects:execute') || canReadReceipts();
+}
+
+/** The @include variables of every document that reaches effects or receipts (see operations.ts). */
+function readVars(): { canReadEffects: boolean; canReadReceipts: boolean } {
+  return { canReadEffects: canReadEffects(), canReadReceipts: canReadReceipts() };
 }
 
 function canRetract(): boolean {
@@ -440,8 +454,8 @@ function applyRetractionResult(r: RetractionResult): void {
     const d = details.get(node.id);
     if (d) d.status = 'RETRACTED';
   }
-  for (const e of r.cancelledEffects) graph.setStatus(e.id, e.status);
-  for (const rev of r.reversals) graph.addReversal(rev, rev.effect.id);
+  for (const e of r.cancelledEffects ?? []) graph.setStatus(e.id, e.status);
+  for (const rev of r.reversals ?? []) graph.addReversal(rev, rev.effect.id);
   if (selected) refreshSelectedIf(selected.id);
 }
 
@@ -522,7 +536,7 @@ function renderResults(items: { belief: BeliefListItem; score?: number }[]): voi
 // ---------------------------------------------------------------- graph
 
 async function fetchBelief(id: string): Promise<BeliefDetail | null> {
-  const data = await gql(BELIEF_NEIGHBORHOOD, { id, dependentsFirst: DEPENDENTS_PAGE });
+  const data = await gql(BELIEF_NEIGHBORHOOD, { id, dependentsFirst: DEPENDENTS_PAGE, ...readVars() });
   if (data.belief) details.set(data.belief.id, data.belief);
   return data.belief;
 }
@@ -706,11 +720,11 @@ async function runPreview(): Promise<void> {
   el.previewButton.disabled = true;
   el.previewButton.setAttribute('aria-busy', 'true');
   try {
-    const first = (await gql(PREVIEW_RETRACTION, { beliefId: node.id, first: 100, after: null })).previewRetraction;
+    const first = (await gql(PREVIEW_RETRACTION, { beliefId: node.id, first: 100, after: null, ...readVars() })).previewRetraction;
     const beliefs = [...first.beliefs.edges.map((e) => e.node)];
     let pageInfo = first.beliefs.pageInfo;
     for (let page = 1; pageInfo.hasNextPage && pageInfo.endCursor && page < 10; page++) {
-      const next = (await gql(PREVIEW_RETRACTION, { beliefId: node.id, first: 100, after: pageInfo.endCursor })).previewRetraction;
+      const next = (await gql(PREVIEW_RETRACTION, { beliefId: node.id, first: 100, after: pageInfo.endCursor, canReadEffects: false, canReadReceipts: false })).previewRetraction;
       beliefs.push(...next.beliefs.edges.map((e) => e.node));
       pageInfo = next.beliefs.pageInfo;
     }
@@ -722,7 +736,9 @@ async function runPreview(): Promise<void> {
       const premiseDepths = d.justifications.flatMap((j) => j.premises).map((p) => g.nodes.get(p.id)?.depth ?? 0);
       g.ingest(d, premiseDepths.length ? Math.max(...premiseDepths) + 1 : 1, 'full');
     }
-    for (const e of [...first.pendingEffects, ...first.executedEffects]) {
+    const pending = first.pendingEffects ?? [];
+    const executed = first.executedEffects ?? [];
+    for (const e of [...pending, ...executed]) {
       if (g.has(e.id)) g.setStatus(e.id, e.status);
     }
     g.render(fetched.length > 0);
@@ -730,13 +746,14 @@ async function runPreview(): Promise<void> {
     const marks = new Map<string, PreviewMark>();
     for (const b of beliefs) marks.set(b.id, 'retract');
     for (const s of first.survivors) marks.set(s.id, 'survivor');
-    for (const e of first.pendingEffects) marks.set(e.id, 'cancel');
-    for (const e of first.executedEffects) marks.set(e.id, 'reach');
+    for (const e of pending) marks.set(e.id, 'cancel');
+    for (const e of executed) marks.set(e.id, 'reach');
     g.setPreview(marks);
     previewFor = node.id;
     renderPreview(first, beliefs);
     announce(
-      `Preview: ${first.beliefs.totalCount} beliefs would be retracted, ${first.survivors.length} survive, exposure ${formatMoneyList(first.totals.exposure)}.`,
+      `Preview: ${first.beliefs.totalCount} beliefs would be retracted, ${first.survivors.length} survive` +
+        (first.totals ? `, exposure ${formatMoneyList(first.totals.exposure)}.` : '.'),
     );
   } catch (err) {
     showError(err);
@@ -746,7 +763,13 @@ async function runPreview(): Promise<void> {
   }
 }
 
+/** In place of what the viewer's scopes do not open: says which scope would. */
+function withheld(testid: string, scope: string): HTMLElement {
+  return h('span', { 'data-testid': testid, 'data-withheld': 'true', className: 'muted' }, `needs ${scope}`);
+}
+
 function effectList(testid: string, effects: Preview['pendingEffects']): HTMLElement {
+  if (!effects) return withheld(testid, 'an effects scope or receipts:read');
   const ul = h('ul', { 'data-testid': testid, className: 'compact' });
   for (const e of effects) {
     ul.append(
@@ -762,12 +785,15 @@ function renderPreview(p: Preview, beliefs: BeliefRef[]): void {
   const dl = h('dl');
   dlRow(dl, 'Beliefs that would be retracted', h('span', { 'data-testid': 'preview-beliefs-count' }, String(p.beliefs.totalCount)));
   dlRow(dl, 'Survivors (another justification holds)', h('span', { 'data-testid': 'preview-survivors-count' }, String(p.survivors.length)));
-  dlRow(dl, 'Pending effects cancelled', h('span', { 'data-testid': 'preview-cancel-count' }, String(p.pendingEffects.length)));
-  dlRow(dl, 'Executed effects reached', h('span', { 'data-testid': 'preview-reach-count' }, String(p.executedEffects.length)));
-  const cur = currenciesOf(t);
-  dlRow(dl, 'Exposure (executed money reached)', moneyEl('preview-exposure', t.exposure, cur));
-  dlRow(dl, 'Owed (reversals to record)', moneyEl('preview-owed', t.owed, cur));
-  dlRow(dl, 'Unreachable (no compensation handler)', moneyEl('preview-unreachable', t.unreachableAmount, cur));
+  const count = (testid: string, list: unknown[] | undefined) =>
+    list ? h('span', { 'data-testid': testid }, String(list.length)) : withheld(testid, 'an effects scope or receipts:read');
+  dlRow(dl, 'Pending effects cancelled', count('preview-cancel-count', p.pendingEffects));
+  dlRow(dl, 'Executed effects reached', count('preview-reach-count', p.executedEffects));
+  const cur = t ? currenciesOf(t) : [];
+  const money = (testid: string, list: Money[] | undefined) => (t ? moneyEl(testid, list, cur) : withheld(testid, 'receipts:read'));
+  dlRow(dl, 'Exposure (executed money reached)', money('preview-exposure', t?.exposure));
+  dlRow(dl, 'Owed (reversals to record)', money('preview-owed', t?.owed));
+  dlRow(dl, 'Unreachable (no compensation handler)', money('preview-unreachable', t?.unreachableAmount));
 
   const survivors = h('ul', { 'data-testid': 'preview-survivors', 'data-count': p.survivors.length, className: 'compact' });
   for (const s of p.survivors) survivors.append(h('li', { 'data-belief-id': s.id, 'data-claim-key': s.claimKey }, breakable(s.claimKey)));
@@ -818,7 +844,7 @@ async function runRetract(): Promise<void> {
   el.retractButton.setAttribute('aria-busy', 'true');
   el.retractNote.textContent = 'Retracting…';
   try {
-    const r = (await gql(RETRACT_BELIEF, { input: { beliefId: node.id, reason }, first: 100 })).retractBelief;
+    const r = (await gql(RETRACT_BELIEF, { input: { beliefId: node.id, reason }, first: 100, ...readVars() })).retractBelief;
     previewFor = null;
     el.previewPanel.hidden = true;
     graph?.setPreview(null);

@@ -3,8 +3,12 @@
 //
 // Deliberate choices, so the server's limits never bite:
 // - no aliases; shared selections are fragments, which the server flattens before its depth limit;
-// - `first` is always a variable, never a literal (graphql-armor multiplies cost by literal `first`);
-// - depth stays ≤ 6 as graphql-armor counts it (inline fragments count as one level), ≤ 5 as plain nesting.
+// - `first` is a variable, at most 100 per page: the server's cost multiplies a page's subtree by its `first`,
+//   literal or variable (src/server/cost.ts), and these pages stay far below its limit;
+// - depth stays ≤ 6 as graphql-armor counts it (inline fragments count as one level), ≤ 5 as plain nesting;
+// - a field of a type the viewer's scopes do not open (effects, receipts) is asked for only
+//   `@include(if: $canReadEffects / $canReadReceipts)`: the server refuses such a field FORBIDDEN whatever
+//   path reaches it, and one refused field would fail the whole request (the types then mark it optional).
 // test/e2e/operations.test.ts validates every document against schema/schema.graphql and the server's
 // armor limits; `npx tsx dashboard/scripts/check-operations.ts` does the same against the shared contract.
 import { graphql, MoneyFields, TotalsFields } from '../../src/client';
@@ -31,26 +35,26 @@ export const SEARCH = graphql(`query Search($input: SearchInput!) {
 }`, [BeliefListFields]);
 
 /** One belief with one level in each direction: premises (via justifications), dependents, effects. */
-export const BELIEF_NEIGHBORHOOD = graphql(`query BeliefNeighborhood($id: ID!, $dependentsFirst: Int) {
+export const BELIEF_NEIGHBORHOOD = graphql(`query BeliefNeighborhood($id: ID!, $dependentsFirst: Int, $canReadEffects: Boolean!, $canReadReceipts: Boolean!) {
   belief(id: $id) {
     id claimKey statement status value evidence createdAt retractedAt
     author { id name }
-    retraction { id reason createdAt }
+    retraction @include(if: $canReadReceipts) { id reason createdAt }
     justifications { id holds premises { id claimKey statement status } }
     dependents(first: $dependentsFirst) {
       totalCount
       pageInfo { hasNextPage endCursor }
       edges { node { id claimKey statement status } }
     }
-    effects {
+    effects @include(if: $canReadEffects) {
       id kind status idempotencyKey externalRef
       amount { ...MoneyFields }
-      reversal { id status idempotencyKey providerRef amount { ...MoneyFields } }
+      reversal @include(if: $canReadReceipts) { id status idempotencyKey providerRef amount { ...MoneyFields } }
     }
   }
 }`, [MoneyFields]);
 
-export const PREVIEW_RETRACTION = graphql(`query PreviewRetraction($beliefId: ID!, $first: Int, $after: String) {
+export const PREVIEW_RETRACTION = graphql(`query PreviewRetraction($beliefId: ID!, $first: Int, $after: String, $canReadEffects: Boolean!, $canReadReceipts: Boolean!) {
   previewRetraction(beliefId: $beliefId) {
     root { id claimKey }
     beliefs(first: $first, after: $after) {
@@ -59,21 +63,22 @@ export const PREVIEW_RETRACTION = graphql(`query PreviewRetraction($beliefId: ID
       edges { node { id claimKey statement status } }
     }
     survivors { id claimKey statement status }
-    pendingEffects { id kind status amount { ...MoneyFields } }
-    executedEffects { id kind status amount { ...MoneyFields } }
-    totals { ...TotalsFields }
+    pendingEffects @include(if: $canReadEffects) { id kind status amount { ...MoneyFields } }
+    executedEffects @include(if: $canReadEffects) { id kind status amount { ...MoneyFields } }
+    totals @include(if: $canReadReceipts) { ...TotalsFields }
   }
 }`, [MoneyFields, TotalsFields]);
 
-export const RETRACT_BELIEF = graphql(`mutation RetractBelief($input: RetractBeliefInput!, $first: Int) {
+// The receipt and its totals are the retractor's own answer (readable without receipts:read); what it lists is not.
+export const RETRACT_BELIEF = graphql(`mutation RetractBelief($input: RetractBeliefInput!, $first: Int, $canReadEffects: Boolean!, $canReadReceipts: Boolean!) {
   retractBelief(input: $input) {
     id reason createdAt
     root { id claimKey }
     actor { id name }
     totals { ...TotalsFields }
     beliefs(first: $first) { totalCount edges { node { id claimKey status } } }
-    cancelledEffects { id status }
-    reversals { id status idempotencyKey amount { ...MoneyFields } effect { id } }
+    cancelledEffects @include(if: $canReadEffects) { id status }
+    reversals @include(if: $canReadReceipts) { id status idempotencyKey amount { ...MoneyFields } effect { id } }
   }
 }`, [MoneyFields, TotalsFields]);
 

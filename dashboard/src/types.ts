@@ -15,19 +15,19 @@ export type BeliefDetail = NonNullable<NeighborhoodData['belief']>;
 export type BeliefRef = BeliefDetail['dependents']['edges'][number]['node'];
 export type BeliefStatus = BeliefRef['status'];
 export type Preview = PreviewData['previewRetraction'];
-export type Totals = Preview['totals'];
+export type Totals = NonNullable<Preview['totals']>;
 export type Money = Totals['exposure'][number];
 export type RetractionResult = RetractData['retractBelief'];
 export type ReceiptCore = NonNullable<ReceiptData['retraction']>;
 export type RetractionEvent = ResultOf<typeof Op.RETRACTION_EVENTS>['retractionEvents'];
 
-type DetailEffect = BeliefDetail['effects'][number];
-type PreviewEffect = Preview['pendingEffects'][number];
+type DetailEffect = NonNullable<BeliefDetail['effects']>[number];
+type PreviewEffect = NonNullable<Preview['pendingEffects']>[number];
 /** An effect as the graph holds it: what a preview lists, plus what a belief's neighbourhood adds. */
 export type EffectRef = PreviewEffect & Partial<Omit<DetailEffect, keyof PreviewEffect>>;
 export type EffectStatus = EffectRef['status'];
 
-type RecordedReversal = Omit<RetractionResult['reversals'][number], 'effect'>;
+type RecordedReversal = Omit<NonNullable<RetractionResult['reversals']>[number], 'effect'>;
 /** A reversal as the graph holds it: what a retraction recorded, plus the provider's reference once known. */
 export type ReversalRef = RecordedReversal & Partial<Pick<NonNullable<DetailEffect['reversal']>, 'providerRef'>>;
 export type ReversalStatus = ReversalRef['status'];

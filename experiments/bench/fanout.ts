@@ -215,7 +215,8 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
         for (const g of arms) trees[g] = await seed(g.toLowerCase());
       });
       const app = await createApp({
-        config: { port: 0, host: '127.0.0.1', bootstrapToken: TOKEN, logLevel: 'silent' },
+        // One token stands for every subscriber here, so its subscription cap is raised to their number.
+        config: { port: 0, host: '127.0.0.1', bootstrapToken: TOKEN, logLevel: 'silent', limits: { subscriptionsPerToken: Math.max(subscribers, 100) } },
         store, embedder: new LocalEmbedder(), logger: pino({ level: 'silent' }),
       });
       try {

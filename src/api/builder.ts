@@ -1,12 +1,13 @@
 import SchemaBuilder from '@pothos/core';
 import DataloaderPlugin from '@pothos/plugin-dataloader';
 import RelayPlugin from '@pothos/plugin-relay';
-import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
+import ScopeAuthPlugin, { type AuthFailure, AuthScopeFailureType } from '@pothos/plugin-scope-auth';
 import SimpleObjectsPlugin from '@pothos/plugin-simple-objects';
 import { GraphQLError, GraphQLScalarType, Kind, type ValueNode } from 'graphql';
 import type { Logger } from 'pino';
 import type { Actor, Core } from '../core';
 import type { AgentRow, Scope } from '../agent/agent.service';
+import { type Readable, type ReadGrants, forbiddenReason, hasScope, mayRead, mayReadScopesOf } from '../agent/access';
 import type { Adjudicator } from '../adjudication/adjudicator';
 import { DomainError } from '../errors/domain-error';
 import type { Waker } from '../event/tailer';
@@ -21,6 +22,35 @@ export interface Context {
   badToken: boolean;
   requestId: string;
   log: Logger;
+  /** What this request's own mutations wrote or answered with: readable to it whatever its scopes. */
+  grants: ReadGrants;
+}
+
+/** Lets the caller read `ids` of `type` for the rest of this request (a mutation's own answer). */
+export function grantRead(ctx: Context, type: 'Belief' | 'Effect' | 'Retraction' | 'Reversal', ...ids: Array<string | number | bigint | null | undefined>): void {
+  for (const id of ids) if (id != null) ctx.grants.grant(type, id);
+}
+
+/**
+ * Type-level read rule: the object is readable with the scopes `what` names (src/agent/access.ts),
+ * or when this request's own mutation granted it. Run once per object (runScopesOnType), so a
+ * refused object is one FORBIDDEN error at the field that reached it, by whatever path.
+ */
+export function readRule(ctx: Context, what: Readable, grant?: { type: string; id: string | number | bigint } | null): true | { readable: Readable } {
+  return grant && ctx.grants.has(grant.type, grant.id) ? true : { readable: what };
+}
+
+/** The first read rule a failure names, to say in the refusal which scopes would open it. */
+function refusedReadable(f: AuthFailure | undefined): Readable | null {
+  if (!f) return null;
+  if (f.kind === AuthScopeFailureType.AuthScope) return f.scope === 'readable' ? (f.parameter as Readable) : f.scope === 'ownScopes' ? 'AgentScopes' : null;
+  if (f.kind === AuthScopeFailureType.AnyAuthScopes || f.kind === AuthScopeFailureType.AllAuthScopes) {
+    for (const x of f.failures) {
+      const r = refusedReadable(x);
+      if (r) return r;
+    }
+  }
+  return null;
 }
 
 /** The acting agent as a service Actor; UNAUTHENTICATED when there is none. */
@@ -29,13 +59,9 @@ export function actorOf(ctx: Context): Actor & { operator: boolean } {
   return { fleet: ctx.agent.fleet_id, agentId: ctx.agent.id, operator: ctx.agent.operator };
 }
 
-export function hasScope(agent: AgentRow | null, scope: Scope): boolean {
-  return !!agent && (agent.scopes.includes(scope) || agent.scopes.includes('admin'));
-}
-
 export const builder = new SchemaBuilder<{
   Context: Context;
-  AuthScopes: { scope: Scope; authenticated: boolean };
+  AuthScopes: { scope: Scope; authenticated: boolean; readable: Readable; ownScopes: string };
   Scalars: {
     DateTime: { Input: Date; Output: Date | string };
     JSON: { Input: unknown; Output: unknown };
@@ -51,16 +77,21 @@ export const builder = new SchemaBuilder<{
   defaultFieldNullability: false,
   scopeAuth: {
     authorizeOnSubscribe: true,
+    runScopesOnType: true,
     authScopes: (ctx) => ({
       scope: (s: Scope) => hasScope(ctx.agent, s),
       authenticated: !!ctx.agent,
+      readable: (what: Readable) => mayRead(ctx.agent, what),
+      ownScopes: (agentId: string) => mayReadScopesOf(ctx.agent, agentId),
     }),
-    unauthorizedError: (_parent, ctx) =>
-      ctx.agent
-        ? new GraphQLError('this operation needs a scope your token does not hold', { extensions: { code: 'FORBIDDEN' } })
+    unauthorizedError: (_parent, ctx, _info, result) => {
+      const what = refusedReadable(result.failure);
+      return ctx.agent
+        ? new GraphQLError(what ? forbiddenReason(what) : 'this operation needs a scope your token does not hold', { extensions: { code: 'FORBIDDEN' } })
         : new GraphQLError(ctx.badToken ? 'the bearer token is not valid' : 'a bearer token is required (Authorization: Bearer <token>)', {
             extensions: { code: 'UNAUTHENTICATED' },
-          }),
+          });
+    },
   },
   relay: {
     clientMutationId: 'omit',

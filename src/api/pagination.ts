@@ -1,18 +1,16 @@
-import { badInput } from '../errors/domain-error';
+import { decodeCursor, encodeCursor } from '../kernel/cursor';
 import { MAX_PAGE, pageSize } from '../retraction/retraction.service';
 
 export { MAX_PAGE };
 
 /** Keyset cursor over a descending id. */
 export function encodeIdCursor(id: string): string {
-  return Buffer.from(`i1:${id}`).toString('base64url');
+  return encodeCursor('i1', [id]);
 }
 
 export function decodeIdCursor(field: string, s: string | null | undefined): string | null {
   if (s == null) return null;
-  const m = /^i1:([1-9][0-9]{0,18})$/.exec(Buffer.from(s, 'base64url').toString('utf8'));
-  if (!m) throw badInput(field, 'must be a cursor returned by this connection');
-  return m[1]!;
+  return decodeCursor(field, s, 'i1', ['id'])[0]!;
 }
 
 export interface ConnectionShape<T> {

@@ -35,8 +35,9 @@ export async function beliefsByIds(db: Db, ids: readonly string[]): Promise<Beli
  * (fleet_id, claim_key) can search on the key: beliefs_one_active_per_claim (default collation) and
  * beliefs_prefix_embedding ("C"). With one form only and no statistics (autovacuum off, as on this
  * project's CI server, or a table not yet analyzed) the planner could take the other index for a
- * fleet-wide scan filtered on claim_key: every turn read every ACTIVE belief of its fleet (17.8 ms
- * at 15k beliefs, growing), and its relation-wide read locks made concurrent writers fail serialization.
+ * fleet-wide scan filtered on claim_key: every turn read every ACTIVE belief of its fleet, growing
+ * with the table, and its relation-wide read locks made concurrent writers fail serialization
+ * (FINDINGS §6, turns).
  */
 export function claimKeyEquals(key: string) {
   return sql<boolean>`(claim_key = ${key} AND claim_key COLLATE "C" = ${key})`;
@@ -133,8 +134,7 @@ export interface LockedClaim {
  * exist without its claim row (foreign key) and every belief is written under the claim's lock, so
  * both reads would find nothing — and under SERIALIZABLE an index search that finds nothing still
  * takes a predicate lock on the index page of the gap, where concurrent turns on neighbouring keys
- * insert: a serialization failure for many of them. The turns bench measured GraphQL turns on
- * distinct claims retrying 41 % of commits with those reads.
+ * insert: a serialization failure for many of them (FINDINGS §6, turns).
  */
 export async function lockClaimReadActive(db: Db, fleet: string, key: string, value: string | null, snapshot: string | null): Promise<LockedClaim> {
   const { rows } = await lockClaimReadActiveQuery(fleet, key, value, snapshot).execute(db);

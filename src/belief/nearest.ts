@@ -76,7 +76,7 @@ export interface Nearest {
  *   of beliefs_prefix_embedding), and the best RERANK_FACTOR·k re-ranked by the full-precision
  *   embedding, in one statement after the estimate. The HNSW index is not used: its filtered
  *   scan returns the first k rows that pass, which are not the nearest when the prefix's rows lie
- *   away from the query (recall ≈ 0.5 measured at 10 %).
+ *   away from the query (FINDINGS §6, read).
  * - ACTIVE beliefs otherwise: HNSW (beliefs_hnsw_nearest) with pgvector's iterative scan
  *   (relaxed order) so the filters still yield k rows, re-sorted by distance. With a (large)
  *   prefix the scan over-fetches ef rows before the re-sort. The function keeps the planner on

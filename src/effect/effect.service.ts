@@ -5,7 +5,8 @@ import { DomainError, badInput, notFound } from '../errors/domain-error';
 import { appendEvent } from '../event/event.repository';
 import { lockBeliefs, type BeliefRow } from '../belief/belief.repository';
 import { recordReversals } from '../derivation/cascade';
-import { writeTx } from '../store/tx';
+import { gid } from '../kernel/ids';
+import { type Tx, writeTx } from '../store/tx';
 import * as v from '../validation';
 import { type EffectRow, effectByKey, lockEffect } from './effect.repository';
 
@@ -46,7 +47,9 @@ export type ProposeEffectResult = { kind: 'proposed'; effect: EffectRow; created
 /**
  * Writes a PENDING effect after locking every support and checking it is ACTIVE, in one
  * SERIALIZABLE transaction. The caller's idempotency key makes it safe to repeat: a second
- * proposal with the same key returns the first effect, whatever happened to it since.
+ * proposal with the same key and the same kind, amount, currency, payload and supports returns the
+ * first effect, whatever happened to it since; the same key with any of them different is a
+ * CONFLICT naming the first effect (a key names one effect: Stripe's rule).
  */
 export async function proposeEffect(core: Core, actor: Actor, input: ProposeEffectInput): Promise<ProposeEffectResult> {
   const kind = v.kind('kind', input.kind);
@@ -56,7 +59,15 @@ export async function proposeEffect(core: Core, actor: Actor, input: ProposeEffe
   const key = v.text('idempotencyKey', input.idempotencyKey, v.LIMITS.idempotencyKeyMax);
   return writeTx(core.store, actor.fleet, async (tx) => {
     const existing = await effectByKey(tx, actor.fleet, key);
-    if (existing) return { kind: 'proposed', effect: existing, created: false };
+    if (existing) {
+      const differs = await reuseDiffers(tx, existing, { kind, amount, payload, supports });
+      if (differs.length > 0) {
+        const effectId = gid('Effect', existing.id);
+        throw new DomainError('CONFLICT', `idempotencyKey: "${key}" already names effect ${effectId}, proposed with a different ${differs.join(', ')}; ` +
+          'repeat a key only to repeat the same proposal, and use a new key for a new effect', 'idempotencyKey', { effectId });
+      }
+      return { kind: 'proposed', effect: existing, created: false };
+    }
     const k = await tx.selectFrom('effect_kinds').select('reversible').where('fleet_id', '=', actor.fleet).where('kind', '=', kind).executeTakeFirst();
     if (!k) throw badInput('kind', `effect kind "${kind}" is not registered (registerEffectKind first)`);
     const rows = await lockBeliefs(tx, supports, 'share');
@@ -83,6 +94,23 @@ export async function proposeEffect(core: Core, actor: Actor, input: ProposeEffe
     await appendEvent(tx, { fleet: actor.fleet, type: 'EffectProposed', actorId: actor.agentId, ids: [effect.id] });
     return { kind: 'proposed', effect, created: true };
   });
+}
+
+/** Which of kind, amount, currency, payload and supports a reuse of `existing`'s key changes (payload compared as jsonb). */
+async function reuseDiffers(tx: Tx, existing: EffectRow, p: { kind: string; amount: { amountMinor: number; currency: string } | null; payload: string | null; supports: string[] }): Promise<string[]> {
+  const r = await sql<{ same_payload: boolean; supports: string[] }>`
+    SELECT (e.payload IS NOT DISTINCT FROM ${p.payload}::jsonb) AS same_payload,
+           ARRAY(SELECT s.belief_id::text FROM effect_supports s WHERE s.effect_id = e.id ORDER BY s.belief_id) AS supports
+      FROM effects e WHERE e.id = ${existing.id}`.execute(tx);
+  const row = r.rows[0]!;
+  const given = [...p.supports].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0));
+  const out: string[] = [];
+  if (existing.kind !== p.kind) out.push('kind');
+  if ((existing.amount_minor == null ? null : String(existing.amount_minor)) !== (p.amount ? String(p.amount.amountMinor) : null)) out.push('amount');
+  if ((existing.currency ?? null) !== (p.amount?.currency ?? null)) out.push('currency');
+  if (!row.same_payload) out.push('payload');
+  if (row.supports.join(',') !== given.join(',')) out.push('supportedBy');
+  return out;
 }
 
 /**

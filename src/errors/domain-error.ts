@@ -10,6 +10,8 @@ export class DomainError extends Error {
     message: string,
     /** The input field at fault (dotted path), when one is. */
     readonly field?: string,
+    /** More for the caller to act on, added to the GraphQL error's extensions (e.g. the effect a key already names). */
+    readonly extensions?: Readonly<Record<string, string>>,
   ) {
     super(message);
     this.name = 'DomainError';

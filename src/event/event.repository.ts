@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { decodeCursor as decodeKernelCursor, encodeCursor as encodeKernelCursor, tryDecodeCursor } from '../kernel/cursor';
 import type { Db } from '../store/tx';
 
 /**
@@ -92,20 +93,32 @@ export interface Cursor {
 
 export const START: Cursor = { tx: '0', seq: '0', index: -1 };
 
+const SHAPE = ['xid8', 'seq', 'index'] as const;
+
 export function encodeCursor(c: Cursor): string {
-  return Buffer.from(`e1:${c.tx}:${c.seq}:${c.index}`).toString('base64url');
+  return encodeKernelCursor('e1', [c.tx, c.seq, c.index]);
 }
 
+/** A log position, or null when `s` is not an event cursor with every component in its column's range. */
 export function decodeCursor(s: string): Cursor | null {
-  let raw: string;
-  try {
-    raw = Buffer.from(s, 'base64url').toString('utf8');
-  } catch {
-    return null;
-  }
-  const m = /^e1:(\d{1,20}):(\d{1,19}):(-1|\d{1,9})$/.exec(raw);
-  if (!m) return null;
-  return { tx: m[1]!, seq: m[2]!, index: Number(m[3]) };
+  const p = tryDecodeCursor(s, 'e1', SHAPE);
+  return p && { tx: p[0]!, seq: p[1]!, index: Number(p[2]) };
+}
+
+/** As decodeCursor, but BAD_USER_INPUT naming `field` (and the component out of range) when it is not one. */
+export function parseCursor(field: string, s: string): Cursor {
+  const p = decodeKernelCursor(field, s, 'e1', SHAPE, 'must be a cursor from a previous event');
+  return { tx: p[0]!, seq: p[1]!, index: Number(p[2]) };
+}
+
+/**
+ * Whether a cursor names a transaction this database has not reached (at or past the current
+ * snapshot's xmax): one issued before a restore, or by another database. Tailing from it would
+ * wait, silently, until the transaction counter caught up — possibly forever.
+ */
+export async function isAhead(db: Db, c: Cursor): Promise<boolean> {
+  const r = await sql<{ ahead: boolean }>`SELECT ${c.tx}::xid8 >= pg_snapshot_xmax(pg_current_snapshot()) AS ahead`.execute(db);
+  return r.rows[0]!.ahead;
 }
 
 /**

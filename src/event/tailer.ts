@@ -1,7 +1,7 @@
 import { EventEmitter, once } from 'node:events';
 import type { Store } from '../store/engine';
 import { readTx } from '../store/tx';
-import type { Totals } from '../retraction/retraction.repository';
+import type { Totals } from '../kernel/money';
 import { type Cursor, type EventRow, encodeCursor, headCursor, tail } from './event.repository';
 
 export const RETRACTION_EVENT_TYPES = ['RetractionStarted', 'BeliefRetracted', 'EffectCancelled', 'ReversalRecorded', 'RetractionCommitted'] as const;

@@ -14,7 +14,7 @@ export interface Violation {
  * a nested NOT EXISTS per belief: with statistics taken before beliefs were retracted (PGlite
  * analyzed nothing by itself), the planner estimated one non-ACTIVE belief, materialized that side
  * of a nested-loop anti join, and compared every justification with every retracted belief's
- * premises: 396 s at 140k beliefs, 0.36 s this way.
+ * premises (FINDINGS §5.3 has both timings).
  */
 const STANDING = `standing AS MATERIALIZED (
       SELECT DISTINCT j.belief_id FROM justifications j

@@ -14,18 +14,19 @@ function formatter(currency: string): Intl.NumberFormat {
 
 /**
  * Integer minor units as money in the currency's own exponent: 124000 USD → "$1,240.00",
- * 500 JPY → "¥500". Exact for every safe integer (no floating-point division).
+ * 500 JPY → "¥500". Exact at any size (bigint arithmetic, no floating-point division).
  */
-export function formatMoney(amountMinor: number, currency: string): string {
+export function formatMoney(amountMinor: number | bigint | string, currency: string): string {
   const f = formatter(currency);
   const digits = f.resolvedOptions().maximumFractionDigits ?? 2;
-  const neg = amountMinor < 0;
-  const abs = BigInt(Math.abs(amountMinor));
+  const x = BigInt(amountMinor);
+  const neg = x < 0n;
+  const abs = neg ? -x : x;
   const scale = 10n ** BigInt(digits);
   const whole = abs / scale;
   const frac = abs % scale;
   // Format the whole part through Intl (symbol, grouping), then splice in the exact fraction.
-  const parts = f.formatToParts(Number(whole));
+  const parts = f.formatToParts(whole);
   let out = '';
   for (const p of parts) {
     if (p.type === 'fraction') out += frac.toString().padStart(digits, '0');

@@ -7,6 +7,8 @@ import { type McpDeps, createMcpServer } from './server';
 export interface McpHttpOptions extends McpDeps {
   /** Largest request body accepted (413 above it). */
   maxBodyBytes?: number;
+  /** Most JSON-RPC messages in one batch (413 above it), as GraphQL caps its batches: each tool call is a read transaction. */
+  maxBatch?: number;
 }
 
 /** The token of an `Authorization: Bearer <token>` header, else null. */
@@ -41,6 +43,7 @@ async function readBody(req: http.IncomingMessage, max: number): Promise<Buffer 
  */
 export function createMcpHttpHandler(opts: McpHttpOptions): (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void> {
   const max = opts.maxBodyBytes ?? 1_048_576;
+  const maxBatch = opts.maxBatch ?? 5;
   return async (req, res) => {
     if (req.method !== 'POST') {
       return rpcError(res, 405, -32000, 'this MCP endpoint is stateless: send JSON-RPC requests with POST', { allow: 'POST' });
@@ -65,6 +68,9 @@ export function createMcpHttpHandler(opts: McpHttpOptions): (req: http.IncomingM
       parsed = JSON.parse(body.toString('utf8'));
     } catch {
       return rpcError(res, 400, -32700, 'parse error: the body is not JSON');
+    }
+    if (Array.isArray(parsed) && parsed.length > maxBatch) {
+      return rpcError(res, 413, -32600, `a batch may hold at most ${maxBatch} JSON-RPC messages (RETRACT_MCP_MAX_BATCH); send the others in further requests`);
     }
     const server = createMcpServer(opts, agent);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { type AgentRow, hashToken } from '../agent/agent.service';
+import { mayRead } from '../agent/access';
 import type { Store } from '../store/engine';
 import { type Tx, inTx } from '../store/tx';
 
@@ -26,9 +27,9 @@ export async function authenticateReader(store: Store, token: string | null | un
   });
 }
 
-/** True when the agent may read receipts (`receipts:read`, or `admin`, which implies every scope). */
+/** True when the agent may read receipts (`receipts:read`, or `admin`, which implies every scope): the bar to serve it at all. */
 export function canReadReceipts(agent: AgentRow | null): boolean {
-  return !!agent && (agent.scopes.includes('receipts:read') || agent.scopes.includes('admin'));
+  return mayRead(agent, 'Receipt');
 }
 
 export interface ReadOnlyProof {

@@ -1,5 +1,7 @@
 import { sql } from 'kysely';
 import { gid, parseGid, type NodeType } from '../kernel/ids';
+import { decodeCursor, encodeCursor } from '../kernel/cursor';
+import { capped, exactMinor } from '../kernel/money';
 import { nearestBeliefs } from '../belief/nearest';
 import { encodeReadPoint } from '../belief/snapshot';
 import { DomainError, badInput, notFound } from '../errors/domain-error';
@@ -23,11 +25,10 @@ export function parseAnyId(field: string, value: string, type: NodeType): string
 }
 
 const iso = (d: Date | string | null): string | null => (d == null ? null : new Date(d).toISOString());
-export const money = (amountMinor: number | string, currency: string): MoneyOut => ({
-  amountMinor: Number(amountMinor),
-  currency,
-  formatted: formatMoney(Number(amountMinor), currency),
-});
+export const money = (amountMinor: number | string, currency: string): MoneyOut => {
+  const c = capped(amountMinor);
+  return { amountMinor: c.amountMinor, amountMinorExact: exactMinor(amountMinor).toString(), amountMinorCapped: c.capped, currency, formatted: formatMoney(exactMinor(amountMinor), currency) };
+};
 const monies = (list: RawMoney[]): MoneyOut[] => list.map((m) => money(m.amountMinor, m.currency));
 
 interface BeliefSql {
@@ -115,11 +116,13 @@ async function retractionOut(tx: Tx, t: RetractionSql) {
   };
 }
 
-/** Page size 1…500 (default 50), and an `after` that must be a cursor this connection issued. */
-function pageArgs(first: number | undefined, after: string | undefined, check: (s: string) => boolean) {
+const AFTER_RULE = 'must be an endCursor returned by a previous page';
+
+/** Page size 1…500 (default 50), and an `after` that must be a cursor this connection issued (`check` throws otherwise). */
+function pageArgs(first: number | undefined, after: string | undefined, check: (s: string) => unknown) {
   const n = first ?? 50;
   if (!Number.isInteger(n) || n < 1 || n > 500) throw badInput('first', 'must be an integer from 1 to 500');
-  if (after !== undefined && after !== '' && !check(after)) throw badInput('after', 'must be an endCursor returned by a previous page');
+  if (after !== undefined && after !== '') check(after);
   return { first: n, after: after || null };
 }
 
@@ -132,7 +135,7 @@ export interface ReceiptArgs { retractionId?: string; beliefId?: string; first?:
  */
 export async function getReceipt(tx: Tx, fleet: string, args: ReceiptArgs): Promise<ReceiptOut> {
   if (args.retractionId && args.beliefId) throw badInput('beliefId', 'give retractionId or beliefId, not both');
-  const { first, after } = pageArgs(args.first, args.after, (s) => decodeDepthCursor(s) !== null);
+  const { first, after } = pageArgs(args.first, args.after, (s) => decodeDepthCursor('after', s, AFTER_RULE));
   let id: string;
   if (args.retractionId) {
     id = parseAnyId('retractionId', args.retractionId, 'Retraction');
@@ -294,18 +297,15 @@ export async function explainBelief(tx: Tx, fleet: string, args: ExplainArgs): P
 
 export interface OwedArgs { statuses?: ReadonlyArray<'OWED' | 'DISPATCHED' | 'FAILED'>; first?: number; after?: string }
 
-const encodeOwedCursor = (id: string) => Buffer.from(`o1:${id}`).toString('base64url');
-function decodeOwedCursor(s: string): string | null {
-  const m = /^o1:([1-9][0-9]{0,18})$/.exec(Buffer.from(s, 'base64url').toString('utf8'));
-  return m ? m[1]! : null;
-}
+const encodeOwedCursor = (id: string) => encodeCursor('o1', [id]);
+const decodeOwedCursor = (s: string) => decodeCursor('after', s, 'o1', ['id'], AFTER_RULE)[0]!;
 
 /**
  * Reversals owed and not yet settled (OWED, DISPATCHED, FAILED by default), oldest first and
  * keyset-paged, with the count and per-currency sum over every matching reversal.
  */
 export async function listOwedReversals(tx: Tx, fleet: string, args: OwedArgs): Promise<OwedOut> {
-  const { first, after } = pageArgs(args.first, args.after, (s) => decodeOwedCursor(s) !== null);
+  const { first, after } = pageArgs(args.first, args.after, decodeOwedCursor);
   const statuses = [...new Set(args.statuses ?? ['OWED', 'DISPATCHED', 'FAILED'])];
   const afterId = after ? decodeOwedCursor(after) : null;
   const rows = await sql<ReversalSql>`${REVERSAL_FROM}

@@ -48,7 +48,9 @@ const iso = z.string().describe('ISO-8601 instant');
 const isoOrNull = iso.nullable();
 
 export const Money = z.object({
-  amountMinor: z.number().int(),
+  amountMinor: z.number().int().describe('Integer minor units; capped at 2^53−1 (see amountMinorCapped)'),
+  amountMinorExact: z.string().describe('Exact integer minor units as a decimal string, at any size'),
+  amountMinorCapped: z.boolean().describe('True when the exact amount is beyond 2^53−1 and amountMinor shows 2^53−1 instead'),
   currency: z.string(),
   formatted: z.string().describe('e.g. $1,240.00'),
 });

@@ -3,6 +3,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { sql } from 'kysely';
 import type { AgentRow } from '../agent/agent.service';
+import { type Readable, forbiddenReason, mayRead } from '../agent/access';
 import type { Embedder } from '../embedding/embedder';
 import { DomainError } from '../errors/domain-error';
 import type { Store } from '../store/engine';
@@ -40,6 +41,24 @@ export class ReceiptsForbiddenError extends Error {
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 
 /**
+ * What each tool's answer can contain, under the read rule GraphQL applies per type
+ * (src/agent/access.ts). A receipt names only RETRACTED beliefs, its effects and reversals; a
+ * search or an explanation can show ACTIVE beliefs, so those tools also need beliefs:read.
+ */
+const TOOL_READS: Record<string, readonly Readable[]> = {
+  get_receipt: ['Receipt', 'RetractedBelief', 'Effect'],
+  list_owed_reversals: ['Receipt', 'Effect'],
+  explain_belief: ['Belief', 'Effect', 'Receipt'],
+  search_beliefs: ['Belief'],
+};
+
+/** The tool's refusal when the token cannot read everything its answer may contain, else null. */
+function refusal(agent: AgentRow, tool: string): string | null {
+  const missing = (TOOL_READS[tool] ?? []).find((r) => !mayRead(agent, r));
+  return missing ? `FORBIDDEN: ${tool}: ${forbiddenReason(missing)}` : null;
+}
+
+/**
  * The receipt tools for one authenticated agent. Every tool reads through the reader path
  * (read-only transaction, role retract_reader, the agent's fleet) and returns structuredContent
  * plus a text rendering. Expected failures (bad input, not found) come back as tool errors with
@@ -60,6 +79,8 @@ export function createMcpServer(deps: McpDeps, agent: AgentRow): McpServer {
 
   function run<A, R extends Record<string, unknown>>(tool: string, fn: (args: A) => Promise<R>, text: (r: R) => string) {
     return async (args: A): Promise<CallToolResult> => {
+      const refused = refusal(agent, tool);
+      if (refused) return { isError: true, content: [{ type: 'text', text: refused }] };
       try {
         const result = await fn(args);
         return { structuredContent: result, content: [{ type: 'text', text: text(result) }] };
@@ -97,7 +118,7 @@ export function createMcpServer(deps: McpDeps, agent: AgentRow): McpServer {
       description:
         'Why a belief stands or fell: its lineage up through its justifications (which hold, which premises fell), ' +
         'its dependents down, the effects resting on it or on them, and, if RETRACTED, the retraction that took it down and why. ' +
-        'Name it by beliefId or by claimKey.',
+        'Name it by beliefId or by claimKey. Needs beliefs:read as well as receipts:read: the graph around a belief can hold ACTIVE beliefs.',
       inputSchema: explainBeliefInput,
       outputSchema: explainBeliefOutput,
       annotations: READ_ONLY,
@@ -125,7 +146,8 @@ export function createMcpServer(deps: McpDeps, agent: AgentRow): McpServer {
       title: 'Search beliefs',
       description:
         'Nearest beliefs to a text (approximate nearest neighbours over belief embeddings, cosine), ACTIVE only unless ' +
-        'includeRetracted. Similarity is lexical/semantic closeness, never identity: claim keys decide what a belief is about.',
+        'includeRetracted. Similarity is lexical/semantic closeness, never identity: claim keys decide what a belief is about. ' +
+        'Needs beliefs:read as well as receipts:read: hits can be ACTIVE beliefs.',
       inputSchema: searchBeliefsInput,
       outputSchema: searchBeliefsOutput,
       annotations: READ_ONLY,

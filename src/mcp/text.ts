@@ -1,11 +1,10 @@
-import { formatMonies } from './format';
 import type { BeliefOut, EffectOut, ExplainOut, MoneyOut, OwedOut, ReceiptOut, ReversalOut, SearchOut } from './schemas';
 
 /** Plain-text renderings of the tools' structured results, for models and people reading them. */
 
 const n = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
 const money = (m: MoneyOut | null) => (m ? m.formatted : 'no amount');
-const sum = (list: MoneyOut[]) => formatMonies(list, '0');
+const sum = (list: MoneyOut[]) => (list.length === 0 ? '0' : list.map((m) => m.formatted).join(' + '));
 const belief = (b: BeliefOut) => `${b.claimKey} = ${JSON.stringify(b.value)} [${b.status}] "${b.statement}" (id ${b.id}, by ${b.author.name})`;
 const effect = (e: EffectOut) => `${e.kind} ${money(e.amount)} [${e.status}] key ${e.idempotencyKey} (id ${e.id})`;
 const reversal = (r: ReversalOut) =>

@@ -1,23 +1,9 @@
 import { sql } from 'kysely';
+import { decodeCursor, encodeCursor } from '../kernel/cursor';
+import type { Money, Totals } from '../kernel/money';
 import type { Db } from '../store/tx';
 
-export interface Money {
-  amountMinor: number;
-  currency: string;
-}
-
-/** The receipt's figures. Counts and per-currency sums, computed from the rows themselves. */
-export interface Totals {
-  beliefsRetracted: number;
-  effectsCancelled: number;
-  effectsReached: number;
-  reversalsOwed: number;
-  unreachable: number;
-  exposure: Money[];
-  owed: Money[];
-  unreachableAmount: Money[];
-  settled: Money[];
-}
+export type { Money, Totals };
 
 export interface RetractionRow {
   id: string;
@@ -59,7 +45,7 @@ export async function totalsFor(db: Db, retractionId: string): Promise<Totals> {
   const row = r.rows[0];
   if (!row) throw new Error(`retraction ${retractionId} vanished`);
   const money = row.money ?? [];
-  const pick = (k: 'exposure' | 'owed' | 'unreachable' | 'settled') => money.map((m) => ({ amountMinor: Number(m[k]), currency: m.currency }));
+  const pick = (k: 'exposure' | 'owed' | 'unreachable' | 'settled') => money.map((m) => ({ amountMinor: m[k], currency: m.currency }));
   return {
     beliefsRetracted: row.beliefs,
     effectsCancelled: row.cancelled,
@@ -85,7 +71,7 @@ export interface Page<T> {
  * by the bigint id, not its text alias (which would put 10 before 9 and make the cursor skip beliefs).
  */
 export async function retractedBeliefPage(db: Db, retractionId: string, first: number, after: string | null): Promise<Page<{ id: string; depth: number }>> {
-  const pos = after ? decodeDepthCursor(after) : null;
+  const pos = after ? decodeDepthCursor('after', after) : null;
   const rows = await sql<{ id: string; depth: number }>`
     SELECT id::text AS id, retraction_depth AS depth FROM beliefs
      WHERE retraction_id = ${retractionId}
@@ -102,11 +88,13 @@ export async function retractedBeliefPage(db: Db, retractionId: string, first: n
   };
 }
 
+/** Keyset cursor over cascade order (depth, id). */
 export function encodeDepthCursor(depth: number, id: string): string {
-  return Buffer.from(`d1:${depth}:${id}`).toString('base64url');
+  return encodeCursor('d1', [depth, id]);
 }
 
-export function decodeDepthCursor(s: string): { depth: number; id: string } | null {
-  const m = /^d1:(\d{1,9}):(\d{1,19})$/.exec(Buffer.from(s, 'base64url').toString('utf8'));
-  return m ? { depth: Number(m[1]), id: m[2]! } : null;
+/** A cascade-order position; BAD_USER_INPUT naming `field` when `s` is not such a cursor. */
+export function decodeDepthCursor(field: string, s: string, rule?: string): { depth: number; id: string } {
+  const [depth, id] = decodeCursor(field, s, 'd1', ['int', 'id'], rule);
+  return { depth: Number(depth), id: id! };
 }

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { execute, subscribe, type ExecutionArgs, type GraphQLError } from 'graphql';
+import { execute, subscribe, type ExecutionArgs, GraphQLError } from 'graphql';
 import { sql } from 'kysely';
 import pino, { type Logger } from 'pino';
 import { WebSocketServer } from 'ws';
@@ -16,8 +16,9 @@ import { Waker } from '../event/tailer';
 import { createMcpHttpHandler } from '../mcp/http';
 import { type Store, openStore } from '../store/engine';
 import { bindEmbedder } from '../store/meta';
-import { type ServerConfig, configFromEnv } from './config';
-import { serveGraphqlWs } from './ws';
+import { type Limits, type ServerConfig, configFromEnv } from './config';
+import { corsPolicy, normaliseMediaTypes, refusalBody, refuseClientErrors, timeoutOptions } from './edge';
+import { serveGraphqlWs, wireErrors } from './ws';
 import { buildYoga, isGraphQLError } from './yoga';
 
 export interface App {
@@ -57,7 +58,8 @@ async function readBody(req: http.IncomingMessage, max: number): Promise<Buffer 
 }
 
 export interface AppOptions {
-  config?: Partial<ServerConfig>;
+  /** Overrides of the environment's configuration; `limits` are merged limit by limit. */
+  config?: Partial<Omit<ServerConfig, 'limits'>> & { limits?: Partial<Limits> };
   store?: Store;
   embedder?: Embedder;
   adjudicator?: Adjudicator;
@@ -66,7 +68,8 @@ export interface AppOptions {
 
 /** Builds the whole server (database, GraphQL over HTTP/SSE/WebSocket, health, dashboard, provider callback) without listening. */
 export async function createApp(opts: AppOptions = {}): Promise<App> {
-  const config = { ...configFromEnv(), ...opts.config };
+  const env = configFromEnv();
+  const config: ServerConfig = { ...env, ...opts.config, limits: { ...env.limits, ...opts.config?.limits } };
   const log = opts.logger ?? pino({ level: config.logLevel, base: { service: 'retract' } }, pino.destination(2));
   const store = opts.store ?? (await openStore({ databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir }));
   const core: Core = { store, embedder: opts.embedder ?? createEmbedder() };
@@ -79,15 +82,19 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   if (config.bootstrapToken) await ensureBootstrap(store, config.bootstrapToken);
   const waker = new Waker(store);
   await waker.start();
-  const yoga = buildYoga({ core, adjudicator: opts.adjudicator ?? createAdjudicator(), waker, log, production: config.production });
+  const yoga = buildYoga({ core, adjudicator: opts.adjudicator ?? createAdjudicator(), waker, log, production: config.production, limits: config.limits });
   const dashboardDir = path.resolve(config.dashboardDir);
   // Read-only receipts over MCP Streamable HTTP (src/mcp): its own auth, reader role, read-only transactions.
-  const mcp = createMcpHttpHandler({ store, embedder: core.embedder, maxBodyBytes: config.maxBodyBytes, onUnexpected: (err, requestId, tool) => log.error({ err, requestId, tool }, 'mcp tool failed (masked)') });
+  const mcp = createMcpHttpHandler({ store, embedder: core.embedder, maxBodyBytes: config.maxBodyBytes, maxBatch: config.limits.mcpBatch, onUnexpected: (err, requestId, tool) => log.error({ err, requestId, tool }, 'mcp tool failed (masked)') });
+  const cors = corsPolicy(config.corsOrigins);
   let draining = false;
 
-  const server = http.createServer(async (req, res) => {
+  const server = http.createServer(timeoutOptions(config.limits), async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     try {
+      normaliseMediaTypes(req.headers);
+      if (req.method === 'OPTIONS') return cors.preflight(req, res);
+      for (const [k, v] of Object.entries(cors.headers(req.headers.origin))) res.setHeader(k, v);
       if (url.pathname === '/health') {
         if (draining) return json(res, 503, { status: 'draining' });
         const ok = await Promise.race([
@@ -130,6 +137,12 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
       const response = await yoga.fetch(request, {});
       const headers: Record<string, string> = {};
       response.headers.forEach((v, k) => (headers[k] = v));
+      if (response.status >= 400 && !headers['content-type']) {
+        const text = await response.text();
+        const body = text || refusalBody(response.status);
+        res.writeHead(response.status, { ...headers, 'content-type': text ? 'text/plain; charset=utf-8' : 'application/json', 'content-length': String(Buffer.byteLength(body)) });
+        return res.end(body);
+      }
       if (req.method !== 'HEAD' && /^application\/(graphql-response\+)?json\b/i.test(headers['content-type'] ?? '')) {
         // A single result: one write with its length (not chunked), so one syscall per answer.
         const buf = Buffer.from(await response.arrayBuffer());
@@ -152,12 +165,15 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
       }
       res.end();
     } catch (e) {
+      // A client that went away mid-request (or was timed out) needs no answer and is not a server fault.
+      if (req.destroyed && !res.headersSent) return void log.debug({ err: e }, 'client went away');
       log.error({ err: e }, 'request failed');
       if (!res.headersSent) json(res, 500, { error: 'internal error' });
       else res.end();
     }
   });
   server.keepAliveTimeout = 5_000;
+  refuseClientErrors(server, log);
 
   function serveDashboard(p: string, res: http.ServerResponse) {
     let rel = p.replace(/^\/dashboard\/?/, '');
@@ -181,7 +197,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
       execute: (args) => (args as unknown as { rootValue: { execute: typeof execute } }).rootValue.execute(args as ExecutionArgs),
       subscribe: (args) => (args as unknown as { rootValue: { subscribe: typeof subscribe } }).rootValue.subscribe(args as ExecutionArgs),
       onSubscribe: async (ctx, _id, params) => {
-        if (draining) return [new (await import('graphql')).GraphQLError('server is shutting down')];
+        if (draining) return wireErrors([new GraphQLError('server is shutting down', { extensions: { code: 'UNAVAILABLE' } })]);
         const env = yoga.getEnveloped({ ...ctx, req: ctx.extra.request, socket: ctx.extra.socket, params, connectionParams: ctx.connectionParams });
         // A syntax error, or a limit graphql-armor enforces by throwing, refuses this operation alone;
         // thrown out of onSubscribe it would close the whole socket (4500) with every other subscription on it.
@@ -191,10 +207,10 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
           document = env.parse(params.query);
           errors = env.validate(env.schema, document);
         } catch (e) {
-          if (isGraphQLError(e)) return [e];
+          if (isGraphQLError(e)) return wireErrors([e]);
           throw e;
         }
-        if (errors.length) return [...errors];
+        if (errors.length) return wireErrors(errors);
         const contextValue = await env.contextFactory();
         return {
           schema: env.schema,

@@ -1,3 +1,58 @@
+/** Limits on what one client may ask of the server. Each has an environment variable (README, configuration). */
+export interface Limits {
+  /** Query depth (graphql-armor). */
+  depth: number;
+  /** Aliases in one operation. */
+  aliases: number;
+  /** Estimated cost of one operation (src/server/cost.ts). */
+  cost: number;
+  /** Lexical tokens in one document. */
+  tokens: number;
+  /** Directives in one operation. */
+  directives: number;
+  /** Operations in one batched GraphQL request. */
+  batch: number;
+  /** Open subscriptions (graphql-ws and SSE together) per token. */
+  subscriptionsPerToken: number;
+  /** JSON-RPC messages in one MCP batch. */
+  mcpBatch: number;
+  /** Time a client has to send a request's headers, in ms (408 after it). */
+  headersTimeoutMs: number;
+  /** Time a client has to send a whole request, headers and body, in ms (408 after it). */
+  requestTimeoutMs: number;
+}
+
+/**
+ * The defaults. The cost limit admits the four root connections at `first: 500` in one query with
+ * every scalar field of their nodes (≈ 94k), or any one of them with one level of related objects
+ * (≤ 126k); a connection nested in a 500-item page at `first: 500` (≈ 8M) stays refused.
+ */
+export const DEFAULT_LIMITS: Limits = {
+  depth: 14,
+  aliases: 15,
+  cost: 200_000,
+  tokens: 3_000,
+  directives: 20,
+  batch: 5,
+  subscriptionsPerToken: 100,
+  mcpBatch: 5,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+};
+
+const LIMIT_ENV: Record<keyof Limits, string> = {
+  depth: 'RETRACT_MAX_DEPTH',
+  aliases: 'RETRACT_MAX_ALIASES',
+  cost: 'RETRACT_MAX_COST',
+  tokens: 'RETRACT_MAX_TOKENS',
+  directives: 'RETRACT_MAX_DIRECTIVES',
+  batch: 'RETRACT_MAX_BATCH',
+  subscriptionsPerToken: 'RETRACT_MAX_SUBSCRIPTIONS_PER_TOKEN',
+  mcpBatch: 'RETRACT_MCP_MAX_BATCH',
+  headersTimeoutMs: 'RETRACT_HEADERS_TIMEOUT_MS',
+  requestTimeoutMs: 'RETRACT_REQUEST_TIMEOUT_MS',
+};
+
 /** Server configuration, from the environment. */
 export interface ServerConfig {
   port: number;
@@ -10,11 +65,24 @@ export interface ServerConfig {
   maxBodyBytes: number;
   providerSecret: string | null;
   dashboardDir: string;
+  /** Origins a browser may call the API from (exact `scheme://host[:port]`, or `*`); none by default. */
+  corsOrigins: string[];
+  limits: Limits;
+}
+
+function positiveInt(env: NodeJS.ProcessEnv, name: string, dflt: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer (got ${raw})`);
+  return n;
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfig {
   const port = Number(env.PORT ?? 4000);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number (got ${env.PORT})`);
+  const limits = { ...DEFAULT_LIMITS };
+  for (const key of Object.keys(LIMIT_ENV) as Array<keyof Limits>) limits[key] = positiveInt(env, LIMIT_ENV[key], DEFAULT_LIMITS[key]);
   return {
     port,
     host: env.HOST ?? '127.0.0.1',
@@ -23,8 +91,10 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     bootstrapToken: env.RETRACT_BOOTSTRAP_TOKEN || null,
     logLevel: env.LOG_LEVEL ?? env.RETRACT_LOG_LEVEL ?? 'info',
     production: env.NODE_ENV === 'production',
-    maxBodyBytes: Number(env.RETRACT_MAX_BODY_BYTES ?? 1_048_576),
+    maxBodyBytes: positiveInt(env, 'RETRACT_MAX_BODY_BYTES', 1_048_576),
     providerSecret: env.RETRACT_PROVIDER_SECRET || null,
     dashboardDir: env.RETRACT_DASHBOARD_DIR ?? 'dashboard/dist',
+    corsOrigins: (env.RETRACT_CORS_ORIGINS ?? '').split(',').map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean),
+    limits,
   };
 }

@@ -1,8 +1,24 @@
 import type { IncomingMessage } from 'node:http';
+import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
+import type { GraphQLError } from 'graphql';
 import { CloseCode, type ServerOptions, handleProtocols, makeServer } from 'graphql-ws';
 import type { Logger } from 'pino';
 import type { WebSocket, WebSocketServer } from 'ws';
+
+/**
+ * graphql-ws accepts refusals from onSubscribe only as instances of the GraphQLError class it
+ * imported itself, which is graphql's CommonJS build (the package has no `exports`, so Node resolves
+ * `main`). Code compiled another way (a test runner's transform) can hold the ESM build's class, so
+ * refusals are rebuilt with graphql-ws's own; `extensions.http` is dropped, it means nothing on a socket.
+ */
+const { GraphQLError: WireGraphQLError } = createRequire(import.meta.url)('graphql') as typeof import('graphql');
+export function wireErrors(errors: readonly GraphQLError[]): GraphQLError[] {
+  return errors.map((e) => {
+    const { http: _http, ...extensions } = e.extensions ?? {};
+    return new WireGraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, path: e.path, extensions });
+  });
+}
 
 /** Bytes a socket may hold unsent before a subscription's next message waits for the socket to drain. */
 export const WS_HIGH_WATER_BYTES = 1 << 20;
@@ -29,6 +45,8 @@ export function serveGraphqlWs(options: ServerOptions<Record<string, unknown>, W
   const server = makeServer(options);
   wss.options.handleProtocols = handleProtocols;
   wss.on('error', (err) => {
+    // ws re-emits the HTTP server's errors; a failed listen is the caller's to report (src/server/main.ts).
+    if ((err as NodeJS.ErrnoException).syscall === 'listen') return;
     log.error({ err }, 'websocket server error');
     for (const client of wss.clients) client.close(CloseCode.InternalServerError, 'Internal server error');
   });

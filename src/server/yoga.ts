@@ -1,18 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { GraphQLError } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { authenticate, type AgentRow } from '../agent/agent.service';
+import { ReadGrants } from '../agent/access';
 import type { Adjudicator } from '../adjudication/adjudicator';
 import type { Core } from '../core';
 import { DomainError } from '../errors/domain-error';
 import type { Waker } from '../event/tailer';
 import type { Context } from '../api/builder';
 import { schema } from '../api/schema';
+import { DEFAULT_LIMITS, type Limits } from './config';
+import { costLimitPlugin } from './cost';
+import { armorPlugin, codedParseAndValidationPlugin, isGraphQLError, limitError, subscriptionCapPlugin } from './refusals';
 
-/** Limits enforced on every operation, over HTTP, SSE and WebSocket alike. Not echoed to clients. */
-export const LIMITS = { depth: 14, aliases: 15, cost: 20_000, tokens: 3_000, directives: 20, batch: 5 } as const;
+export { isGraphQLError };
+
+/** The default limits enforced on every operation, over HTTP, SSE and WebSocket alike. Not echoed to clients. */
+export const LIMITS: Readonly<Limits> = DEFAULT_LIMITS;
 
 const TOKEN_CACHE_MS = 5_000;
 
@@ -29,21 +34,13 @@ export function bearer(value: unknown): string | null {
   return m ? m[1]! : null;
 }
 
-/**
- * A GraphQLError from any copy of graphql-js. Two copies can be loaded at once (its ESM and CJS
- * builds: a dual-package hazard a bundler or test runner triggers), and an error built by the other
- * copy must still be recognised, not masked as unexpected.
- */
-export function isGraphQLError(e: unknown): e is GraphQLError {
-  return e instanceof GraphQLError || Object.prototype.toString.call(e) === '[object GraphQLError]';
-}
-
 export interface YogaDeps {
   core: Core;
   adjudicator: Adjudicator;
   waker: Waker;
   log: Logger;
   production: boolean;
+  limits?: Limits;
 }
 
 /**
@@ -52,6 +49,7 @@ export interface YogaDeps {
  * logged with the request id and answered "Unexpected error." with that id.
  */
 export function buildYoga(deps: YogaDeps): YogaServerInstance<Record<string, unknown>, Context> {
+  const limits = deps.limits ?? DEFAULT_LIMITS;
   const cache = new Map<string, { agent: AgentRow | null; at: number }>();
   async function agentFor(token: string | null): Promise<{ agent: AgentRow | null; badToken: boolean }> {
     if (!token) return { agent: null, badToken: false };
@@ -67,8 +65,10 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<Record<string, unk
     schema,
     graphqlEndpoint: '/graphql',
     graphiql: !deps.production,
+    // The HTTP edge applies the CORS policy (src/server/edge.ts); Yoga's default would grant every origin.
+    cors: false,
     landingPage: false,
-    batching: { limit: LIMITS.batch },
+    batching: { limit: limits.batch },
     logging: false,
     context: async (init): Promise<Context> => {
       const i = init as unknown as { request?: Request; connectionParams?: Record<string, unknown>; requestId?: string };
@@ -76,7 +76,7 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<Record<string, unk
       const wsAuth = i.connectionParams?.authorization ?? i.connectionParams?.Authorization;
       const { agent, badToken } = await agentFor(bearer(header ?? wsAuth ?? null));
       const requestId = i.requestId ?? i.request?.headers.get('x-request-id')?.slice(0, 64) ?? randomUUID();
-      return { core: deps.core, adjudicator: deps.adjudicator, waker: deps.waker, agent, badToken, requestId, log: deps.log.child({ requestId }) } as Context;
+      return { core: deps.core, adjudicator: deps.adjudicator, waker: deps.waker, agent, badToken, requestId, log: deps.log.child({ requestId }), grants: new ReadGrants() } as Context;
     },
     maskedErrors: {
       maskError(error, message) {
@@ -85,7 +85,7 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<Record<string, unk
         if (original instanceof DomainError) {
           return new GraphQLError(original.message, {
             nodes: ctx?.nodes, path: ctx?.path, originalError: undefined,
-            extensions: { code: original.code, ...(original.field ? { field: original.field } : {}), http: { status: HTTP_STATUS[original.code], spec: true } },
+            extensions: { ...original.extensions, code: original.code, ...(original.field ? { field: original.field } : {}), http: { status: HTTP_STATUS[original.code], spec: true } },
           });
         }
         if (isGraphQLError(error) && !error.originalError) return error;
@@ -117,23 +117,18 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<Record<string, unk
         onRequestParse() {
           return {
             onRequestParseDone({ requestParserResult }) {
-              if (Array.isArray(requestParserResult) && requestParserResult.length > LIMITS.batch) {
-                throw new GraphQLError('too many operations in one batched request; send them in several requests', {
-                  extensions: { code: 'BAD_USER_INPUT', http: { status: 413 } },
-                });
+              if (Array.isArray(requestParserResult) && requestParserResult.length > limits.batch) {
+                throw limitError('batch', 'too many operations in one batched request; send them in several requests', 413, false);
               }
             },
           };
         },
       },
-      EnvelopArmorPlugin({
-        maxDepth: { n: LIMITS.depth, ignoreIntrospection: false, flattenFragments: true, exposeLimits: false, errorMessage: 'the query is nested too deeply; ask for fewer levels' },
-        maxAliases: { n: LIMITS.aliases, exposeLimits: false, errorMessage: 'the query uses too many aliases; split it into several requests' },
-        costLimit: { maxCost: LIMITS.cost, exposeLimits: false, errorMessage: 'the query is too expensive; ask for fewer fields or smaller pages' },
-        maxTokens: { n: LIMITS.tokens, exposeLimits: false, errorMessage: 'the query has too many tokens; split it into several requests' },
-        maxDirectives: { n: LIMITS.directives, exposeLimits: false, errorMessage: 'the query uses too many directives' },
-        blockFieldSuggestion: { enabled: deps.production },
-      }),
+      costLimitPlugin(limits.cost),
+      armorPlugin(limits, deps.production),
+      // After armor, whose field-suggestion masking rewrites graphql-js's own errors in place.
+      codedParseAndValidationPlugin,
+      subscriptionCapPlugin(limits.subscriptionsPerToken),
     ],
   });
 }

@@ -125,8 +125,8 @@ async function openPostgres(url: string, poolSize = 10, lazyNotifyMs = LAZY_NOTI
     notifyCommitted(urgency = 'now') {
       commits.emit('commit');
       // A NOTIFY is not free: PostgreSQL serialises the commits of notifying transactions on one
-      // lock and signals every listener, and here it is one more round trip. Measured on the turns
-      // bench, a NOTIFY per assertBelief cost about a quarter of the server's and PostgreSQL's CPU.
+      // lock and signals every listener, and here it is one more round trip (FINDINGS §6, turns, has
+      // what one per assertBelief cost).
       if (urgency === 'soon') {
         if (!lazyNotify && !notifyPending) lazyNotify = setTimeout(notify, lazyNotifyMs).unref();
         return;

@@ -145,9 +145,13 @@ describe.each(engines())('the GraphQL contract over HTTP on %s', (engine) => {
       supportedBy: [{ id: ids.refundEligible }], proposedBy: { id: me.id },
     } });
     ids.refund = refund.effect.id;
-    const again = await propose('refund', ids.refundEligible, 'customer:4411:refund-1', 999);
+    const again = await propose('refund', ids.refundEligible, 'customer:4411:refund-1', 124_000, { iban: 'DE00 0000' });
     expect(again.effect.id).toBe(ids.refund);
     expect(again.effect.amount).toEqual(USD(124_000)[0]);
+    // The same key for another proposal names the first effect rather than returning it.
+    const reused = await raw(PROPOSE, { input: { kind: 'refund', supportedBy: [ids.refundEligible], idempotencyKey: 'customer:4411:refund-1', amount: { amountMinor: 999, currency: 'USD' } } });
+    expect(codes(reused.errors)).toEqual(['CONFLICT']);
+    expect(reused.errors![0]!.extensions).toMatchObject({ field: 'idempotencyKey', effectId: ids.refund });
 
     const claimed = await q(`mutation { claimEffect(input: { kinds: ["refund"] }) { id status } }`);
     expect(claimed.claimEffect).toEqual({ id: ids.refund, status: 'EXECUTING' });

@@ -8,6 +8,7 @@ import type { Actor, Core } from '../../src/core';
 import { domainError, dump, expectUnchanged, read, fileStore, closeFileStores } from './helpers';
 import { totalsFor } from '../../src/retraction/retraction.repository';
 import { reversalKey } from '../../src/reversal/reversal.service';
+import { gid } from '../../src/kernel/ids';
 
 /** Effects racing retractions, idempotent proposals and retractions, and at most one reversal per effect. */
 afterAll(closeFileStores);
@@ -91,7 +92,7 @@ describe.each(engines())('effects on %s', (engine) => {
     await expectInvariants(t.store);
   });
 
-  it('proposing twice under one idempotency key returns the first effect, even after it was cancelled', async () => {
+  it('proposing twice under one idempotency key returns the first effect, even after it was cancelled; another proposal under it is a CONFLICT', async () => {
     const p = await belief(core, actor, 'idem/p');
     const other = await belief(core, actor, 'idem/other');
     const first = await proposeEffect(core, actor, { kind: 'refund', supportedBy: [p.id], idempotencyKey: 'idem:1', amount: { amountMinor: 300, currency: 'EUR' } });
@@ -99,15 +100,18 @@ describe.each(engines())('effects on %s', (engine) => {
     if (first.kind !== 'proposed') throw new Error('unreachable');
 
     let before = await dump(t.store);
-    const second = await proposeEffect(core, actor, { kind: 'email', supportedBy: [other.id], idempotencyKey: 'idem:1' });
+    const second = await proposeEffect(core, actor, { kind: 'refund', supportedBy: [p.id], idempotencyKey: 'idem:1', amount: { amountMinor: 300, currency: 'EUR' } });
     expect(second).toEqual({ kind: 'proposed', effect: first.effect, created: false });
+    const reused = await proposeEffect(core, actor, { kind: 'email', supportedBy: [other.id], idempotencyKey: 'idem:1' }).catch((e: unknown) => e);
+    expect(reused).toMatchObject({ code: 'CONFLICT', field: 'idempotencyKey', extensions: { effectId: gid('Effect', first.effect.id) } });
+    expect((reused as Error).message).toMatch(/different kind, amount, currency, supportedBy;/);
     await expectUnchanged(t.store, before);
 
     await retractBelief(core, actor, { beliefId: p.id, reason: 'p was false' });
     const cancelled = await effect(first.effect.id);
     expect(cancelled.status).toBe('CANCELLED');
     before = await dump(t.store);
-    const third = await proposeEffect(core, actor, { kind: 'refund', supportedBy: [other.id], idempotencyKey: 'idem:1', amount: { amountMinor: 300, currency: 'EUR' } });
+    const third = await proposeEffect(core, actor, { kind: 'refund', supportedBy: [p.id], idempotencyKey: 'idem:1', amount: { amountMinor: 300, currency: 'EUR' } });
     expect(third).toMatchObject({ kind: 'proposed', created: false, effect: { id: first.effect.id, status: 'CANCELLED' } });
     await expectUnchanged(t.store, before);
     await expectInvariants(t.store);
@@ -177,7 +181,7 @@ describe.each(engines())('retraction idempotence on %s', (engine) => {
     expect(revs[0]).toMatchObject({ idempotency_key: reversalKey('two:refund'), retraction_id: r1.retractionId, status: 'OWED' });
     expect(reversalKey('two:refund')).toBe('reversal:two:refund');
     const [t1, t2] = await read(t.store, 'idem', async (tx) => [await totalsFor(tx, r1.retractionId), await totalsFor(tx, r2.retractionId)]);
-    expect(t1).toMatchObject({ effectsReached: 1, reversalsOwed: 1, owed: [{ amountMinor: 7_700, currency: 'USD' }] });
+    expect(t1).toMatchObject({ effectsReached: 1, reversalsOwed: 1, owed: [{ amountMinor: '7700', currency: 'USD' }] });
     expect(t2).toMatchObject({ effectsReached: 0, reversalsOwed: 0, owed: [] });
     const recorded = await read(t.store, 'idem', (tx) => tx.selectFrom('events').select('retraction_id').where('type', '=', 'ReversalRecorded').where('retraction_id', 'in', [r1.retractionId, r2.retractionId]).execute());
     expect(recorded).toEqual([{ retraction_id: r1.retractionId }]);

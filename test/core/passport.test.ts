@@ -35,10 +35,10 @@ describe.each(engines())('passport story on %s', (engine) => {
       effectsReached: 2,
       reversalsOwed: 1,
       unreachable: 1,
-      exposure: [{ amountMinor: 132_900, currency: 'USD' }],
-      owed: [{ amountMinor: 124_000, currency: 'USD' }],
-      unreachableAmount: [{ amountMinor: 8_900, currency: 'USD' }],
-      settled: [{ amountMinor: 0, currency: 'USD' }],
+      exposure: [{ amountMinor: '132900', currency: 'USD' }],
+      owed: [{ amountMinor: '124000', currency: 'USD' }],
+      unreachableAmount: [{ amountMinor: '8900', currency: 'USD' }],
+      settled: [{ amountMinor: '0', currency: 'USD' }],
     });
     expect(preview.totals).toEqual(totals);
 
@@ -67,8 +67,8 @@ describe.each(engines())('passport story on %s', (engine) => {
     const owed = await inTx(t.store, { fleet: 'acme', readOnly: true }, (tx) => tx.selectFrom('reversals').select('id').where('status', '=', 'OWED').executeTakeFirstOrThrow());
     await confirmReversal(core, actor, { reversalId: owed.id, providerRef: 'prv_abc123' });
     const after = await inTx(t.store, { fleet: 'acme', readOnly: true }, (tx) => totalsFor(tx, retractionId));
-    expect(after.settled).toEqual([{ amountMinor: 124_000, currency: 'USD' }]);
-    expect(after.owed).toEqual([{ amountMinor: 124_000, currency: 'USD' }]);
+    expect(after.settled).toEqual([{ amountMinor: '124000', currency: 'USD' }]);
+    expect(after.owed).toEqual([{ amountMinor: '124000', currency: 'USD' }]);
     await expectInvariants(t.store);
   });
 });

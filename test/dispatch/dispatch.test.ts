@@ -105,7 +105,7 @@ describe.each(engines())('reversal dispatch on %s', (engine) => {
     expect((await eventsFor(t.store, refundRev!.id)).map((e) => e.type)).toEqual(['ReversalRecorded', 'ReversalDispatched', 'ReversalConfirmed']);
 
     const totals = await inTx(t.store, { fleet: 'acme', readOnly: true }, (tx) => totalsFor(tx, retractionId));
-    expect(totals.settled).toEqual([{ amountMinor: 124_000, currency: 'USD' }]);
+    expect(totals.settled).toEqual([{ amountMinor: '124000', currency: 'USD' }]);
     expect(fake.settledMinor('USD')).toBe(124_000);
     expect((await reversalState(t.store, chargeRev!.id)).status).toBe('UNREACHABLE');
     await expectInvariants(t.store);

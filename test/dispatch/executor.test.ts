@@ -124,7 +124,7 @@ describe.each(engines())('effect executor on %s', (engine) => {
     expect(confirmed.provider_ref).toBe(fake.payments.get('reversal:e2e-1')!.reference);
     const { totalsFor } = await import('../../src/retraction/retraction.repository');
     const totals = await inTx(t.store, { fleet: 'acme', readOnly: true }, (tx) => totalsFor(tx, retractionId));
-    expect(totals.settled).toEqual([{ amountMinor: 4_200, currency: 'USD' }]);
+    expect(totals.settled).toEqual([{ amountMinor: '4200', currency: 'USD' }]);
     expect(fake.payments.get('reversal:e2e-1')!.amount).toEqual({ amountMinor: 4_200, currency: 'USD' });
     await expectInvariants(t.store);
   });

@@ -356,7 +356,7 @@ describe.skipIf(!HAVE_CHROMIUM)(`dashboard against the real server (${ENGINE})`,
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(820);
   });
 
-  it('a read-only token sees the graph and the preview, but neither the retract form nor a feed that retries forever', async () => {
+  it('a read-only token sees the graph and the preview (effects and money withheld), but neither the retract form nor a feed that retries forever', async () => {
     const reader = await createAgent(url, BOOTSTRAP, 'acme', 'dashboard-reader', ['beliefs:read']);
     const page = await openPage();
     await byTestId(page, 'token-input').fill(reader.token);
@@ -368,6 +368,12 @@ describe.skipIf(!HAVE_CHROMIUM)(`dashboard against the real server (${ENGINE})`,
     await item.click();
     await expect.poll(() => byTestId(page, 'belief-detail').getAttribute('data-id')).toBe(other.addressVerified);
     expect(await byTestId(page, 'preview-button').isEnabled()).toBe(true);
+    // The preview shows what beliefs:read opens; effects and money are marked withheld (the server refuses them), not an error.
+    await byTestId(page, 'preview-button').click();
+    await byTestId(page, 'preview-panel').waitFor({ state: 'visible' });
+    expect(Number(await byTestId(page, 'preview-beliefs-count').textContent())).toBeGreaterThan(0);
+    expect(await byTestId(page, 'preview-exposure').getAttribute('data-withheld')).toBe('true');
+    expect(await byTestId(page, 'preview-cancel-count').getAttribute('data-withheld')).toBe('true');
     expect(await page.locator('#retract-form').isVisible()).toBe(false);
     expect(await byTestId(page, 'retract-button').isVisible()).toBe(false);
     await page.waitForTimeout(1_500);

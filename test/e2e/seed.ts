@@ -2,8 +2,9 @@
 // sees exactly what an agent fleet would have written. Used by test/e2e/dashboard.test.ts and by
 // `npx tsx test/e2e/seed.ts <url> <bootstrap-token>` for manual runs against `npm start`.
 
-export type { Money, Totals } from '../../src/retraction/retraction.repository';
-import type { Totals } from '../../src/retraction/retraction.repository';
+// The API's shapes (amountMinor a JSON number), not the store's exact decimal strings.
+export type { Money, Totals } from '../../src/client';
+import type { Totals } from '../../src/client';
 
 export const TOTALS_SELECTION = `beliefsRetracted effectsCancelled effectsReached reversalsOwed unreachable
   exposure { amountMinor currency } owed { amountMinor currency } unreachableAmount { amountMinor currency }

@@ -59,7 +59,8 @@ async function populate(store: Store): Promise<World> {
     },
     otherPassport: other.passport.id,
     tokens: {
-      receipts: await tok('acme', 'receipts-reader', ['receipts:read']),
+      // search_beliefs and explain_belief show ACTIVE beliefs, so checkTools' token also reads beliefs.
+      receipts: await tok('acme', 'receipts-reader', ['receipts:read', 'beliefs:read']),
       noScope: await tok('acme', 'belief-reader', ['beliefs:read', 'beliefs:write']),
       admin: await tok('acme', 'admin', ['admin']),
       otherFleet: await tok('globex', 'receipts-reader', ['receipts:read']),
@@ -98,7 +99,7 @@ async function checkTools(client: Client, db: Expected, w: World) {
   expect(receipt.reversals.map((r: any) => [r.dbId, r.effect.id, r.status, r.idempotencyKey, r.amount.amountMinor])).toEqual(
     db.reversals.map((r) => [r.id, gid('Effect', r.effect_id), r.status, r.idempotency_key, Number(r.amount_minor)]),
   );
-  const strip = (list: any[]) => list.map(({ amountMinor, currency }) => ({ amountMinor, currency }));
+  const strip = (list: any[]) => list.map(({ amountMinorExact, currency }) => ({ amountMinor: amountMinorExact, currency }));
   expect({ ...receipt.totals, exposure: strip(receipt.totals.exposure), owed: strip(receipt.totals.owed), unreachableAmount: strip(receipt.totals.unreachableAmount), settled: strip(receipt.totals.settled) }).toEqual(db.totals);
   expect(receipt.totals.owed[0].formatted).toBe('$1,240.00');
   expect(receipt.totals.unreachableAmount[0].formatted).toBe('$89.00');
@@ -285,7 +286,7 @@ describe.each(engines())('MCP receipt tools on %s', { timeout: 240_000 }, (engin
     expect(r.code, r.stderr).toBe(0);
     const answers = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
     expect(answers.map((a) => a.id)).toEqual([1, 2]);
-    expect(answers[1].result.structuredContent.owed).toEqual([{ amountMinor: 124_000, currency: 'USD', formatted: '$1,240.00' }]);
+    expect(answers[1].result.structuredContent.owed).toEqual([{ amountMinor: 124_000, amountMinorExact: '124000', amountMinorCapped: false, currency: 'USD', formatted: '$1,240.00' }]);
   });
 
   it('over Streamable HTTP at /mcp: the same answers, the same refusals, and writes through its path fail in the database', async () => {

@@ -30,7 +30,7 @@ export type Cmd =
   | { t: 'derive'; premises: number[]; fit: boolean; recent: boolean }
   | { t: 'justify'; aim: 'fit' | 'any' | 'cycle' | 'retracted' | 'self' | 'dup'; b: number; premises: number[] }
   | { t: 'corroborate'; b: number; premises: number[] }
-  | { t: 'propose'; supports: number[]; fit: boolean; kind: KindName; amount: Money | null; reuseKey: number | null }
+  | { t: 'propose'; supports: number[]; fit: boolean; kind: KindName; amount: Money | null; reuseKey: number | null; same?: boolean }
   | { t: 'claim'; kind: KindName | null; completeNext: boolean }
   | { t: 'complete'; e: number; fit: boolean; ref: 'own' | 'other' }
   | { t: 'fail'; e: number; fit: boolean }
@@ -46,7 +46,10 @@ const money: fc.Arbitrary<Money | null> = fc.option(
   fc.record({ amountMinor: fc.integer({ min: 1, max: 100_000 }), currency: fc.constantFrom('USD', 'EUR') }),
   { freq: 4 },
 );
-/** Usually a fresh idempotency key; sometimes one already used (the first effect under it must come back). */
+/**
+ * Usually a fresh idempotency key; sometimes one already used: repeating the first proposal exactly
+ * (`same`) must return the first effect, anything else under its key is a CONFLICT.
+ */
 const reuseKey = fc.oneof({ weight: 6, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: pick });
 
 /** One random command; weights favour building a graph, executing effects and retracting. */
@@ -55,7 +58,7 @@ export const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 6, arbitrary: fc.record({ t: fc.constant('derive' as const), premises: picks, fit, recent: fc.boolean() }) },
   { weight: 4, arbitrary: fc.record({ t: fc.constant('justify' as const), aim: fc.constantFrom('fit', 'fit', 'fit', 'any', 'cycle', 'cycle', 'retracted', 'self', 'dup'), b: pick, premises: picks }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('corroborate' as const), b: pick, premises: picks }) },
-  { weight: 6, arbitrary: fc.record({ t: fc.constant('propose' as const), supports: picks, fit, kind: fc.constantFrom<KindName>('rev', 'rev', 'irr'), amount: money, reuseKey }) },
+  { weight: 6, arbitrary: fc.record({ t: fc.constant('propose' as const), supports: picks, fit, kind: fc.constantFrom<KindName>('rev', 'rev', 'irr'), amount: money, reuseKey, same: fc.boolean() }) },
   { weight: 5, arbitrary: fc.record({ t: fc.constant('claim' as const), kind: fc.constantFrom<KindName | null>(null, null, null, null, 'rev', 'irr'), completeNext: fc.boolean() }) },
   { weight: 3, arbitrary: fc.record({ t: fc.constant('complete' as const), e: pick, fit, ref: fc.constantFrom<'own' | 'other'>('own', 'own', 'other') }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('fail' as const), e: pick, fit }) },
@@ -154,13 +157,22 @@ export class Runner {
       case 'justify': return this.justify(cmd);
       case 'propose': {
         const pool = cmd.fit && this.active().length ? this.active() : this.allBeliefs();
-        const supports = this.premisesFrom(pool, cmd.supports);
         const reuse = cmd.reuseKey === null ? undefined : at(this.m.effects, cmd.reuseKey);
+        const repeat = reuse && cmd.same ? reuse : undefined;
+        const supports = repeat ? [...repeat.supports].reverse() : this.premisesFrom(pool, cmd.supports);
+        const [kind, amount] = repeat ? [repeat.kind, repeat.amount] : [cmd.kind, cmd.amount];
         const key = reuse?.key ?? `fx:${this.m.effects.length}`;
-        const want = this.m.propose(key, cmd.kind, cmd.amount, supports);
-        this.trace.push(`propose ${key} ${cmd.kind} on [${supports}] → ${want.kind}`);
+        const want = this.m.propose(key, kind, amount, supports);
+        const call = () => proposeEffect(this.core, this.actor, { kind, amount, supportedBy: this.ids(supports), idempotencyKey: key });
+        if ('error' in want) {
+          this.trace.push(`propose ${key} ${kind} on [${supports}] → ${want.error} (${want.because})`);
+          note('propose: key reused for another proposal');
+          await this.expectOutcome(want, call);
+          return true;
+        }
+        this.trace.push(`propose ${key} ${kind} on [${supports}] → ${want.kind}`);
         note(`propose: ${want.kind === 'proposed' ? (want.created ? 'created' : 'known key') : 'premise retracted'}`);
-        const got = await proposeEffect(this.core, this.actor, { kind: cmd.kind, amount: cmd.amount, supportedBy: this.ids(supports), idempotencyKey: key });
+        const got = await call();
         if (want.kind === 'premiseRetracted') {
           expect(got).toMatchObject({ kind: 'premiseRetracted', premise: { id: this.beliefId[want.premise] } });
           return true;
@@ -372,7 +384,7 @@ export class Runner {
     }
     expect(err, `expected ${want.error} (${want.because})`).toBeInstanceOf(DomainError);
     expect((err as DomainError).code).toBe(want.error);
-    const why: Record<string, RegExp> = { cycle: /cycle/, 'premise retracted': /premises: belief \d+ is retracted/, 'belief retracted': /cannot gain support/, unreachable: /UNREACHABLE/ };
+    const why: Record<string, RegExp> = { cycle: /cycle/, 'premise retracted': /premises: belief \d+ is retracted/, 'belief retracted': /cannot gain support/, unreachable: /UNREACHABLE/, 'key reused': /already names effect/ };
     if (why[want.because]) expect((err as DomainError).message).toMatch(why[want.because]!);
   }
 

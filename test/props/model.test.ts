@@ -19,7 +19,7 @@ function derived(m: Model, premises: number[]): number {
 }
 function effect(m: Model, kind: 'rev' | 'irr', supports: number[], amountMinor = 100): number {
   const r = m.propose(`fx:${m.effects.length}`, kind, { amountMinor, currency: 'USD' }, supports);
-  if (r.kind !== 'proposed') throw new Error(r.kind);
+  if ('error' in r || r.kind !== 'proposed') throw new Error(JSON.stringify(r));
   return r.effect;
 }
 
@@ -109,8 +109,8 @@ describe('reference JTMS model', () => {
     ]);
     expect(r.plan!.totals).toMatchObject({
       beliefsRetracted: 2, effectsCancelled: 1, effectsReached: 2, reversalsOwed: 1, unreachable: 1,
-      exposure: [{ amountMinor: 570, currency: 'USD' }], owed: [{ amountMinor: 500, currency: 'USD' }],
-      unreachableAmount: [{ amountMinor: 70, currency: 'USD' }], settled: [{ amountMinor: 0, currency: 'USD' }],
+      exposure: [{ amountMinor: '570', currency: 'USD' }], owed: [{ amountMinor: '500', currency: 'USD' }],
+      unreachableAmount: [{ amountMinor: '70', currency: 'USD' }], settled: [{ amountMinor: '0', currency: 'USD' }],
     });
     expect(m.complete(running, 'x3')).toEqual({ ok: true, changed: true });
     expect(m.reversals.find((x) => x.effect === running)).toMatchObject({ retraction: 0, status: 'OWED', key: 'reversal:fx:2' });
@@ -128,7 +128,7 @@ describe('reference JTMS model', () => {
     expect(m.confirm(owed, 'prv-1')).toEqual({ ok: true, changed: true });
     expect(m.confirm(owed, 'prv-1')).toEqual({ ok: true, changed: false });
     expect(m.confirm(owed, 'prv-2')).toEqual({ error: 'CONFLICT', because: 'other reference' });
-    expect(m.totals(0).settled).toEqual([{ amountMinor: 500, currency: 'USD' }]);
+    expect(m.totals(0).settled).toEqual([{ amountMinor: '500', currency: 'USD' }]);
   });
 
   it('retracting a retracted belief changes nothing, and its preview is empty', () => {

@@ -12,6 +12,8 @@ export type EffectStatus = 'PENDING' | 'EXECUTING' | 'EXECUTED' | 'CANCELLED' | 
 export type ReversalStatus = 'OWED' | 'CONFIRMED' | 'UNREACHABLE';
 export type KindName = 'rev' | 'irr';
 export interface Money { amountMinor: number; currency: string }
+/** A receipt's per-currency sum: exact integer minor units as a decimal string, at any size. */
+interface Sum { amountMinor: string; currency: string }
 
 export interface MBelief {
   claimKey: string;
@@ -53,10 +55,10 @@ export interface Totals {
   effectsReached: number;
   reversalsOwed: number;
   unreachable: number;
-  exposure: Money[];
-  owed: Money[];
-  unreachableAmount: Money[];
-  settled: Money[];
+  exposure: Sum[];
+  owed: Sum[];
+  unreachableAmount: Sum[];
+  settled: Sum[];
 }
 
 /** What a retraction of `root` does (or would do): the beliefs with their depth, survivors, effects and totals. */
@@ -185,11 +187,18 @@ export class Model {
 
   /** proposeEffect: a known key returns its effect untouched; a fallen support refuses; else PENDING. */
   propose(key: string, kind: KindName, amount: Money | null, supportsIn: readonly number[]):
+    | Refusal
     | { kind: 'proposed'; effect: number; created: boolean }
     | { kind: 'premiseRetracted'; premise: number } {
-    const existing = this.effects.findIndex((e) => e.key === key);
-    if (existing >= 0) return { kind: 'proposed', effect: existing, created: false };
     const supports = sorted(supportsIn);
+    const existing = this.effects.findIndex((e) => e.key === key);
+    if (existing >= 0) {
+      // A key names one proposal: the same kind, amount, currency and supports return it; anything else is refused.
+      const e = this.effects[existing]!;
+      const same = e.kind === kind && e.amount?.amountMinor === amount?.amountMinor && e.amount?.currency === amount?.currency
+        && e.supports.join() === supports.join();
+      return same ? { kind: 'proposed', effect: existing, created: false } : { error: 'CONFLICT', because: 'key reused' };
+    }
     const fallen = this.firstFallen(supports);
     if (fallen !== null) return { kind: 'premiseRetracted', premise: fallen };
     this.effects.push({ key, kind, amount, supports, status: 'PENDING', reachedBy: null, cancelledBy: null, externalRef: null });
@@ -335,7 +344,7 @@ export class Model {
     const owed = rs.filter((r) => r.status !== 'UNREACHABLE');
     const currencies = [...new Set(rs.filter((r) => r.amount).map((r) => r.amount!.currency))].sort();
     const sum = (pred: (r: MReversal) => boolean) => currencies.map((currency) => ({
-      amountMinor: rs.filter((r) => r.amount?.currency === currency && pred(r)).reduce((a, r) => a + r.amount!.amountMinor, 0),
+      amountMinor: rs.filter((r) => r.amount?.currency === currency && pred(r)).reduce((a, r) => a + BigInt(r.amount!.amountMinor), 0n).toString(),
       currency,
     }));
     return {

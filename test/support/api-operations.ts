@@ -37,7 +37,8 @@ export const OPERATIONS: readonly Operation[] = [
   op({ field: 'beliefs', root: 'query', scopes: ['beliefs:read'], ids: [], nullable: false,
     document: '{ beliefs(first: 50) { totalCount edges { node { id } } } }', variables: () => ({}) }),
   op({ field: 'previewRetraction', root: 'query', scopes: ['beliefs:read'], ids: ['beliefId'], nullable: false,
-    document: 'query($id: ID!) { previewRetraction(beliefId: $id) { root { id } totals { beliefsRetracted } } }', variables: (f) => ({ id: f.p }) }),
+    // Only the fields beliefs:read opens: the preview's totals are a receipt's figures (receipts:read).
+    document: 'query($id: ID!) { previewRetraction(beliefId: $id) { root { id } beliefs { totalCount } } }', variables: (f) => ({ id: f.p }) }),
   op({ field: 'retraction', root: 'query', scopes: ['receipts:read'], ids: ['id'], nullable: true,
     document: 'query($id: ID!) { retraction(id: $id) { id reason } }', variables: (f) => ({ id: f.retraction }) }),
   op({ field: 'retractions', root: 'query', scopes: ['receipts:read'], ids: [], nullable: false,

@@ -7,8 +7,7 @@ import { createAgentDirect, SCOPES, type Scope } from '../../src/agent/agent.ser
 import { gid } from '../../src/kernel/ids';
 import type { Core } from '../../src/core';
 import type { Embedder } from '../../src/embedding/embedder';
-import { type App, createApp } from '../../src/server/app';
-import type { ServerConfig } from '../../src/server/config';
+import { type App, type AppOptions, createApp } from '../../src/server/app';
 import type { EngineName, Store } from '../../src/store/engine';
 import { serverLogs } from './api-client';
 import { embedder as testEmbedder, testStore, type TestDb } from './engines';
@@ -77,7 +76,7 @@ export interface ApiServer {
 }
 
 export interface StartOptions {
-  config?: Partial<ServerConfig>;
+  config?: AppOptions['config'];
   adjudicator?: Adjudicator;
   embedder?: Embedder;
   /** Reuse this database instead of a fresh one (it is not closed by close()). */

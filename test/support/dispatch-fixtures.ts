@@ -99,7 +99,7 @@ export async function settledMinor(store: Store, retractions: Array<{ fleet: str
   let sum = 0;
   for (const { fleet, retractionId } of retractions) {
     const t = await inTx(store, { fleet, readOnly: true }, (tx) => totalsFor(tx, retractionId));
-    sum += t.settled.reduce((n, m) => n + m.amountMinor, 0);
+    sum += t.settled.reduce((n, m) => n + Number(m.amountMinor), 0);
   }
   return sum;
 }

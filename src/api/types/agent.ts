@@ -13,7 +13,10 @@ AgentRef.implement({
   fields: (t) => ({
     name: t.exposeString('name', { description: 'Unique within its fleet.' }),
     fleet: t.string({ description: 'The fleet this agent belongs to.', resolve: (a) => a.fleet_id }),
-    scopes: t.exposeStringList('scopes', { description: 'What the token may do. A scope proves a grant, not who the caller is.' }),
+    scopes: t.exposeStringList('scopes', {
+      description: 'What the token may do. A scope proves a grant, not who the caller is. Visible to admin and to the agent itself.',
+      authScopes: (a) => ({ ownScopes: a.id }),
+    }),
   }),
 });
 

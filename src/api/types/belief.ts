@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { BeliefRow } from '../../belief/belief.repository';
-import { type Context, builder } from '../builder';
+import { beliefReadable } from '../../agent/access';
+import { type Context, builder, readRule } from '../builder';
 import { gid } from '../../kernel/ids';
 import { fleetRead, inOrder, loadEffectIdsByBelief, loadJustifications, loadRows, type JustificationShape } from '../loaders';
 import { connectionOf, decodeIdCursor, encodeIdCursor, firstArg } from '../pagination';
@@ -20,7 +21,8 @@ export const BeliefRef = builder.loadableNodeRef('Belief', {
 });
 
 BeliefRef.implement({
-  description: 'An assertion about a claim: statement, JSON value, evidence, author, status.',
+  description: 'An assertion about a claim: statement, JSON value, evidence, author, status. Needs beliefs:read; a RETRACTED one is also open to receipts:read.',
+  authScopes: (b, ctx) => readRule(ctx, beliefReadable(b.status), { type: 'Belief', id: b.id }),
   fields: (t) => ({
     claimKey: t.string({
       description: 'Canonical identity of what the belief is about, e.g. customer:4411/passport.authentic. Identity never comes from the embedding.',

@@ -1,5 +1,5 @@
 import type { EffectRow } from '../../effect/effect.repository';
-import { type Context, builder } from '../builder';
+import { type Context, builder, readRule } from '../builder';
 import { inOrder, loadReversalIdByEffect, loadRows, loadSupportIdsByEffect } from '../loaders';
 import { AgentRef } from './agent';
 import { BeliefRef } from './belief';
@@ -25,7 +25,8 @@ export const EffectRef = builder.loadableNodeRef('Effect', {
 });
 
 EffectRef.implement({
-  description: 'An action an agent takes on the strength of beliefs.',
+  description: 'An action an agent takes on the strength of beliefs. Needs effects:propose, effects:execute or receipts:read.',
+  authScopes: (e, ctx) => readRule(ctx, 'Effect', { type: 'Effect', id: e.id }),
   fields: (t) => ({
     kind: t.exposeString('kind', { description: 'A registered effect kind, e.g. refund.' }),
     status: t.field({ type: EffectStatusEnum, description: 'Where the effect stands.', resolve: (e) => e.status }),

@@ -1,4 +1,5 @@
-import { decodeCursor } from '../../event/event.repository';
+import { isAhead, parseCursor } from '../../event/event.repository';
+import { readTx } from '../../store/tx';
 import { type Granularity, LEVEL_BATCH, type StreamEvent, retractionEvents } from '../../event/tailer';
 import { badInput } from '../../errors/domain-error';
 import { actorOf, builder } from '../builder';
@@ -9,7 +10,8 @@ import { RetractionRef } from './retraction';
 import { ReversalRef } from './reversal';
 
 export const RetractionEventRef = builder.interfaceRef<StreamEvent>('RetractionEvent').implement({
-  description: 'One step of a cascade, in the order it happened. cursor resumes a subscription without loss.',
+  description: 'One step of a cascade, in the order it happened. cursor resumes a subscription without loss. Needs receipts:read.',
+  authScopes: { readable: 'Receipt' },
   resolveType: (e) => e.__typename,
   fields: (t) => ({
     cursor: t.string({ description: 'Pass as `after` to resume right after this event.', resolve: (e) => e.cursor }),
@@ -93,10 +95,13 @@ builder.subscriptionFields((t) => ({
       after: t.arg.string({ description: 'The cursor of the last event you saw.' }),
       granularity: t.arg({ type: GranularityRef, defaultValue: 'BELIEF', description: 'BELIEF (the default): an event per item. LEVEL: an event per cascade level and kind. Cursors of either resume either.' }),
     },
-    subscribe: (_r, a, ctx) => {
+    subscribe: async (_r, a, ctx) => {
       const actor = actorOf(ctx);
-      const after = a.after == null ? null : decodeCursor(a.after);
-      if (a.after != null && !after) throw badInput('after', 'must be a cursor from a previous event');
+      const after = a.after == null ? null : parseCursor('after', a.after);
+      if (after && (await readTx(ctx.core.store, actor.fleet, (tx) => isAhead(tx, after)))) {
+        throw badInput('after', `names transaction ${after.tx}, which this database has not reached (a cursor from before a restore, or from another server); ` +
+          'subscribe without after to start from now');
+      }
       const abort = new AbortController();
       const gen = retractionEvents(ctx.core.store, ctx.waker, actor.fleet, after, abort.signal, (a.granularity ?? 'BELIEF') as Granularity);
       return {

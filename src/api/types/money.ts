@@ -1,11 +1,24 @@
-import type { Money, Totals } from '../../retraction/retraction.repository';
-import { builder } from '../builder';
+import { capped, exactMinor, type Money } from '../../kernel/money';
+import type { Totals } from '../../retraction/retraction.repository';
+import { builder, readRule } from '../builder';
 
 export const MoneyRef = builder.objectRef<Money>('Money').implement({
   description: 'An amount in integer minor units (cents) and its ISO 4217 currency.',
   fields: (t) => ({
-    amountMinor: t.field({ type: 'SafeInt', description: 'Integer minor units, e.g. 124000 for $1,240.00.', resolve: (m) => m.amountMinor }),
-    currency: t.exposeString('currency', { description: 'Three capital letters, e.g. USD.' }),
+    amountMinor: t.field({
+      type: 'SafeInt',
+      description: 'Integer minor units, e.g. 124000 for $1,240.00. Exact up to 2^53−1; a total above that answers 9007199254740991 with amountMinorCapped true: read amountMinorExact.',
+      resolve: (m) => capped(m.amountMinor).amountMinor,
+    }),
+    amountMinorExact: t.string({
+      description: 'The exact integer minor units as a decimal string, at any size (totals may pass 2^53−1).',
+      resolve: (m) => exactMinor(m.amountMinor).toString(),
+    }),
+    amountMinorCapped: t.boolean({
+      description: 'True when the exact amount is beyond 2^53−1 and amountMinor shows 9007199254740991 instead of it.',
+      resolve: (m) => capped(m.amountMinor).capped,
+    }),
+    currency: t.exposeString('currency', { description: 'ISO 4217 code, e.g. USD.' }),
   }),
 });
 
@@ -13,17 +26,19 @@ export const MoneyInput = builder.inputType('MoneyInput', {
   description: 'An amount in integer minor units and its currency.',
   fields: (t) => ({
     amountMinor: t.field({ type: 'SafeInt', required: true, description: 'Positive integer minor units.' }),
-    currency: t.string({ required: true, description: 'Three capital letters (ISO 4217).' }),
+    currency: t.string({ required: true, description: 'An ISO 4217 currency code in capitals, e.g. USD.' }),
   }),
 });
 
 /** Money from a row's amount_minor/currency columns; null when the row carries no money. */
 export function moneyOf(row: { amount_minor: unknown; currency: unknown }): Money | null {
-  return row.amount_minor == null || row.currency == null ? null : { amountMinor: Number(row.amount_minor), currency: String(row.currency) };
+  return row.amount_minor == null || row.currency == null ? null : { amountMinor: String(row.amount_minor), currency: String(row.currency) };
 }
 
-export const TotalsRef = builder.objectRef<Totals>('RetractionTotals').implement({
-  description: 'The figures of a receipt, computed from the rows themselves.',
+/** A retraction's totals carry its id, so the grant of a retraction this request made covers them. */
+export const TotalsRef = builder.objectRef<Totals & { retractionId?: string }>('RetractionTotals').implement({
+  description: 'The figures of a receipt, computed from the rows themselves. Needs receipts:read.',
+  authScopes: (x, ctx) => readRule(ctx, 'Receipt', x.retractionId ? { type: 'Retraction', id: x.retractionId } : null),
   fields: (t) => ({
     beliefsRetracted: t.exposeInt('beliefsRetracted', { description: 'Beliefs taken down, the root included.' }),
     effectsCancelled: t.exposeInt('effectsCancelled', { description: 'PENDING effects cancelled: they can never run.' }),

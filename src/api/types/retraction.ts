@@ -1,11 +1,10 @@
 import { sql } from 'kysely';
 import { type RetractionRow, retractedBeliefPage, totalsFor } from '../../retraction/retraction.repository';
 import { type Preview, previewRetraction } from '../../retraction/retraction.service';
-import { badInput } from '../../errors/domain-error';
-import { type Context, actorOf, builder } from '../builder';
+import { type Context, actorOf, builder, readRule } from '../builder';
 import { fleetRead, inOrder, loadRows } from '../loaders';
 import { firstArg } from '../pagination';
-import { decodeDepthCursor } from '../../retraction/retraction.repository';
+import { decodeDepthCursor, encodeDepthCursor } from '../../retraction/retraction.repository';
 import { AgentRef } from './agent';
 import { BeliefConnection, BeliefRef } from './belief';
 import { EffectRef } from './effect';
@@ -14,21 +13,17 @@ import { ReversalRef } from './reversal';
 
 function depthAfter(after: string | null | undefined): string | null {
   if (after == null) return null;
-  if (!decodeDepthCursor(after)) throw badInput('after', 'must be a cursor returned by this connection');
+  decodeDepthCursor('after', after);
   return after;
 }
 
 function beliefPageConnection(page: Awaited<ReturnType<typeof retractedBeliefPage>>, hasPrevious: boolean) {
-  const edges = page.items.map((b, i) => ({ cursor: i === page.items.length - 1 && page.endCursor ? page.endCursor : encodeDepth(b), node: b.id }));
+  const edges = page.items.map((b) => ({ cursor: encodeDepthCursor(b.depth, b.id), node: b.id }));
   return {
     edges,
     pageInfo: { hasNextPage: page.hasNextPage, hasPreviousPage: hasPrevious, startCursor: edges[0]?.cursor ?? null, endCursor: page.endCursor },
     totalCount: page.totalCount,
   };
-}
-
-function encodeDepth(b: { id: string; depth: number }): string {
-  return Buffer.from(`d1:${b.depth}:${b.id}`).toString('base64url');
 }
 
 export const RetractionRef = builder.loadableNodeRef('Retraction', {
@@ -38,7 +33,8 @@ export const RetractionRef = builder.loadableNodeRef('Retraction', {
 });
 
 RetractionRef.implement({
-  description: 'The receipt: root, reason, actor, and everything it took down, cancelled or reached, with totals.',
+  description: 'The receipt: root, reason, actor, and everything it took down, cancelled or reached, with totals. Needs receipts:read.',
+  authScopes: (r, ctx) => readRule(ctx, 'Receipt', { type: 'Retraction', id: r.id }),
   fields: (t) => ({
     root: t.field({ type: BeliefRef, description: 'The belief retracted.', resolve: (r) => r.root_id }),
     reason: t.exposeString('reason', { description: 'Why it was retracted.' }),
@@ -67,7 +63,7 @@ RetractionRef.implement({
       resolve: (r, _a, ctx) =>
         fleetRead(ctx, async (tx) => (await sql<{ id: string }>`SELECT id::text FROM reversals WHERE retraction_id = ${r.id} ORDER BY reversals.id`.execute(tx)).rows.map((x) => x.id)),
     }),
-    totals: t.field({ type: TotalsRef, description: 'Counts and money, per currency.', resolve: (r, _a, ctx) => fleetRead(ctx, (tx) => totalsFor(tx, r.id)) }),
+    totals: t.field({ type: TotalsRef, description: 'Counts and money, per currency.', resolve: async (r, _a, ctx) => ({ ...(await fleetRead(ctx, (tx) => totalsFor(tx, r.id))), retractionId: r.id }) }),
   }),
 });
 

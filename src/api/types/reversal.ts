@@ -1,5 +1,5 @@
 import type { ReversalRow } from '../../reversal/reversal.service';
-import { type Context, builder } from '../builder';
+import { type Context, builder, readRule } from '../builder';
 import { inOrder, loadRows } from '../loaders';
 import { EffectRef } from './effect';
 import { MoneyRef, moneyOf } from './money';
@@ -23,7 +23,8 @@ export const ReversalRef = builder.loadableNodeRef('Reversal', {
 });
 
 ReversalRef.implement({
-  description: 'The compensation owed for an EXECUTED effect whose support was retracted.',
+  description: 'The compensation owed for an EXECUTED effect whose support was retracted. Needs receipts:read.',
+  authScopes: (r, ctx) => readRule(ctx, 'Receipt', { type: 'Reversal', id: r.id }),
   fields: (t) => ({
     effect: t.field({ type: EffectRef, description: 'The executed effect being reversed.', resolve: (r) => r.effect_id }),
     retraction: t.field({ type: RetractionRef, description: 'The retraction that reached the effect.', resolve: (r) => r.retraction_id }),

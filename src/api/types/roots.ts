@@ -7,7 +7,7 @@ import { claimEffect, completeEffect, failEffect, proposeEffect, registerEffectK
 import { confirmReversal } from '../../reversal/reversal.service';
 import { previewRetraction, retractBelief } from '../../retraction/retraction.service';
 import * as v from '../../validation';
-import { actorOf, builder } from '../builder';
+import { actorOf, builder, grantRead } from '../builder';
 import { parseGid, parseGids } from '../../kernel/ids';
 import { fleetRead } from '../loaders';
 import { connectionOf, decodeIdCursor, encodeIdCursor, firstArg } from '../pagination';
@@ -131,7 +131,7 @@ const CreateAgentInput = builder.inputType('CreateAgentInput', {
 const AssertBeliefInput = builder.inputType('AssertBeliefInput', {
   description: 'COMMIT of a turn.',
   fields: (t) => ({
-    claimKey: t.string({ required: true, description: 'What the belief is about.' }),
+    claimKey: t.string({ required: true, description: 'What the belief is about. Normalised to Unicode NFC: composed and decomposed spellings are one claim.' }),
     statement: t.string({ required: true, description: 'The assertion in words.' }),
     value: t.field({ type: 'JSON', description: 'The asserted value.' }),
     evidence: t.string({ description: 'Outside evidence for it.' }),
@@ -193,6 +193,10 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: AssertBeliefInput, required: true, description: 'The belief.' }) },
     resolve: async (_r, a, ctx) => {
       const r = await assertBelief(ctx.core, actorOf(ctx), { ...a.input, derivedFrom: parseGids('input.derivedFrom', a.input.derivedFrom as string[] | null, 'Belief') });
+      // The caller's own belief, the one that already says the same, or the premise it named; not
+      // ClaimChangedSinceRead.current, another agent's belief that the caller must READ again to see.
+      if (r.kind === 'asserted' || r.kind === 'corroborated') grantRead(ctx, 'Belief', r.belief.id);
+      if (r.kind === 'premiseRetracted') grantRead(ctx, 'Belief', r.premise.id);
       switch (r.kind) {
         case 'asserted': return typed('BeliefAsserted', { belief: r.belief }) as never;
         case 'corroborated': return typed('BeliefCorroborated', { belief: r.belief }) as never;
@@ -211,11 +215,14 @@ builder.mutationFields((t) => ({
         premises: f.idList({ required: true, description: 'Its new premises (all ACTIVE).' }),
       }),
     }), required: true, description: 'The justification.' }) },
-    resolve: (_r, a, ctx) =>
-      addJustification(ctx.core, actorOf(ctx), {
+    resolve: async (_r, a, ctx) => {
+      const b = (await addJustification(ctx.core, actorOf(ctx), {
         beliefId: parseGid('input.beliefId', String(a.input.beliefId), 'Belief'),
         premises: parseGids('input.premises', a.input.premises as string[], 'Belief'),
-      }) as Promise<BeliefRow>,
+      })) as BeliefRow;
+      grantRead(ctx, 'Belief', b.id);
+      return b;
+    },
   }),
   retractBelief: t.field({
     type: RetractionRef, authScopes: { scope: 'beliefs:retract' },
@@ -227,8 +234,11 @@ builder.mutationFields((t) => ({
         reason: f.string({ required: true, description: 'Why (kept on the receipt).' }),
       }),
     }), required: true, description: 'The retraction.' }) },
-    resolve: async (_r, a, ctx) =>
-      (await retractBelief(ctx.core, actorOf(ctx), { beliefId: parseGid('input.beliefId', String(a.input.beliefId), 'Belief'), reason: a.input.reason })).retractionId,
+    resolve: async (_r, a, ctx) => {
+      const { retractionId } = await retractBelief(ctx.core, actorOf(ctx), { beliefId: parseGid('input.beliefId', String(a.input.beliefId), 'Belief'), reason: a.input.reason });
+      grantRead(ctx, 'Retraction', retractionId);
+      return retractionId;
+    },
   }),
   adjudicateContradiction: t.field({
     type: ContradictionRef, authScopes: { scope: 'contradictions:adjudicate' },
@@ -267,11 +277,13 @@ builder.mutationFields((t) => ({
         amount: f.field({ type: MoneyInput, description: 'Money it moves, if any.' }),
         payload: f.field({ type: 'JSON', description: 'What the executor needs.' }),
         supportedBy: f.idList({ required: true, description: 'Beliefs this effect rests on. All must be ACTIVE at commit.' }),
-        idempotencyKey: f.string({ required: true, description: 'Caller\'s key; proposing twice with the same key returns the first effect.' }),
+        idempotencyKey: f.string({ required: true, description: 'Caller\'s key; proposing the same effect again under it returns the first effect; a different effect under it is a CONFLICT naming the first.' }),
       }),
     }), required: true, description: 'The effect.' }) },
     resolve: async (_r, a, ctx) => {
       const r = await proposeEffect(ctx.core, actorOf(ctx), { ...a.input, supportedBy: parseGids('input.supportedBy', a.input.supportedBy as string[], 'Belief') });
+      if (r.kind === 'proposed') grantRead(ctx, 'Effect', r.effect.id);
+      else grantRead(ctx, 'Belief', r.premise.id);
       return (r.kind === 'proposed' ? typed('EffectProposed', { effect: r.effect }) : typed('PremiseRetracted', { premise: r.premise })) as never;
     },
   }),
@@ -282,7 +294,11 @@ builder.mutationFields((t) => ({
       description: 'Which effects an executor takes.',
       fields: (f) => ({ kinds: f.stringList({ description: 'Only these kinds.' }) }),
     }), description: 'Filter.' }) },
-    resolve: (_r, a, ctx) => claimEffect(ctx.core, actorOf(ctx), { kinds: a.input?.kinds ?? null }),
+    resolve: async (_r, a, ctx) => {
+      const e = await claimEffect(ctx.core, actorOf(ctx), { kinds: a.input?.kinds ?? null });
+      grantRead(ctx, 'Effect', e?.id);
+      return e;
+    },
   }),
   completeEffect: t.field({
     type: EffectRef, authScopes: { scope: 'effects:execute' },
@@ -294,7 +310,11 @@ builder.mutationFields((t) => ({
         externalRef: f.string({ required: true, description: 'The executor\'s reference for what it did.' }),
       }),
     }), required: true, description: 'The report.' }) },
-    resolve: (_r, a, ctx) => completeEffect(ctx.core, actorOf(ctx), { effectId: parseGid('input.effectId', String(a.input.effectId), 'Effect'), externalRef: a.input.externalRef }),
+    resolve: async (_r, a, ctx) => {
+      const e = await completeEffect(ctx.core, actorOf(ctx), { effectId: parseGid('input.effectId', String(a.input.effectId), 'Effect'), externalRef: a.input.externalRef });
+      grantRead(ctx, 'Effect', e.id);
+      return e;
+    },
   }),
   failEffect: t.field({
     type: EffectRef, authScopes: { scope: 'effects:execute' }, description: 'PENDING or EXECUTING to FAILED: the effect did not happen.',
@@ -305,7 +325,11 @@ builder.mutationFields((t) => ({
         reason: f.string({ required: true, description: 'Why.' }),
       }),
     }), required: true, description: 'The report.' }) },
-    resolve: (_r, a, ctx) => failEffect(ctx.core, actorOf(ctx), { effectId: parseGid('input.effectId', String(a.input.effectId), 'Effect'), reason: a.input.reason }),
+    resolve: async (_r, a, ctx) => {
+      const e = await failEffect(ctx.core, actorOf(ctx), { effectId: parseGid('input.effectId', String(a.input.effectId), 'Effect'), reason: a.input.reason });
+      grantRead(ctx, 'Effect', e.id);
+      return e;
+    },
   }),
   confirmReversal: t.field({
     type: ReversalRef, authScopes: { scope: 'effects:execute' }, description: 'Records a provider\'s confirmation of a reversal.',
@@ -316,6 +340,10 @@ builder.mutationFields((t) => ({
         providerRef: f.string({ required: true, description: 'The provider\'s own reference.' }),
       }),
     }), required: true, description: 'The confirmation.' }) },
-    resolve: (_r, a, ctx) => confirmReversal(ctx.core, actorOf(ctx), { reversalId: parseGid('input.reversalId', String(a.input.reversalId), 'Reversal'), providerRef: a.input.providerRef }),
+    resolve: async (_r, a, ctx) => {
+      const r = await confirmReversal(ctx.core, actorOf(ctx), { reversalId: parseGid('input.reversalId', String(a.input.reversalId), 'Reversal'), providerRef: a.input.providerRef });
+      grantRead(ctx, 'Reversal', r.id);
+      return r;
+    },
   }),
 }));
