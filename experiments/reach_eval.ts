@@ -33,7 +33,9 @@ import { encodeCursor, START } from '../src/event/event.repository';
 import { checkInvariants, type Violation } from '../src/invariants/check';
 import { openStore, type Store } from '../src/store/engine';
 import { LocalEmbedder } from '../src/embedding/local';
-import { gqlClient, subscribe, type GqlClient, type Subscription } from './lib/graphql';
+import { nodeClient, type Json, type RetractClient, type ResultOf } from '../src/client/node';
+import { subscribe, type Subscription } from './lib/graphql';
+import * as Op from './lib/reach-operations';
 import { environment, environmentLines, money, repoRoot, table, writeJson } from './lib/report';
 
 // ---------------------------------------------------------------------------------------------
@@ -189,37 +191,10 @@ async function story(mem: Memory): Promise<StoryLog> {
 // ---------------------------------------------------------------------------------------------
 // Arm (a): RETRACT through its GraphQL API.
 
-const ASSERT = `mutation AssertBelief($input: AssertBeliefInput!) { assertBelief(input: $input) {
-  __typename
-  ... on BeliefAsserted { belief { id } }
-  ... on BeliefCorroborated { belief { id } }
-  ... on ContradictionRaised { contradiction { id } }
-  ... on PremiseRetracted { premise { id } }
-} }`;
-const BELIEVED = `query Believed($claimKey: String!) { beliefByClaim(claimKey: $claimKey) { id claimKey value status } }`;
-const PROPOSE = `mutation ProposeEffect($input: ProposeEffectInput!) { proposeEffect(input: $input) {
-  __typename ... on EffectProposed { effect { id } } ... on PremiseRetracted { premise { id } }
-} }`;
-const EFFECT_FIELDS = 'id kind status amount { amountMinor currency } idempotencyKey';
-const CLAIM = `mutation ClaimEffect { claimEffect { ${EFFECT_FIELDS} } }`;
-const COMPLETE = `mutation CompleteEffect($input: CompleteEffectInput!) { completeEffect(input: $input) { id status } }`;
-const RETRACT = `mutation RetractBelief($input: RetractBeliefInput!) { retractBelief(input: $input) { id } }`;
-const OBSERVE = `query Observe { beliefs(first: 50) { totalCount edges { node { id claimKey value status } } }
-  effects(first: 50) { totalCount edges { node { ${EFFECT_FIELDS} reversal { status idempotencyKey amount { amountMinor currency } reason } } } } }`;
-const RECEIPT = `query Receipt($id: ID!) { retraction(id: $id) { id reason actor { name }
-  totals { beliefsRetracted effectsCancelled effectsReached reversalsOwed unreachable
-           exposure { amountMinor currency } owed { amountMinor currency } unreachableAmount { amountMinor currency } settled { amountMinor currency } }
-  reversals { status idempotencyKey amount { amountMinor currency } effect { id kind } } cancelledEffects { id kind } } }`;
-const FEED = `subscription Feed($after: String) { retractionEvents(after: $after) {
-  __typename cursor retraction { id }
-  ... on BeliefRetracted { depth belief { id } }
-  ... on EffectCancelled { effect { id } }
-  ... on ReversalRecorded { reversal { id status } }
-} }`;
-
 interface FeedEvent { type: string; retractionId: string; receivedAt: number }
-type Money = { amountMinor: number; currency: string };
-type EffectNode = { id: string; kind: string; status: string; amount: Money | null; idempotencyKey: string };
+type EffectNode = NonNullable<ResultOf<typeof Op.CLAIM>['claimEffect']>;
+type ReceiptDoc = NonNullable<ResultOf<typeof Op.RECEIPT>['retraction']>;
+type Money = ReceiptDoc['totals']['exposure'][number];
 
 const view = (e: EffectNode): EffectView => ({ id: e.id, kind: e.kind, status: e.status, amountMinor: e.amount?.amountMinor ?? 0, currency: e.amount?.currency ?? 'USD', idempotencyKey: e.idempotencyKey });
 
@@ -228,31 +203,31 @@ class RetractMemory implements Memory {
   /** When the first retraction request was sent: delivery latency is measured from here. */
   private retractSentAt: number | null = null;
   private constructor(
-    private readonly clients: Record<AgentName, GqlClient>,
+    private readonly clients: Record<AgentName, RetractClient>,
     private readonly feeds: Record<AgentName, Subscription<FeedEvent>>,
     private readonly toldTimeoutMs: number,
   ) {}
 
   /** Creates the fleet's 8 agents through the API (the operator makes the fleet admin, who makes the rest) and opens each one's subscription. */
   static async open(url: string, bootstrapToken: string, fleet: string, toldTimeoutMs: number): Promise<RetractMemory> {
-    const operator = gqlClient(url, bootstrapToken);
-    const create = `mutation CreateAgent($input: CreateAgentInput!) { createAgent(input: $input) { token agent { id name fleet scopes } } }`;
+    const endpoint = `${url}/graphql`;
+    const operator = nodeClient({ url: endpoint, token: bootstrapToken });
     const tokens = {} as Record<AgentName, string>;
-    const admin = await operator.request<{ createAgent: { token: string } }>(create, { input: { fleet, name: 'fleet-admin', scopes: [...AGENTS['fleet-admin'].scopes] } });
+    const admin = await operator.request(Op.CREATE_AGENT, { input: { fleet, name: 'fleet-admin', scopes: [...AGENTS['fleet-admin'].scopes] } });
     tokens['fleet-admin'] = admin.createAgent.token;
-    const adminClient = gqlClient(url, admin.createAgent.token);
+    const adminClient = nodeClient({ url: endpoint, token: admin.createAgent.token });
     for (const name of AGENT_NAMES.filter((n) => n !== 'fleet-admin')) {
-      const r = await adminClient.request<{ createAgent: { token: string; agent: { fleet: string } } }>(create, { input: { name, scopes: [...AGENTS[name].scopes] } });
+      const r = await adminClient.request(Op.CREATE_AGENT, { input: { name, scopes: [...AGENTS[name].scopes] } });
       if (r.createAgent.agent.fleet !== fleet) throw new Error(`${name} landed in fleet ${r.createAgent.agent.fleet}`);
       tokens[name] = r.createAgent.token;
     }
-    const clients = Object.fromEntries(AGENT_NAMES.map((n) => [n, gqlClient(url, tokens[n])])) as Record<AgentName, GqlClient>;
+    const clients = Object.fromEntries(AGENT_NAMES.map((n) => [n, nodeClient({ url: endpoint, token: tokens[n] })])) as Record<AgentName, RetractClient>;
     // Each agent follows the stream from the start of its fleet's log: lossless whenever the socket
     // comes up, so no event depends on a race between subscribing and retracting.
     const after = encodeCursor(START);
     const feeds = Object.fromEntries(
-      AGENT_NAMES.map((n) => [n, subscribe<FeedEvent>(url, tokens[n], FEED, { after }, (d) => {
-        const e = d.retractionEvents as { __typename: string; retraction: { id: string } };
+      AGENT_NAMES.map((n) => [n, subscribe(endpoint, tokens[n], Op.FEED, { after }, (d): FeedEvent => {
+        const e = d.retractionEvents;
         return { type: e.__typename, retractionId: e.retraction.id, receivedAt: performance.now() };
       })]),
     ) as Record<AgentName, Subscription<FeedEvent>>;
@@ -260,39 +235,36 @@ class RetractMemory implements Memory {
   }
 
   async registerKind(agent: AgentName, kind: string, reversible: boolean) {
-    await this.clients[agent].request(`mutation RegisterEffectKind($input: RegisterEffectKindInput!) { registerEffectKind(input: $input) { kind } }`, { input: { kind, reversible } });
+    await this.clients[agent].request(Op.REGISTER_KIND, { input: { kind, reversible } });
   }
   async assert(agent: AgentName, input: AssertInput) {
-    const r = await this.clients[agent].request<{ assertBelief: { __typename: string; belief?: { id: string } } }>(ASSERT, { input });
-    return { outcome: r.assertBelief.__typename, id: r.assertBelief.belief?.id ?? null };
+    const r = (await this.clients[agent].request(Op.ASSERT, { input: { ...input, value: input.value as Json } })).assertBelief;
+    return { outcome: r.__typename, id: 'belief' in r ? r.belief.id : null };
   }
   async believed(agent: AgentName, claimKey: string) {
-    const r = await this.clients[agent].request<{ beliefByClaim: BeliefView | null }>(BELIEVED, { claimKey });
+    const r = await this.clients[agent].request(Op.BELIEVED, { claimKey });
     return r.beliefByClaim;
   }
   async propose(agent: AgentName, input: ProposeInput) {
-    const r = await this.clients[agent].request<{ proposeEffect: { __typename: string; effect?: { id: string } } }>(PROPOSE, {
+    const r = (await this.clients[agent].request(Op.PROPOSE, {
       input: { kind: input.kind, amount: { amountMinor: input.amountMinor, currency: 'USD' }, supportedBy: input.supportedBy, idempotencyKey: input.idempotencyKey },
-    });
-    return { outcome: r.proposeEffect.__typename, id: r.proposeEffect.effect?.id ?? null };
+    })).proposeEffect;
+    return { outcome: r.__typename, id: r.__typename === 'EffectProposed' ? r.effect.id : null };
   }
   async claim(agent: AgentName) {
-    const r = await this.clients[agent].request<{ claimEffect: EffectNode | null }>(CLAIM);
+    const r = await this.clients[agent].request(Op.CLAIM);
     return r.claimEffect ? view(r.claimEffect) : null;
   }
   async complete(agent: AgentName, effectId: string, ref: string) {
-    await this.clients[agent].request(COMPLETE, { input: { effectId, externalRef: ref } });
+    await this.clients[agent].request(Op.COMPLETE, { input: { effectId, externalRef: ref } });
   }
   async retract(agent: AgentName, beliefId: string, reason: string) {
     this.retractSentAt ??= performance.now();
-    const r = await this.clients[agent].request<{ retractBelief: { id: string } }>(RETRACT, { input: { beliefId, reason } });
+    const r = await this.clients[agent].request(Op.RETRACT, { input: { beliefId, reason } });
     return { receipt: r.retractBelief.id };
   }
   async observe(): Promise<Observation> {
-    const r = await this.clients['fleet-admin'].request<{
-      beliefs: { totalCount: number; edges: Array<{ node: BeliefView }> };
-      effects: { totalCount: number; edges: Array<{ node: EffectNode & { reversal: { status: string; idempotencyKey: string; amount: Money | null; reason: string | null } | null } }> };
-    }>(OBSERVE);
+    const r = await this.clients['fleet-admin'].request(Op.OBSERVE);
     if (r.beliefs.totalCount > r.beliefs.edges.length || r.effects.totalCount > r.effects.edges.length) throw new Error('observe: more than one page');
     return {
       beliefs: r.beliefs.edges.map((e) => e.node),
@@ -317,24 +289,16 @@ class RetractMemory implements Memory {
     return out;
   }
   receipt(id: string) {
-    return this.clients['fraud-analyst'].request<{ retraction: ReceiptDoc }>(RECEIPT, { id }).then((r) => r.retraction);
+    return this.clients['fraud-analyst'].request(Op.RECEIPT, { id }).then((r) => {
+      if (!r.retraction) throw new Error(`receipt ${id} not found`);
+      return r.retraction;
+    });
   }
   async close() {
     await Promise.all(AGENT_NAMES.map((n) => this.feeds[n].close()));
   }
 }
 
-interface ReceiptDoc {
-  id: string;
-  reason: string;
-  actor: { name: string };
-  totals: {
-    beliefsRetracted: number; effectsCancelled: number; effectsReached: number; reversalsOwed: number; unreachable: number;
-    exposure: Money[]; owed: Money[]; unreachableAmount: Money[]; settled: Money[];
-  };
-  reversals: Array<{ status: string; idempotencyKey: string; amount: Money | null; effect: { id: string; kind: string } }>;
-  cancelledEffects: Array<{ id: string; kind: string }>;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Arm (b): the control — a naive agent memory, modelled generously.

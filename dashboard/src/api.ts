@@ -1,5 +1,10 @@
-// HTTP GraphQL client (POST /graphql, Authorization: Bearer <token>). The token lives in memory, mirrored to
-// sessionStorage so a reload of this tab keeps the session; it is never put in the URL or the page.
+// The page's session over the typed client (src/client: POST /graphql, Authorization: Bearer <token>). The token
+// lives in memory, mirrored to sessionStorage so a reload of this tab keeps the session; it is never put in the URL
+// or the page.
+import { dataOf, post, RetractApiError, type AnyDocument, type Checked, type ResultOf, type VariablesOf } from '../../src/client';
+
+/** What a failed request throws; `unauthenticated` says the token is no longer good. */
+export { RetractApiError as GraphQLRequestError };
 
 const TOKEN_KEY = 'retract.dashboard.token';
 
@@ -38,69 +43,12 @@ export function wsEndpoint(): string {
   return u.toString();
 }
 
-export interface GraphQLErrorLike {
-  message: string;
-  path?: readonly (string | number)[];
-  extensions?: Record<string, unknown>;
-}
-
-export class GraphQLRequestError extends Error {
-  constructor(
-    message: string,
-    readonly errors: GraphQLErrorLike[] = [],
-    readonly status?: number,
-  ) {
-    super(message);
-    this.name = 'GraphQLRequestError';
-  }
-
-  get unauthenticated(): boolean {
-    return (
-      this.status === 401 ||
-      this.errors.some((e) => {
-        const code = e.extensions?.code;
-        return code === 'UNAUTHENTICATED' || code === 'UNAUTHORIZED';
-      })
-    );
-  }
-}
-
-function operationName(query: string): string | undefined {
-  return /^\s*(?:query|mutation|subscription)\s+(\w+)/.exec(query)?.[1];
-}
-
-export async function gql<T>(query: string, variables: Record<string, unknown> = {}, signal?: AbortSignal): Promise<T> {
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    accept: 'application/graphql-response+json, application/json',
-  };
-  if (token) headers.authorization = `Bearer ${token}`;
-  let res: Response;
+/** Sends one typed document with the session's token; a network failure is a GraphQLRequestError too. */
+export async function gql<D extends AnyDocument>(document: D & Checked<D>, variables: VariablesOf<D>, signal?: AbortSignal): Promise<ResultOf<D>> {
   try {
-    res = await fetch(httpEndpoint(), {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ query, variables, operationName: operationName(query) }),
-      signal,
-      credentials: 'omit',
-    });
+    return dataOf(await post(httpEndpoint(), document, variables, { token, signal, credentials: 'omit' }));
   } catch (err) {
-    if ((err as Error).name === 'AbortError') throw err;
-    throw new GraphQLRequestError(`Network error: ${(err as Error).message}`);
+    if (err instanceof RetractApiError || (err as Error).name === 'AbortError') throw err;
+    throw new RetractApiError(`Network error: ${(err as Error).message}`, undefined, undefined, []);
   }
-  type Body = { data?: T | null; errors?: GraphQLErrorLike[] };
-  let body: Body | null = null;
-  try {
-    body = (await res.json()) as Body;
-  } catch {
-    body = null;
-  }
-  const errors = body?.errors ?? [];
-  if (errors.length) {
-    throw new GraphQLRequestError(errors.map((e) => e.message).join('; '), errors, res.status);
-  }
-  if (!res.ok || !body || body.data == null) {
-    throw new GraphQLRequestError(`HTTP ${res.status} ${res.statusText}`.trim(), [], res.status);
-  }
-  return body.data;
 }

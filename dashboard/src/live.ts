@@ -8,8 +8,9 @@
 //    with `after: lastCursor`, with backoff.
 // Events are de-duplicated by cursor, so a server that replays the cursor's own event does no harm.
 import { createClient, type Client } from 'graphql-ws';
+import { subscribe } from '../../src/client';
 import { RETRACTION_EVENTS } from './operations';
-import type { RetractionEvent, RetractionEventsData } from './types';
+import type { RetractionEvent } from './types';
 
 export type ConnState = 'disconnected' | 'connecting' | 'connected' | 'reconnecting' | 'unauthorized';
 
@@ -29,8 +30,7 @@ export interface LiveFeedOptions {
 
 interface Payload {
   query: string;
-  operationName: string;
-  variables: { after: string | null };
+  variables: { after?: string | null };
 }
 
 const UNAUTHORIZED_CODES = new Set([4401, 4403]);
@@ -136,16 +136,10 @@ export class LiveFeed {
 
   private subscribe(): void {
     if (!this.client || this.stopped || this.denied) return;
-    const payload: Payload = {
-      query: RETRACTION_EVENTS,
-      operationName: 'RetractionEvents',
-      variables: { after: this.lastCursor },
-    };
-    this.payload = payload;
     // The server reports a subscription it refuses (missing scope, bad cursor) as one `next` carrying only errors,
     // then `complete`; graphql-ws reserves `error` for documents that fail validation. Both end up in `failed`.
     let refused: GraphQLErrorLike[] | null = null;
-    this.dispose = this.client.subscribe<RetractionEventsData>(payload, {
+    const sub = subscribe(this.client, RETRACTION_EVENTS, { after: this.lastCursor }, {
       next: (result) => {
         const ev = result.data?.retractionEvents;
         if (ev) this.accept(ev);
@@ -170,7 +164,9 @@ export class LiveFeed {
         if (refused) return this.failed(refused);
         this.scheduleResubscribe();
       },
-    });
+    });    // graphql-ws re-sends this very payload after a reconnect; accept() moves its cursor on.
+    this.dispose = sub.unsubscribe;
+    this.payload = sub.payload;
   }
 
   /** The server refused the subscription: stop for good on an auth refusal, otherwise retry with backoff. */

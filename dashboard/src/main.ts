@@ -17,17 +17,12 @@ import type {
   BeliefDetail,
   BeliefListItem,
   BeliefRef,
-  BeliefsData,
+  BeliefStatus,
   Money,
-  NeighborhoodData,
   Preview,
-  PreviewData,
   ReceiptCore,
-  ReceiptData,
-  RetractData,
   RetractionEvent,
   RetractionResult,
-  SearchData,
   Totals,
   Viewer,
 } from './types';
@@ -202,7 +197,7 @@ async function signIn(token: string, fromStorage = false): Promise<void> {
   el.signinButton.disabled = true;
   setToken(token);
   try {
-    const data = await gql<{ viewer: Viewer }>(VIEWER);
+    const data = await gql(VIEWER, {});
     onSignedIn(data.viewer);
   } catch (err) {
     setToken(null);
@@ -469,12 +464,12 @@ function applyRetractionResult(r: RetractionResult): void {
 async function runSearch(): Promise<void> {
   const seq = ++searchSeq;
   const text = el.searchInput.value.trim();
-  const status = el.searchStatus.value || null;
+  const status = (el.searchStatus.value || null) as BeliefStatus | null;
   el.searchResults.setAttribute('aria-busy', 'true');
   try {
-    const prefixQuery = gql<BeliefsData>(BELIEFS, { claimKeyPrefix: text || null, status, first: 25 });
+    const prefixQuery = gql(BELIEFS, { claimKeyPrefix: text || null, status, first: 25 });
     const textQuery = text
-      ? gql<SearchData>(SEARCH, { input: { text, k: 10, includeRetracted: status !== 'ACTIVE' } }).catch((err: unknown) => err as Error)
+      ? gql(SEARCH, { input: { text, k: 10, includeRetracted: status !== 'ACTIVE' } }).catch((err: unknown) => err as Error)
       : Promise.resolve(null);
     const [prefix, semantic] = await Promise.all([prefixQuery, textQuery]);
     if (seq !== searchSeq) return;
@@ -541,7 +536,7 @@ function renderResults(items: { belief: BeliefListItem; score?: number }[]): voi
 // ---------------------------------------------------------------- graph
 
 async function fetchBelief(id: string): Promise<BeliefDetail | null> {
-  const data = await gql<NeighborhoodData>(BELIEF_NEIGHBORHOOD, { id, dependentsFirst: DEPENDENTS_PAGE, ...readVars() });
+  const data = await gql(BELIEF_NEIGHBORHOOD, { id, dependentsFirst: DEPENDENTS_PAGE, ...readVars() });
   if (data.belief) details.set(data.belief.id, data.belief);
   return data.belief;
 }
@@ -725,11 +720,11 @@ async function runPreview(): Promise<void> {
   el.previewButton.disabled = true;
   el.previewButton.setAttribute('aria-busy', 'true');
   try {
-    const first = (await gql<PreviewData>(PREVIEW_RETRACTION, { beliefId: node.id, first: 100, after: null, ...readVars() })).previewRetraction;
+    const first = (await gql(PREVIEW_RETRACTION, { beliefId: node.id, first: 100, after: null, ...readVars() })).previewRetraction;
     const beliefs = [...first.beliefs.edges.map((e) => e.node)];
     let pageInfo = first.beliefs.pageInfo;
     for (let page = 1; pageInfo.hasNextPage && pageInfo.endCursor && page < 10; page++) {
-      const next = (await gql<PreviewData>(PREVIEW_RETRACTION, { beliefId: node.id, first: 100, after: pageInfo.endCursor, canReadEffects: false, canReadReceipts: false })).previewRetraction;
+      const next = (await gql(PREVIEW_RETRACTION, { beliefId: node.id, first: 100, after: pageInfo.endCursor, canReadEffects: false, canReadReceipts: false })).previewRetraction;
       beliefs.push(...next.beliefs.edges.map((e) => e.node));
       pageInfo = next.beliefs.pageInfo;
     }
@@ -849,7 +844,7 @@ async function runRetract(): Promise<void> {
   el.retractButton.setAttribute('aria-busy', 'true');
   el.retractNote.textContent = 'Retracting…';
   try {
-    const r = (await gql<RetractData>(RETRACT_BELIEF, { input: { beliefId: node.id, reason }, first: 100, ...readVars() })).retractBelief;
+    const r = (await gql(RETRACT_BELIEF, { input: { beliefId: node.id, reason }, first: 100, ...readVars() })).retractBelief;
     previewFor = null;
     el.previewPanel.hidden = true;
     graph?.setPreview(null);
@@ -873,7 +868,7 @@ async function runRetract(): Promise<void> {
 
 async function loadReceipt(id: string): Promise<void> {
   try {
-    const data = await gql<ReceiptData>(RETRACTION_RECEIPT, { id });
+    const data = await gql(RETRACTION_RECEIPT, { id });
     if (!data.retraction) throw new Error('Receipt not found.');
     showReceipt(data.retraction);
   } catch (err) {

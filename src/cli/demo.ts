@@ -6,7 +6,8 @@ import { CliError, withSpinner } from './common';
 import { formatMoney, formatMonies } from '../mcp/format';
 import type { App } from '../server/app';
 import type { Store } from '../store/engine';
-import { AgentClient } from './demo-client';
+import { iterate, nodeClient, wsClient, wsUrl, type Json, type RetractClient, type ResultOf, type VariablesOf } from '../client/node';
+import * as D from './demo-operations';
 
 /**
  * `retract demo` / `npm run demo`: the passport story, told through the real GraphQL API of an
@@ -17,7 +18,6 @@ import { AgentClient } from './demo-client';
  * and every invariant holds.
  */
 
-type Money = { amountMinor: number; currency: string };
 type Colors = ReturnType<typeof pc.createColors>;
 
 const PREFIX = 'customer:4411';
@@ -42,16 +42,12 @@ export function colorEnabled(flag: boolean | undefined, env: NodeJS.ProcessEnv =
   return isTTY && env.TERM !== 'dumb';
 }
 
-const BELIEF_FIELDS = 'id claimKey statement value status author { name }';
-const MONEY = 'amountMinor currency';
-const TOTALS = `beliefsRetracted effectsCancelled effectsReached reversalsOwed unreachable
-  exposure { ${MONEY} } owed { ${MONEY} } unreachableAmount { ${MONEY} } settled { ${MONEY} }`;
-
-interface Belief { id: string; claimKey: string; statement: string; value: unknown; status: string; author: { name: string } }
-interface Totals {
-  beliefsRetracted: number; effectsCancelled: number; effectsReached: number; reversalsOwed: number; unreachable: number;
-  exposure: Money[]; owed: Money[]; unreachableAmount: Money[]; settled: Money[];
-}
+type Belief = ResultOf<typeof D.SEARCH>['search']['hits'][number]['belief'];
+type Totals = ResultOf<typeof D.PREVIEW>['previewRetraction']['totals'];
+type Money = Totals['exposure'][number];
+/** One agent of the story: its name for the transcript and its client (its own token). */
+interface AgentClient { name: string; api: RetractClient }
+const agentClient = (name: string, token: string, url: string): AgentClient => ({ name, api: nodeClient({ url, token }) });
 
 const short = (claimKey: string) => claimKey.replace(`${PREFIX}/`, '');
 const usd = (amountMinor: number) => formatMoney(amountMinor, 'USD');
@@ -119,16 +115,13 @@ async function story(app: App, store: Store, bootstrapToken: string, c: Colors, 
   out(`  ${c.dim('WS')}    ${url.replace(/^http/, 'ws')}   ${c.dim('(the live cascade: graphql-ws, retractionEvents)')}`);
 
   // ---------------------------------------------------------------- 1. the fleet
-  const operator = new AgentClient('operator', bootstrapToken, url);
+  const operator = agentClient('operator', bootstrapToken, url);
   h(1, 'The fleet');
   out(`  ${who('operator')}(the bootstrap token) creates eight agents with createAgent; each token is shown once:`);
   const agents = {} as Record<AgentName, AgentClient>;
   for (const a of AGENTS) {
-    const r = await operator.request<{ createAgent: { agent: { id: string; name: string }; token: string } }>(
-      `mutation($input: CreateAgentInput!) { createAgent(input: $input) { agent { id name } token } }`,
-      { input: { name: a.name, scopes: [...a.scopes] } },
-    );
-    agents[a.name] = new AgentClient(a.name, r.createAgent.token, url);
+    const r = await operator.api.request(D.CREATE_AGENT, { input: { name: a.name, scopes: [...a.scopes] } });
+    agents[a.name] = agentClient(a.name, r.createAgent.token, url);
     out(`    ${c.cyan(a.name.padEnd(10))} ${a.role.padEnd(46)} ${c.dim(a.scopes.join(', '))}`);
   }
   const kinds = [
@@ -137,33 +130,20 @@ async function story(app: App, store: Store, bootstrapToken: string, c: Colors, 
     { kind: 'payout', reversible: true, note: 'reversible' },
   ];
   for (const k of kinds) {
-    await operator.request(`mutation($input: RegisterEffectKindInput!) { registerEffectKind(input: $input) { kind } }`, { input: { kind: k.kind, reversible: k.reversible } });
+    await operator.api.request(D.REGISTER_EFFECT_KIND, { input: { kind: k.kind, reversible: k.reversible } });
   }
   out(`  ${who('operator')}registers effect kinds: ${kinds.map((k) => `${k.kind} (${k.note})`).join(', ')}`);
 
   // The auditor's live feed: from the start of this fresh store's log, so no step can slip past it.
-  const ws = agents.auditor.ws();
-  const feed = ws.iterate<{ retractionEvents: StreamEvent }>({ query: SUBSCRIPTION, variables: { after: Buffer.from('e1:0:0:-1').toString('base64url') } });
+  const ws = wsClient(wsUrl(url), agents.auditor.api.token);
+  const feed = iterate(ws, D.FEED, { after: Buffer.from('e1:0:0:-1').toString('base64url') });
   out(`  ${who('auditor')}subscribes to retractionEvents over graphql-ws, like a dashboard`);
 
   // ---------------------------------------------------------------- 2. beliefs
   h(2, 'Beliefs, one turn at a time: READ (search), THINK (outside any transaction), COMMIT (assertBelief)');
-  const assert = async (agent: AgentClient, input: Record<string, unknown>) => {
-    const r = await agent.request<{ assertBelief: { __typename: string; belief?: Belief; contradiction?: { id: string } } }>(
-      `mutation($input: AssertBeliefInput!) { assertBelief(input: $input) { __typename
-        ... on BeliefAsserted { belief { ${BELIEF_FIELDS} } }
-        ... on BeliefCorroborated { belief { ${BELIEF_FIELDS} } }
-        ... on ContradictionRaised { contradiction { id } }
-        ... on PremiseRetracted { premise { id claimKey } } } }`,
-      { input },
-    );
-    return r.assertBelief;
-  };
+  const assert = async (agent: AgentClient, input: VariablesOf<typeof D.ASSERT>['input']) => (await agent.api.request(D.ASSERT, { input })).assertBelief;
   const read = async (agent: AgentClient, text: string) => {
-    const r = await agent.request<{ search: { snapshot: string; hits: Array<{ score: number; belief: Belief }> } }>(
-      `query($input: SearchInput!) { search(input: $input) { snapshot hits { score belief { ${BELIEF_FIELDS} } } } }`,
-      { input: { text, k: 3, claimKeyPrefix: PREFIX } },
-    );
+    const r = await agent.api.request(D.SEARCH, { input: { text, k: 3, claimKeyPrefix: PREFIX } });
     out(`  ${who(agent.name)}${phase('READ')} search "${text}" → ${r.search.hits.length} hit${r.search.hits.length === 1 ? '' : 's'}`);
     for (const hit of r.search.hits) {
       out(`${pad}         ${c.dim(hit.score.toFixed(3))}  ${short(hit.belief.claimKey)} = ${JSON.stringify(hit.belief.value)} ${c.dim(`(${hit.belief.status}, by ${hit.belief.author.name})`)}`);
@@ -171,13 +151,14 @@ async function story(app: App, store: Store, bootstrapToken: string, c: Colors, 
     return r.search;
   };
   const think = (agent: AgentClient, thought: string) => out(`  ${who(agent.name)}${phase('THINK')} ${thought}`);
-  const commit = async (agent: AgentClient, input: { claimKey: string; statement: string; value: unknown; evidence?: string; derivedFrom?: Belief[]; basedOn?: string }) => {
+  const commit = async (agent: AgentClient, input: { claimKey: string; statement: string; value: Json; evidence?: string; derivedFrom?: Belief[]; basedOn?: string }) => {
     const r = await assert(agent, { ...input, derivedFrom: input.derivedFrom?.map((b) => b.id) });
     const from = input.derivedFrom?.length ? ` derivedFrom [${input.derivedFrom.map((b) => short(b.claimKey)).join(', ')}]` : '';
     out(`  ${who(agent.name)}${phase('COMMIT')} assertBelief ${short(input.claimKey)} = ${JSON.stringify(input.value)}${from}${input.basedOn ? ' basedOn <snapshot>' : ''}`);
     if (input.evidence) out(`${pad}         evidence: "${input.evidence}"`);
-    out(`${pad}         → ${c.green(r.__typename)}${r.belief ? c.dim(` ${gidOf(r.belief.id)}`) : ''}`);
-    if (r.__typename !== 'BeliefAsserted' || !r.belief) throw new Error(`expected BeliefAsserted for ${input.claimKey}, got ${r.__typename}`);
+    const written = 'belief' in r ? r.belief : null;
+    out(`${pad}         → ${c.green(r.__typename)}${written ? c.dim(` ${gidOf(written.id)}`) : ''}`);
+    if (r.__typename !== 'BeliefAsserted') throw new Error(`expected BeliefAsserted for ${input.claimKey}, got ${r.__typename}`);
     return r.belief;
   };
 
@@ -205,26 +186,18 @@ async function story(app: App, store: Store, bootstrapToken: string, c: Colors, 
   // ---------------------------------------------------------------- 3. effects
   h(3, 'Effects: agents act on what they believe');
   const propose = async (agent: AgentClient, kind: string, amountMinor: number, on: Belief, key: string) => {
-    const r = await agent.request<{ proposeEffect: { __typename: string; effect?: { id: string; status: string } } }>(
-      `mutation($input: ProposeEffectInput!) { proposeEffect(input: $input) { __typename ... on EffectProposed { effect { id status } } } }`,
-      { input: { kind, amount: { amountMinor, currency: 'USD' }, supportedBy: [on.id], idempotencyKey: key } },
-    );
-    if (!r.proposeEffect.effect) throw new Error(`proposeEffect ${kind}: ${r.proposeEffect.__typename}`);
-    out(`  ${who(agent.name)}proposeEffect ${kind} ${usd(amountMinor)} on ${short(on.claimKey)} ${c.dim(`(key ${key})`)} → ${r.proposeEffect.effect.status}`);
-    return r.proposeEffect.effect;
+    const r = (await agent.api.request(D.PROPOSE, { input: { kind, amount: { amountMinor, currency: 'USD' }, supportedBy: [on.id], idempotencyKey: key } })).proposeEffect;
+    if (r.__typename !== 'EffectProposed') throw new Error(`proposeEffect ${kind}: ${r.__typename}`);
+    out(`  ${who(agent.name)}proposeEffect ${kind} ${usd(amountMinor)} on ${short(on.claimKey)} ${c.dim(`(key ${key})`)} → ${r.effect.status}`);
+    return r.effect;
   };
   await propose(agents.refunds, 'refund', 124_000, eligible, `${PREFIX}:refund-1`);
   await propose(agents.billing, 'card_charge', 8_900, tier, `${PREFIX}:charge-1`);
   await propose(agents.payouts, 'payout', 50_000, identity, `${PREFIX}:payout-1`);
   for (const [kind, ref] of [['refund', 'BNK-2291-0417'], ['card_charge', 'CRD-7730-0091']] as const) {
-    const claimed = await agents.executor.request<{ claimEffect: { id: string; kind: string; amount: Money } | null }>(
-      `mutation($input: ClaimEffectInput) { claimEffect(input: $input) { id kind amount { ${MONEY} } } }`, { input: { kinds: [kind] } },
-    );
-    if (!claimed.claimEffect) throw new Error(`no ${kind} was ready to run`);
-    const done = await agents.executor.request<{ completeEffect: { status: string; externalRef: string } }>(
-      `mutation($input: CompleteEffectInput!) { completeEffect(input: $input) { status externalRef } }`,
-      { input: { effectId: claimed.claimEffect.id, externalRef: ref } },
-    );
+    const claimed = await agents.executor.api.request(D.CLAIM, { input: { kinds: [kind] } });
+    if (!claimed.claimEffect?.amount) throw new Error(`no ${kind} was ready to run`);
+    const done = await agents.executor.api.request(D.COMPLETE, { input: { effectId: claimed.claimEffect.id, externalRef: ref } });
     out(`  ${who('executor')}claimEffect → ${kind} ${formatMoney(claimed.claimEffect.amount.amountMinor, claimed.claimEffect.amount.currency)} EXECUTING; ` +
       `completeEffect (ref ${done.completeEffect.externalRef}) → ${c.yellow(done.completeEffect.status)}`);
   }
@@ -236,21 +209,15 @@ async function story(app: App, store: Store, bootstrapToken: string, c: Colors, 
     claimKey: `${PREFIX}/passport.authentic`, statement: 'The passport of customer 4411 is forged', value: false,
     evidence: 'forensic document examination: hologram and MRZ forged; confirmed with the issuing authority registry',
   });
-  if (forged.__typename !== 'ContradictionRaised' || !forged.contradiction) throw new Error(`expected a contradiction, got ${forged.__typename}`);
+  if (forged.__typename !== 'ContradictionRaised') throw new Error(`expected a contradiction, got ${forged.__typename}`);
   out(`  ${who('forensics')}${phase('COMMIT')} assertBelief passport.authentic = false`);
   out(`${pad}         evidence: "forensic document examination: hologram and MRZ forged; confirmed with the issuing authority registry"`);
   out(`${pad}         → ${c.red('ContradictionRaised')} ${c.dim(gidOf(forged.contradiction.id))} ${c.dim('(nothing written to the claim yet)')}`);
-  const preview = await agents.auditor.request<{ previewRetraction: { beliefs: { totalCount: number }; survivors: unknown[]; pendingEffects: unknown[]; executedEffects: unknown[]; totals: Totals } }>(
-    `query($id: ID!) { previewRetraction(beliefId: $id) { beliefs { totalCount } survivors { id } pendingEffects { id } executedEffects { id } totals { ${TOTALS} } } }`,
-    { id: passport.id },
-  );
+  const preview = await agents.auditor.api.request(D.PREVIEW, { id: passport.id });
   const p = preview.previewRetraction;
   out(`  ${who('auditor')}previewRetraction passport.authentic → would take down ${p.beliefs.totalCount} beliefs (${p.survivors.length} survivors), ` +
     `cancel ${p.pendingEffects.length} pending effect, reach ${p.executedEffects.length} executed ones (${pickMoney(p.totals.exposure)})`);
-  const verdict = await agents.auditor.request<{ adjudicateContradiction: { verdict: string; rationale: string; adjudicator: string; resolution: { id: string } | null; accepted: Belief | null } }>(
-    `mutation($id: ID!) { adjudicateContradiction(contradictionId: $id) { verdict rationale adjudicator resolution { id } accepted { ${BELIEF_FIELDS} } } }`,
-    { id: forged.contradiction.id },
-  );
+  const verdict = await agents.auditor.api.request(D.ADJUDICATE, { id: forged.contradiction.id });
   const v = verdict.adjudicateContradiction;
   out(`  ${who('auditor')}adjudicateContradiction → ${c.red(v.verdict)} ${c.dim(`by ${v.adjudicator}`)}: ${v.rationale}`);
   if (v.verdict !== 'ACCEPT_PROPOSED' || !v.resolution) throw new Error(`the adjudicator answered ${v.verdict}; the demo expects ACCEPT_PROPOSED`);
@@ -270,21 +237,21 @@ async function story(app: App, store: Store, bootstrapToken: string, c: Colors, 
           out(`  ${c.bold(t)}${gidOf(e.retraction.id)} "${e.retraction.reason}"`);
           break;
         case 'BeliefRetracted':
-          out(`  ${e.depth === lastDepth ? ' '.repeat(20) : c.bold(`BeliefRetracted d=${e.depth}`.padEnd(20))}${c.red('✗')} ${e.belief!.claimKey} ${c.dim(`(by ${e.belief!.author.name})`)}`);
-          lastDepth = e.depth!;
+          out(`  ${e.depth === lastDepth ? ' '.repeat(20) : c.bold(`BeliefRetracted d=${e.depth}`.padEnd(20))}${c.red('✗')} ${e.belief.claimKey} ${c.dim(`(by ${e.belief.author.name})`)}`);
+          lastDepth = e.depth;
           break;
         case 'EffectCancelled':
-          out(`  ${c.bold(t)}${e.effect!.kind} ${formatMoney(e.effect!.amount!.amountMinor, e.effect!.amount!.currency)} ${c.dim(`(${e.effect!.proposedBy.name})`)}: CANCELLED, it can never run`);
+          out(`  ${c.bold(t)}${e.effect.kind} ${formatMoney(e.effect.amount!.amountMinor, e.effect.amount!.currency)} ${c.dim(`(${e.effect.proposedBy.name})`)}: CANCELLED, it can never run`);
           break;
         case 'ReversalRecorded': {
-          const r = e.reversal!;
+          const r = e.reversal;
           const status = r.status === 'OWED' ? c.yellow(r.status) : c.red(r.status);
           out(`  ${c.bold(t)}${r.effect.kind} ${formatMoney(r.amount!.amountMinor, r.amount!.currency)}: ${status}` +
             (r.status === 'OWED' ? ` under ${r.idempotencyKey}` : ` (${r.reason})`));
           break;
         }
         case 'RetractionCommitted':
-          committed = e.totals!;
+          committed = e.totals;
           out(`  ${c.bold(t)}${committed.beliefsRetracted} beliefs retracted, ${committed.effectsCancelled} effect cancelled, ${committed.effectsReached} executed effects reached — one transaction`);
           break;
       }
@@ -299,11 +266,9 @@ async function story(app: App, store: Store, bootstrapToken: string, c: Colors, 
 
   // ---------------------------------------------------------------- 6. the receipt
   h(6, 'The receipt');
-  const receipt = await agents.auditor.request<{ retraction: { reason: string; actor: { name: string }; root: Belief; reversals: Array<{ status: string; effect: { kind: string } }>; totals: Totals } }>(
-    `query($id: ID!) { retraction(id: $id) { reason actor { name } root { ${BELIEF_FIELDS} } reversals { status effect { kind } } totals { ${TOTALS} } } }`,
-    { id: v.resolution.id },
-  );
+  const receipt = await agents.auditor.api.request(D.RECEIPT, { id: v.resolution.id });
   const r = receipt.retraction;
+  if (!r) throw new Error(`the receipt ${v.resolution.id} was not found`);
   const owedKinds = r.reversals.filter((x) => x.status !== 'UNREACHABLE').map((x) => x.effect.kind);
   const lostKinds = r.reversals.filter((x) => x.status === 'UNREACHABLE').map((x) => x.effect.kind);
   out(`  ${who('auditor')}retraction(id: "${v.resolution.id}") ${c.dim(`— ${gidOf(v.resolution.id)}, root ${short(r.root.claimKey)}, by ${r.actor.name}`)}`);
@@ -338,19 +303,3 @@ async function story(app: App, store: Store, bootstrapToken: string, c: Colors, 
   return 0;
 }
 
-interface StreamEvent {
-  __typename: 'RetractionStarted' | 'BeliefRetracted' | 'EffectCancelled' | 'ReversalRecorded' | 'RetractionCommitted';
-  cursor: string;
-  retraction: { id: string; reason: string };
-  depth?: number;
-  belief?: Belief;
-  effect?: { kind: string; amount: Money | null; proposedBy: { name: string } };
-  reversal?: { status: string; idempotencyKey: string; reason: string | null; amount: Money | null; effect: { kind: string } };
-  totals?: Totals;
-}
-
-const SUBSCRIPTION = `subscription($after: String) { retractionEvents(after: $after) { __typename cursor retraction { id reason }
-  ... on BeliefRetracted { depth belief { ${BELIEF_FIELDS} } }
-  ... on EffectCancelled { effect { kind amount { ${MONEY} } proposedBy { name } } }
-  ... on ReversalRecorded { reversal { status idempotencyKey reason amount { ${MONEY} } effect { kind } } }
-  ... on RetractionCommitted { totals { ${TOTALS} } } } }`;

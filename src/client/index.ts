@@ -1,15 +1,34 @@
-import { createClient, type Client as WsClient } from 'graphql-ws';
-import type * as T from './types';
+// The typed client of the RETRACT API, browser-safe (no node imports): the dashboard imports it as
+// it is; Node callers import node.ts, which adds the `ws` WebSocket for subscriptions.
+import type { Client as WsClient } from 'graphql-ws';
+import type { ResultOf, VariablesOf, AnyDocument, Checked } from './graphql';
+import { dataOf, post, RetractApiError, type PostOptions } from './transport';
+import { subscribe, wsClient, wsUrl } from './subscriptions';
+import * as op from './operations';
 
-export type * from './types';
+export { graphql, type Json, type ResultOf, type VariablesOf, type AnyDocument, type Checked } from './graphql';
+export { MoneyFields, TotalsFields } from './fragments';
+export { dataOf, post, postRaw, queryText, RetractApiError, type GqlResponse, type PostOptions, type WireError } from './transport';
+export { iterate, subscribe, wsClient, wsUrl, type SubscribeSink } from './subscriptions';
+export * as operations from './operations';
 
-/** An error the API answered with; `code` is its extensions.code (BAD_USER_INPUT, FORBIDDEN, …). */
-export class RetractApiError extends Error {
-  constructor(message: string, readonly code: string | undefined, readonly field: string | undefined, readonly errors: unknown[]) {
-    super(message);
-    this.name = 'RetractApiError';
-  }
-}
+// The shapes an agent sees, each read off the document that asks for it.
+export type Agent = ResultOf<typeof op.VIEWER>['viewer'];
+export type SearchInput = VariablesOf<typeof op.SEARCH>['input'];
+export type SearchResult = ResultOf<typeof op.SEARCH>['search'];
+export type Belief = SearchResult['hits'][number]['belief'];
+export type AssertBeliefInput = VariablesOf<typeof op.ASSERT_BELIEF>['input'];
+export type AssertBeliefResult = ResultOf<typeof op.ASSERT_BELIEF>['assertBelief'];
+export type Retraction = ResultOf<typeof op.RETRACT_BELIEF>['retractBelief'];
+export type Totals = Retraction['totals'];
+export type Money = Totals['exposure'][number];
+export type Preview = ResultOf<typeof op.PREVIEW_RETRACTION>['previewRetraction'];
+export type ProposeEffectInput = VariablesOf<typeof op.PROPOSE_EFFECT>['input'];
+export type ProposeEffectResult = ResultOf<typeof op.PROPOSE_EFFECT>['proposeEffect'];
+export type Effect = ResultOf<typeof op.COMPLETE_EFFECT>['completeEffect'];
+export type Reversal = ResultOf<typeof op.CONFIRM_REVERSAL>['confirmReversal'];
+export type RetractionEvent = ResultOf<typeof op.RETRACTION_EVENTS>['retractionEvents'];
+export type RetractionEventGranularity = NonNullable<VariablesOf<typeof op.RETRACTION_EVENTS>['granularity']>;
 
 /** Raised by turn() when READ–THINK–COMMIT kept being invalidated; `reasons` lists every attempt. */
 export class TurnGaveUp extends Error {
@@ -19,143 +38,105 @@ export class TurnGaveUp extends Error {
   }
 }
 
-const BELIEF = 'id claimKey statement value status evidence createdAt';
-const TOTALS = `beliefsRetracted effectsCancelled effectsReached reversalsOwed unreachable
-  exposure { amountMinor currency } owed { amountMinor currency } unreachableAmount { amountMinor currency } settled { amountMinor currency }`;
-const EFFECT = 'id kind status idempotencyKey externalRef amount { amountMinor currency }';
-
 export interface ClientOptions {
   /** The server's GraphQL endpoint, e.g. http://127.0.0.1:4000/graphql. */
   url: string;
   token: string;
   fetch?: typeof fetch;
-  /** WebSocket implementation for subscriptions (Node: the `ws` package's WebSocket). */
+  /** WebSocket implementation for subscriptions (node.ts passes the `ws` package's). */
   webSocketImpl?: unknown;
 }
 
-export interface TurnOptions<D extends Omit<T.AssertBeliefInput, 'basedOn'>> {
+export interface TurnOptions<D extends Omit<AssertBeliefInput, 'basedOn'>> {
   /** READ: what to search for (or a function of the attempt number). */
-  read: T.SearchInput | ((attempt: number) => T.SearchInput);
+  read: SearchInput | ((attempt: number) => SearchInput);
   /** THINK: runs outside any transaction (model inference goes here); null means decide nothing. */
-  think: (read: T.SearchResult, attempt: number) => Promise<D | null> | D | null;
+  think: (read: SearchResult, attempt: number) => Promise<D | null> | D | null;
   /** COMMIT: defaults to assertBelief with basedOn = the READ's snapshot. */
-  commit?: (decision: D, snapshot: string) => Promise<T.AssertBeliefResult>;
+  commit?: (decision: D, snapshot: string) => Promise<AssertBeliefResult>;
   /** Attempts in all (default 3). */
   maxAttempts?: number;
 }
 
 /**
- * A typed client for agents. Operations return the API's shapes; an error answer throws
- * RetractApiError with the server's code. `turn()` runs READ, THINK (outside any transaction),
- * COMMIT, and re-runs READ and THINK when a premise fell or the claim changed since the READ.
+ * A typed client for agents. `request` sends any typed document; the named methods are the agent's
+ * everyday operations. An error answer throws RetractApiError with the server's code. `turn()` runs
+ * READ, THINK (outside any transaction), COMMIT, and re-runs READ and THINK when a premise fell or
+ * the claim changed since the READ.
  */
 export class RetractClient {
   private ws: WsClient | null = null;
-  private readonly doFetch: typeof fetch;
-  constructor(private readonly opts: ClientOptions) {
-    this.doFetch = opts.fetch ?? fetch;
+  constructor(private readonly opts: ClientOptions) {}
+
+  get token(): string {
+    return this.opts.token;
   }
 
-  /** Sends one operation over HTTP; resolves to `data`, throws RetractApiError on errors. */
-  async request<R>(query: string, variables: Record<string, unknown> = {}): Promise<R> {
-    const res = await this.doFetch(this.opts.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${this.opts.token}` },
-      body: JSON.stringify({ query, variables }),
-    });
-    const body = (await res.json().catch(() => null)) as { data?: R; errors?: Array<{ message: string; extensions?: { code?: string; field?: string } }> } | null;
-    if (!body) throw new RetractApiError(`HTTP ${res.status} with no JSON body`, undefined, undefined, []);
-    if (body.errors?.length) {
-      const e = body.errors[0]!;
-      throw new RetractApiError(e.message, e.extensions?.code, e.extensions?.field, body.errors);
-    }
-    return body.data as R;
+  /** Sends one typed operation over HTTP; resolves to its typed `data`, throws RetractApiError on errors. */
+  async request<D extends AnyDocument>(document: D & Checked<D>, ...variables: {} extends VariablesOf<D> ? [VariablesOf<D>?] : [VariablesOf<D>]): Promise<ResultOf<D>> {
+    const opts: PostOptions = { token: this.opts.token, fetch: this.opts.fetch };
+    return dataOf(await post(this.opts.url, document, (variables[0] ?? {}) as VariablesOf<D>, opts));
   }
 
-  async viewer(): Promise<T.Agent> {
-    return (await this.request<{ viewer: T.Agent }>('{ viewer { id name fleet scopes } }')).viewer;
+  /** This client's graphql-ws connection (opened on first use, closed by close()). */
+  socket(): WsClient {
+    this.ws ??= wsClient(wsUrl(this.opts.url), this.opts.token, { webSocketImpl: this.opts.webSocketImpl, retryAttempts: 5 });
+    return this.ws;
   }
 
-  async search(input: T.SearchInput): Promise<T.SearchResult> {
-    return (await this.request<{ search: T.SearchResult }>(`query($input: SearchInput!) { search(input: $input) { snapshot hits { score belief { ${BELIEF} } } } }`, { input })).search;
+  async viewer(): Promise<Agent> {
+    return (await this.request(op.VIEWER)).viewer;
   }
 
-  async beliefByClaim(claimKey: string): Promise<T.Belief | null> {
-    return (await this.request<{ beliefByClaim: T.Belief | null }>(`query($k: String!) { beliefByClaim(claimKey: $k) { ${BELIEF} } }`, { k: claimKey })).beliefByClaim;
+  async search(input: SearchInput): Promise<SearchResult> {
+    return (await this.request(op.SEARCH, { input })).search;
   }
 
-  async assertBelief(input: T.AssertBeliefInput): Promise<T.AssertBeliefResult> {
-    return (await this.request<{ assertBelief: T.AssertBeliefResult }>(`mutation($input: AssertBeliefInput!) { assertBelief(input: $input) {
-      __typename
-      ... on BeliefAsserted { belief { ${BELIEF} } }
-      ... on BeliefCorroborated { belief { ${BELIEF} } }
-      ... on ContradictionRaised { contradiction { id status existing { ${BELIEF} } } }
-      ... on PremiseRetracted { premise { ${BELIEF} } }
-      ... on ClaimChangedSinceRead { claimKey current { ${BELIEF} } }
-    } }`, { input })).assertBelief;
+  async beliefByClaim(claimKey: string): Promise<Belief | null> {
+    return (await this.request(op.BELIEF_BY_CLAIM, { claimKey })).beliefByClaim;
   }
 
-  async retractBelief(beliefId: string, reason: string): Promise<T.Retraction> {
-    return (await this.request<{ retractBelief: T.Retraction }>(`mutation($input: RetractBeliefInput!) { retractBelief(input: $input) { id reason root { id claimKey } totals { ${TOTALS} } } }`, { input: { beliefId, reason } })).retractBelief;
+  async assertBelief(input: AssertBeliefInput): Promise<AssertBeliefResult> {
+    return (await this.request(op.ASSERT_BELIEF, { input })).assertBelief;
   }
 
-  async previewRetraction(beliefId: string): Promise<{ totals: T.Totals; survivors: Array<{ id: string }>; beliefs: { totalCount: number } }> {
-    return (await this.request<{ previewRetraction: never }>(`query($id: ID!) { previewRetraction(beliefId: $id) { totals { ${TOTALS} } survivors { id } beliefs { totalCount } } }`, { id: beliefId })).previewRetraction;
+  async retractBelief(beliefId: string, reason: string): Promise<Retraction> {
+    return (await this.request(op.RETRACT_BELIEF, { input: { beliefId, reason } })).retractBelief;
   }
 
-  async proposeEffect(input: T.ProposeEffectInput): Promise<T.ProposeEffectResult> {
-    return (await this.request<{ proposeEffect: T.ProposeEffectResult }>(`mutation($input: ProposeEffectInput!) { proposeEffect(input: $input) {
-      __typename ... on EffectProposed { effect { ${EFFECT} } } ... on PremiseRetracted { premise { ${BELIEF} } } } }`, { input })).proposeEffect;
+  async previewRetraction(beliefId: string): Promise<Preview> {
+    return (await this.request(op.PREVIEW_RETRACTION, { beliefId })).previewRetraction;
   }
 
-  async claimEffect(kinds?: string[]): Promise<T.Effect | null> {
-    return (await this.request<{ claimEffect: T.Effect | null }>(`mutation($input: ClaimEffectInput) { claimEffect(input: $input) { ${EFFECT} } }`, { input: kinds ? { kinds } : null })).claimEffect;
+  async proposeEffect(input: ProposeEffectInput): Promise<ProposeEffectResult> {
+    return (await this.request(op.PROPOSE_EFFECT, { input })).proposeEffect;
   }
 
-  async completeEffect(effectId: string, externalRef: string): Promise<T.Effect> {
-    return (await this.request<{ completeEffect: T.Effect }>(`mutation($input: CompleteEffectInput!) { completeEffect(input: $input) { ${EFFECT} } }`, { input: { effectId, externalRef } })).completeEffect;
+  async claimEffect(kinds?: string[]): Promise<Effect | null> {
+    return (await this.request(op.CLAIM_EFFECT, { input: kinds ? { kinds } : null })).claimEffect;
   }
 
-  async failEffect(effectId: string, reason: string): Promise<T.Effect> {
-    return (await this.request<{ failEffect: T.Effect }>(`mutation($input: FailEffectInput!) { failEffect(input: $input) { ${EFFECT} } }`, { input: { effectId, reason } })).failEffect;
+  async completeEffect(effectId: string, externalRef: string): Promise<Effect> {
+    return (await this.request(op.COMPLETE_EFFECT, { input: { effectId, externalRef } })).completeEffect;
   }
 
-  async confirmReversal(reversalId: string, providerRef: string): Promise<T.Reversal> {
-    return (await this.request<{ confirmReversal: T.Reversal }>(`mutation($input: ConfirmReversalInput!) { confirmReversal(input: $input) { id status idempotencyKey providerRef amount { amountMinor currency } } }`, { input: { reversalId, providerRef } })).confirmReversal;
+  async failEffect(effectId: string, reason: string): Promise<Effect> {
+    return (await this.request(op.FAIL_EFFECT, { input: { effectId, reason } })).failEffect;
+  }
+
+  async confirmReversal(reversalId: string, providerRef: string): Promise<Reversal> {
+    return (await this.request(op.CONFIRM_REVERSAL, { input: { reversalId, providerRef } })).confirmReversal;
   }
 
   /**
    * Streams retraction events over graphql-ws from after `after` (or from now), one per item or, with
    * `granularity: 'LEVEL'`, one per cascade level and kind. Call the returned function to stop.
    */
-  onRetractionEvents(handler: (e: T.RetractionEvent) => void, opts: { after?: string | null; granularity?: T.RetractionEventGranularity; onError?: (e: unknown) => void } = {}): () => void {
-    if (!this.ws) {
-      this.ws = createClient({
-        url: this.opts.url.replace(/^http/, 'ws'),
-        connectionParams: { authorization: `Bearer ${this.opts.token}` },
-        webSocketImpl: this.opts.webSocketImpl,
-        retryAttempts: 5,
-      });
-    }
-    return this.ws.subscribe<{ retractionEvents: T.RetractionEvent }>(
-      {
-        query: `subscription($after: String, $granularity: RetractionEventGranularity) {
-          retractionEvents(after: $after, granularity: $granularity) { __typename cursor at retraction { id }
-          ... on BeliefRetracted { depth belief { id claimKey } }
-          ... on EffectCancelled { effect { id status } }
-          ... on ReversalRecorded { reversal { id status } }
-          ... on BeliefsRetracted { depth count beliefs { id claimKey } }
-          ... on EffectsCancelled { count effects { id status } }
-          ... on ReversalsRecorded { count reversals { id status } }
-          ... on RetractionCommitted { totals { ${TOTALS} } } } }`,
-        variables: { after: opts.after ?? null, granularity: opts.granularity ?? 'BELIEF' },
-      },
-      {
-        next: (m) => m.data && handler(m.data.retractionEvents),
-        error: (e) => opts.onError?.(e),
-        complete: () => {},
-      },
-    );
+  onRetractionEvents(handler: (e: RetractionEvent) => void, opts: { after?: string | null; granularity?: RetractionEventGranularity; onError?: (e: unknown) => void } = {}): () => void {
+    return subscribe(this.socket(), op.RETRACTION_EVENTS, { after: opts.after ?? null, granularity: opts.granularity ?? 'BELIEF' }, {
+      next: (m) => m.data && handler(m.data.retractionEvents),
+      error: (e) => opts.onError?.(e),
+    }).unsubscribe;
   }
 
   /**
@@ -163,7 +144,7 @@ export class RetractClient {
    * basedOn). On PremiseRetracted or ClaimChangedSinceRead it re-runs READ and THINK, up to
    * maxAttempts in all, then throws TurnGaveUp with every reason. Other outcomes are returned.
    */
-  async turn<D extends Omit<T.AssertBeliefInput, 'basedOn'>>(o: TurnOptions<D>): Promise<{ result: T.AssertBeliefResult | null; attempts: number }> {
+  async turn<D extends Omit<AssertBeliefInput, 'basedOn'>>(o: TurnOptions<D>): Promise<{ result: AssertBeliefResult | null; attempts: number }> {
     const max = o.maxAttempts ?? 3;
     const reasons: string[] = [];
     for (let attempt = 1; attempt <= max; attempt++) {

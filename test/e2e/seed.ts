@@ -3,8 +3,8 @@
 // `npx tsx test/e2e/seed.ts <url> <bootstrap-token>` for manual runs against `npm start`.
 
 // The API's shapes (amountMinor a JSON number), not the store's exact decimal strings.
-export type { Money, Totals } from '../../src/client/types';
-import type { Totals } from '../../src/client/types';
+export type { Money, Totals } from '../../src/client';
+import type { Totals } from '../../src/client';
 
 export const TOTALS_SELECTION = `beliefsRetracted effectsCancelled effectsReached reversalsOwed unreachable
   exposure { amountMinor currency } owed { amountMinor currency } unreachableAmount { amountMinor currency }

@@ -4,7 +4,7 @@ import { createAgentDirect, SCOPES } from '../../src/agent/agent.service';
 import { gid } from '../../src/kernel/ids';
 import { embedder, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
 import { digestTables } from '../support/digest';
-import { RetractClient } from '../../src/client';
+import { graphql, RetractClient } from '../../src/client';
 
 interface Attack {
   name: string;
@@ -128,7 +128,7 @@ describe.each(engines())('hostile input on %s', (engine) => {
     const readOnly = await createAgentDirect(t.store, { fleet: 'h', name: 'reader', scopes: ['beliefs:read'] });
     const other = await createAgentDirect(t.store, { fleet: 'other', name: 'other', scopes: SCOPES });
     const c = new RetractClient({ url, token: all.token });
-    await c.request('mutation { registerEffectKind(input: {kind: "refund", reversible: true}) { kind } }');
+    await c.request(graphql('mutation { registerEffectKind(input: {kind: "refund", reversible: true}) { kind } }'));
     const b = await c.assertBelief({ claimKey: 'h:1/ok', statement: 'a statement', value: 1 });
     const belief = (b as { belief: { id: string } }).belief.id;
     const e = await c.proposeEffect({ kind: 'refund', supportedBy: [belief], idempotencyKey: 'hostile-1', amount: { amountMinor: 100, currency: 'USD' } });

@@ -1,52 +1,24 @@
 import { decodeGlobalID } from '@pothos/plugin-relay';
-import { createClient, type Client } from 'graphql-ws';
-import WebSocket from 'ws';
+import type { Client } from 'graphql-ws';
+import { graphql, MoneyFields, TotalsFields } from '../../src/client';
+import { post, postRaw, queryText, wsClient as nodeWsClient, type AnyDocument, type Checked, type GqlResponse as ClientResponse, type ResultOf, type VariablesOf, type WireError } from '../../src/client/node';
 
-/** One GraphQL error as it comes over the wire. */
-export interface WireError {
-  message: string;
-  path?: Array<string | number>;
-  extensions?: { code?: string; field?: string; requestId?: string; [k: string]: unknown };
-}
+export type { WireError };
 
-export interface GqlResponse<T = any> {
-  status: number;
-  headers: Headers;
-  data: T | null | undefined;
-  errors: WireError[] | undefined;
-  /** The parsed body (an array for a batched request). */
-  body: any;
-}
+/** An answer as tests read it: the client's response with the body left loose (tests probe odd bodies). */
+export type GqlResponse<T = any> = Omit<ClientResponse<T>, 'body'> & { body: any };
 
-/** POSTs one operation to the server over real HTTP (fetch), with a bearer token when given. */
-export async function gql<T = any>(url: string, query: string, variables: Record<string, unknown> = {}, token?: string | null, headers: Record<string, string> = {}): Promise<GqlResponse<T>> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
-    body: JSON.stringify({ query, variables }),
-  });
-  return wrap<T>(res);
+/** POSTs one operation to the server over real HTTP through the typed client's transport, with a bearer token when given. */
+export async function gql<D extends AnyDocument>(url: string, document: D & Checked<D>, variables: VariablesOf<D>, token?: string | null, headers?: Record<string, string>): Promise<GqlResponse<ResultOf<D>>>;
+/** An untyped document: what hostile and limit tests send on purpose. */
+export async function gql<T = any>(url: string, query: string, variables?: Record<string, unknown>, token?: string | null, headers?: Record<string, string>): Promise<GqlResponse<T>>;
+export async function gql(url: string, document: AnyDocument | string, variables: unknown = {}, token?: string | null, headers: Record<string, string> = {}): Promise<GqlResponse> {
+  return post(url, document as string, variables as Record<string, unknown>, { token, headers });
 }
 
 /** POSTs a raw body (string or JSON-able) and parses the answer. */
 export async function gqlRaw(url: string, body: string, token?: string | null, headers: Record<string, string> = {}): Promise<GqlResponse> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
-    body,
-  });
-  return wrap(res);
-}
-
-async function wrap<T>(res: Response): Promise<GqlResponse<T>> {
-  const text = await res.text();
-  let body: any;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = { text };
-  }
-  return { status: res.status, headers: res.headers, data: Array.isArray(body) ? undefined : body?.data, errors: Array.isArray(body) ? undefined : body?.errors, body };
+  return postRaw(url, body, { token, headers });
 }
 
 /** Server logs a test server registers, so a failed request can be explained by what the server logged for its request id. */
@@ -137,14 +109,7 @@ export class Collector<T = any> {
 
 /** A graphql-ws client over a real WebSocket (the `ws` package), authenticated by connectionParams. */
 export function wsClient(url: string, token?: string | null): Client {
-  return createClient({
-    url,
-    webSocketImpl: WebSocket,
-    connectionParams: token ? { authorization: `Bearer ${token}` } : {},
-    retryAttempts: 0,
-    lazy: true,
-    lazyCloseTimeout: 0,
-  });
+  return nodeWsClient(url, token, { retryAttempts: 0, lazy: true, lazyCloseTimeout: 0 });
 }
 
 export interface Subscription<T> extends Collector<T> {
@@ -152,12 +117,12 @@ export interface Subscription<T> extends Collector<T> {
 }
 
 /** Subscribes over graphql-ws; the collector gathers every result. close() unsubscribes (and closes a client it made). */
-export function subscribeWs<T = any>(target: string | Client, query: string, variables: Record<string, unknown> = {}, token?: string | null): Collector<T> & { close(): Promise<void> } {
+export function subscribeWs<T = any>(target: string | Client, query: string | AnyDocument, variables: Record<string, unknown> = {}, token?: string | null): Collector<T> & { close(): Promise<void> } {
   const own = typeof target === 'string';
   const client = typeof target === 'string' ? wsClient(target, token) : target;
   const c = new Collector<T>() as Collector<T> & { close(): Promise<void> };
   const unsubscribe = client.subscribe<T>(
-    { query, variables },
+    { query: queryText(query), variables },
     {
       next: (r) => c.push(r as { data?: T; errors?: WireError[] }),
       error: (e) => c.fail(e),
@@ -176,7 +141,7 @@ export function subscribeWs<T = any>(target: string | Client, query: string, var
  * and split into `event:`/`data:` messages. With `paused`, nothing is read until resume() (a slow
  * subscriber: the server's writes back up behind it).
  */
-export function subscribeSse<T = any>(url: string, query: string, variables: Record<string, unknown> = {}, token?: string | null, opts: { paused?: boolean } = {}) {
+export function subscribeSse<T = any>(url: string, query: string | AnyDocument, variables: Record<string, unknown> = {}, token?: string | null, opts: { paused?: boolean } = {}) {
   const c = new Collector<T>() as Collector<T> & { close(): Promise<void>; resume(): void; response: Promise<Response> };
   const abort = new AbortController();
   let resumed!: () => void;
@@ -186,7 +151,7 @@ export function subscribeSse<T = any>(url: string, query: string, variables: Rec
   c.response = fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: JSON.stringify({ query, variables }),
+    body: JSON.stringify({ query: queryText(query), variables }),
     signal: abort.signal,
   });
   void (async () => {
@@ -234,30 +199,22 @@ export function subscribeSse<T = any>(url: string, query: string, variables: Rec
 }
 
 /** The retractionEvents selection every subscription test uses. */
-export const RETRACTION_EVENTS = /* GraphQL */ `
+export const RETRACTION_EVENTS = graphql(`
   subscription Events($after: String) {
     retractionEvents(after: $after) {
       __typename cursor at
       retraction { id root { id claimKey } }
       ... on BeliefRetracted { depth belief { id claimKey status } }
       ... on EffectCancelled { effect { id status kind } }
-      ... on ReversalRecorded { reversal { id status amount { amountMinor currency } effect { id kind } } }
-      ... on RetractionCommitted { totals { beliefsRetracted effectsCancelled effectsReached reversalsOwed unreachable
-        exposure { amountMinor currency } owed { amountMinor currency } unreachableAmount { amountMinor currency } settled { amountMinor currency } } }
+      ... on ReversalRecorded { reversal { id status amount { ...MoneyFields } effect { id kind } } }
+      ... on RetractionCommitted { totals { ...TotalsFields } }
     }
-  }`;
+  }`, [MoneyFields, TotalsFields]);
 
-export interface StreamedEvent {
-  __typename: 'RetractionStarted' | 'BeliefRetracted' | 'EffectCancelled' | 'ReversalRecorded' | 'RetractionCommitted';
-  cursor: string;
-  at: string;
-  retraction: { id: string; root: { id: string; claimKey: string } };
-  depth?: number;
-  belief?: { id: string; claimKey: string; status: string };
-  effect?: { id: string; status: string; kind: string };
-  reversal?: { id: string; status: string; amount: { amountMinor: number; currency: string } | null; effect: { id: string; kind: string } };
-  totals?: Record<string, unknown>;
-}
+type Variant = ResultOf<typeof RETRACTION_EVENTS>['retractionEvents'];
+type AnyKey<U> = U extends unknown ? keyof U : never;
+/** One streamed event: the fields every event has, and each variant's own fields as optional (tests compare whole lists). */
+export type StreamedEvent = { [K in keyof Variant]: Variant[K] } & { [K in Exclude<AnyKey<Variant>, keyof Variant>]?: Variant extends infer V ? (V extends { [P in K]: infer X } ? X : never) : never };
 
 /** The events of a retractionEvents collector. */
 export function streamed(c: Collector<{ retractionEvents: StreamedEvent }>): StreamedEvent[] {

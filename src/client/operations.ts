@@ -1,0 +1,73 @@
+// The documents RetractClient sends: an agent's READ, COMMIT, effect and receipt operations.
+import { graphql } from './graphql';
+import { MoneyFields, TotalsFields } from './fragments';
+
+const BeliefFields = graphql(`fragment BeliefFields on Belief { id claimKey statement value status evidence createdAt }`);
+const EffectFields = graphql(`fragment EffectFields on Effect { id kind status idempotencyKey externalRef amount { ...MoneyFields } }`, [MoneyFields]);
+
+export const VIEWER = graphql(`query Viewer { viewer { id name fleet scopes } }`);
+
+export const SEARCH = graphql(`
+  query Search($input: SearchInput!) { search(input: $input) { snapshot hits { score belief { ...BeliefFields } } } }`, [BeliefFields]);
+
+export const BELIEF_BY_CLAIM = graphql(`
+  query BeliefByClaim($claimKey: String!) { beliefByClaim(claimKey: $claimKey) { ...BeliefFields } }`, [BeliefFields]);
+
+export const ASSERT_BELIEF = graphql(`
+  mutation AssertBelief($input: AssertBeliefInput!) {
+    assertBelief(input: $input) {
+      __typename
+      ... on BeliefAsserted { belief { ...BeliefFields } }
+      ... on BeliefCorroborated { belief { ...BeliefFields } }
+      ... on ContradictionRaised { contradiction { id status existing { ...BeliefFields } } }
+      ... on PremiseRetracted { premise { ...BeliefFields } }
+      ... on ClaimChangedSinceRead { claimKey current { ...BeliefFields } }
+    }
+  }`, [BeliefFields]);
+
+export const RETRACT_BELIEF = graphql(`
+  mutation RetractBelief($input: RetractBeliefInput!) {
+    retractBelief(input: $input) { id reason root { id claimKey } totals { ...TotalsFields } }
+  }`, [TotalsFields]);
+
+export const PREVIEW_RETRACTION = graphql(`
+  query PreviewRetraction($beliefId: ID!) {
+    previewRetraction(beliefId: $beliefId) { totals { ...TotalsFields } survivors { id } beliefs { totalCount } }
+  }`, [TotalsFields]);
+
+export const PROPOSE_EFFECT = graphql(`
+  mutation ProposeEffect($input: ProposeEffectInput!) {
+    proposeEffect(input: $input) {
+      __typename
+      ... on EffectProposed { effect { ...EffectFields } }
+      ... on PremiseRetracted { premise { ...BeliefFields } }
+    }
+  }`, [EffectFields, BeliefFields]);
+
+export const CLAIM_EFFECT = graphql(`
+  mutation ClaimEffect($input: ClaimEffectInput) { claimEffect(input: $input) { ...EffectFields } }`, [EffectFields]);
+
+export const COMPLETE_EFFECT = graphql(`
+  mutation CompleteEffect($input: CompleteEffectInput!) { completeEffect(input: $input) { ...EffectFields } }`, [EffectFields]);
+
+export const FAIL_EFFECT = graphql(`
+  mutation FailEffect($input: FailEffectInput!) { failEffect(input: $input) { ...EffectFields } }`, [EffectFields]);
+
+export const CONFIRM_REVERSAL = graphql(`
+  mutation ConfirmReversal($input: ConfirmReversalInput!) {
+    confirmReversal(input: $input) { id status idempotencyKey providerRef amount { ...MoneyFields } }
+  }`, [MoneyFields]);
+
+export const RETRACTION_EVENTS = graphql(`
+  subscription RetractionEvents($after: String, $granularity: RetractionEventGranularity) {
+    retractionEvents(after: $after, granularity: $granularity) {
+      __typename cursor at retraction { id }
+      ... on BeliefRetracted { depth belief { id claimKey } }
+      ... on EffectCancelled { effect { id status } }
+      ... on ReversalRecorded { reversal { id status } }
+      ... on BeliefsRetracted { depth count beliefs { id claimKey } }
+      ... on EffectsCancelled { count effects { id status } }
+      ... on ReversalsRecorded { count reversals { id status } }
+      ... on RetractionCommitted { totals { ...TotalsFields } }
+    }
+  }`, [TotalsFields]);
