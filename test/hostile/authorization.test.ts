@@ -3,6 +3,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Scope } from '../../src/agent/agent.service';
 import { READ_SCOPES } from '../../src/agent/access';
+import { schema } from '../../src/api/schema';
+import type { GraphQLInterfaceType, GraphQLObjectType } from 'graphql';
 import { actorIn, engines, expectInvariants } from '../support/engines';
 import { type Fixture, fleetFixture } from '../support/api-fixture';
 import { codes, gql, subscribeWs, type WireError } from '../support/api-client';
@@ -38,8 +40,25 @@ it('the README says which types each scope opens, as src/agent/access.ts enforce
     Belief: union(READ_SCOPES.Belief, READ_SCOPES.RetractedBelief),
     Effect: union(READ_SCOPES.Effect),
     Retraction: union(READ_SCOPES.Receipt), Reversal: union(READ_SCOPES.Receipt), RetractionTotals: union(READ_SCOPES.Receipt), RetractionEvent: union(READ_SCOPES.Receipt),
+    Contradiction: union(READ_SCOPES.Contradiction), ProposedBelief: union(READ_SCOPES.Contradiction),
     'Agent.scopes': union(READ_SCOPES.AgentScopes),
   });
+});
+
+it('every object type that holds fleet data carries a type-level read rule (its own or its interface\'s)', () => {
+  // Carriers hold no fleet data of their own: what they hold is reached through fields whose types have rules.
+  // Agent exposes name and fleet (shown as authors on everything readable); its scopes have a field rule.
+  const carriers = new Set(['Query', 'Mutation', 'Subscription', 'PageInfo', 'Money', 'Agent', 'AgentCreated', 'EffectKind',
+    'RetractionPreview', 'Justification', 'SearchHit', 'SearchResult', 'BeliefAsserted', 'BeliefCorroborated', 'ContradictionRaised',
+    'PremiseRetracted', 'ClaimChangedSinceRead', 'EffectProposed']);
+  // By tag, not isObjectType: a worktree can load graphql twice (symlinked node_modules), and instanceof then fails.
+  const isObject = (t: unknown) => Object.prototype.toString.call(t) === '[object GraphQLObjectType]';
+  const ruled = (t: GraphQLObjectType | GraphQLInterfaceType) => !!(t.extensions as { pothosOptions?: { authScopes?: unknown } }).pothosOptions?.authScopes;
+  const unruled = Object.values(schema.getTypeMap())
+    .filter((t): t is GraphQLObjectType => isObject(t) && !t.name.startsWith('__') && !carriers.has(t.name) && !/(Connection|Edge)$/.test(t.name))
+    .filter((t) => !ruled(t) && !t.getInterfaces().some(ruled))
+    .map((t) => t.name);
+  expect(unruled).toEqual([]);
 });
 
 describe.each(engines())('authorization by type on %s', (engine) => {
@@ -205,6 +224,32 @@ describe.each(engines())('authorization by type on %s', (engine) => {
     const seen = await ask(executor, 'query($id: ID!) { node(id: $id) { id } }', { id: fx.reversal });
     expect(codes(seen.errors)).toEqual(['FORBIDDEN']);
     await expectInvariants(s.db.store);
+  });
+
+  it('contradictions:adjudicate alone lists contradictions to decide; the ACTIVE belief each contradicts is FORBIDDEN', async () => {
+    const token = await tokenWith('contradictions:adjudicate');
+    const r = await ask(token, '{ contradictions(status: OPEN) { id claimKey proposed { statement } } }');
+    expect(r.errors).toBeUndefined();
+    expect(r.data.contradictions.map((c: { id: string }) => c.id)).toEqual(expect.arrayContaining([fx.c1, fx.c2]));
+    const existing = await ask(token, '{ contradictions(status: OPEN) { id existing { statement } } }');
+    expect(forbiddenAt(existing.errors).length).toBeGreaterThan(0);
+    expect(new Set(forbiddenAt(existing.errors).map((p) => p.replace(/\d+/, 'N')))).toEqual(new Set(['contradictions.N.existing']));
+  });
+
+  it('tokens with neither beliefs:read nor contradictions:adjudicate are refused contradictions, except the one their own assertion raised', async () => {
+    for (const scopes of [['effects:propose'], ['receipts:read'], ['beliefs:write']] as Scope[][]) {
+      const r = await ask(await tokenWith(...scopes), '{ contradictions { id } }');
+      expect({ scopes, codes: codes(r.errors) }).toEqual({ scopes, codes: ['FORBIDDEN'] });
+    }
+    const writer = await tokenWith('beliefs:write');
+    const raised = await ask(writer, `mutation { assertBelief(input: { claimKey: "${fx.tag}/x", statement: "x is 3", value: 3 }) {
+      __typename ... on ContradictionRaised { contradiction { claimKey proposed { statement } existing { statement } } } } }`);
+    expect(forbiddenAt(raised.errors)).toEqual(['assertBelief.contradiction.existing']);
+    expect(raised.data).toBeNull();
+    const own = await ask(writer, `mutation { assertBelief(input: { claimKey: "${fx.tag}/x", statement: "x is 4", value: 4 }) {
+      ... on ContradictionRaised { contradiction { id claimKey proposed { statement } } } } }`);
+    expect(own.errors).toBeUndefined();
+    expect(own.data.assertBelief.contradiction).toMatchObject({ claimKey: `${fx.tag}/x`, proposed: { statement: 'x is 4' } });
   });
 
   describe('MCP applies the same rule', () => {

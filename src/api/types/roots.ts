@@ -106,7 +106,9 @@ builder.queryFields((t) => ({
     resolve: (_r, a, ctx) => newestFirst(ctx, 'reversals', sql`fleet_id = ${ctx.agent!.fleet_id} ${a.status ? sql`AND status = ${a.status}` : sql``}`, a),
   }),
   contradictions: t.field({
-    type: [ContradictionRef], authScopes: { scope: 'beliefs:read' }, description: 'Contradictions of your fleet, oldest first (at most 500).',
+    // The Contradiction type's own rule: an adjudicator lists what it is to decide.
+    type: [ContradictionRef], authScopes: { $any: { scope: 'beliefs:read', $any: { scope: 'contradictions:adjudicate' } } } as never,
+    description: 'Contradictions of your fleet, oldest first (at most 500). Needs beliefs:read or contradictions:adjudicate.',
     args: { status: t.arg({ type: ContradictionStatusEnum, description: 'Only contradictions in this status.' }) },
     resolve: (_r, a, ctx) =>
       fleetRead(ctx, async (tx) => {
@@ -197,6 +199,8 @@ builder.mutationFields((t) => ({
       // ClaimChangedSinceRead.current, another agent's belief that the caller must READ again to see.
       if (r.kind === 'asserted' || r.kind === 'corroborated') grantRead(ctx, 'Belief', r.belief.id);
       if (r.kind === 'premiseRetracted') grantRead(ctx, 'Belief', r.premise.id);
+      // The contradiction the caller's own assertion raised: its proposal is what the caller sent.
+      if (r.kind === 'contradiction') grantRead(ctx, 'Contradiction', r.contradictionId);
       switch (r.kind) {
         case 'asserted': return typed('BeliefAsserted', { belief: r.belief }) as never;
         case 'corroborated': return typed('BeliefCorroborated', { belief: r.belief }) as never;
