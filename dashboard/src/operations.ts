@@ -9,8 +9,8 @@
 // - a field of a type the viewer's scopes do not open (effects, receipts) is asked for only
 //   `@include(if: $canReadEffects / $canReadReceipts)`: the server refuses such a field FORBIDDEN whatever
 //   path reaches it, and one refused field would fail the whole request.
-// `npx tsx dashboard/scripts/check-operations.ts` validates every document against the contract and the
-// armor depth/cost/alias/token rules.
+// `npx tsx dashboard/scripts/check-operations.ts` validates every document against the contract and measures
+// it with the server's limits: armor's depth and alias rules, the server's own cost rule at `first: 100`, tokens.
 
 const MONEY = 'amountMinor currency';
 
