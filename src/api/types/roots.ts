@@ -336,12 +336,19 @@ builder.mutationFields((t) => ({
     },
   }),
   confirmReversal: t.field({
-    type: ReversalRef, authScopes: { scope: 'effects:execute' }, description: 'Records a provider\'s confirmation of a reversal.',
+    type: ReversalRef, authScopes: { scope: 'effects:execute' },
+    description: 'Records a provider\'s confirmation of a reversal; a CONFIRMED reversal counts toward settled. Only the provider\'s own ' +
+      'reference confirms it: a reference RETRACT issued is refused BAD_USER_INPUT (field providerRef), see the providerRef rule in docs/guarantees.md.',
     args: { input: t.arg({ type: builder.inputType('ConfirmReversalInput', {
       description: 'A provider\'s confirmation.',
       fields: (f) => ({
         reversalId: f.id({ required: true, description: 'The reversal.' }),
-        providerRef: f.string({ required: true, description: 'The provider\'s own reference.' }),
+        providerRef: f.string({
+          required: true,
+          description: 'The provider\'s own reference for the money it moved. Refused when it is, after NFC, trimming whitespace and ' +
+            'zero-width characters at both ends and folding A-Z to a-z: any of our global ids (encoded or decoded, e.g. Reversal:12), ' +
+            'the id of any row of the fleet, or the idempotency key of any effect or reversal of the fleet (docs/guarantees.md).',
+        }),
       }),
     }), required: true, description: 'The confirmation.' }) },
     resolve: async (_r, a, ctx) => {
