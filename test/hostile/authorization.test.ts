@@ -271,5 +271,16 @@ describe.each(engines())('authorization by type on %s', (engine) => {
       expect((await call(both, 'search_beliefs', { text: `${fx.tag} e` })).hits.length).toBeGreaterThan(0);
       expect((await call(both, 'explain_belief', { claimKey: fx.keys.e })).belief.status).toBe('ACTIVE');
     });
+
+    it('get_receipt by an ACTIVE belief\'s id tells receipts:read alone what it tells of an id that does not exist: not its claim key, not that it is ACTIVE', async () => {
+      const active = await callError(receiptsOnly, 'get_receipt', { beliefId: fx.e });
+      const missing = await callError(receiptsOnly, 'get_receipt', { beliefId: '999999' });
+      expect(active).not.toContain(fx.keys.e);
+      expect(active).not.toMatch(/ACTIVE/);
+      expect(active.replace(/\d+/g, 'N')).toBe(missing.replace(/\d+/g, 'N'));
+      expect(active).toMatch(/^NOT_FOUND: /);
+      // With beliefs:read as well, the belief may be named.
+      expect(await callError(both, 'get_receipt', { beliefId: fx.e })).toMatch(new RegExp(`^NOT_FOUND: .*${fx.keys.e}.*is ACTIVE`));
+    });
   });
 });
