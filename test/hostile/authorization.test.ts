@@ -252,6 +252,23 @@ describe.each(engines())('authorization by type on %s', (engine) => {
     expect(own.data.assertBelief.contradiction).toMatchObject({ claimKey: `${fx.tag}/x`, proposed: { statement: 'x is 4' } });
   });
 
+  it('a premise that fell is no read oracle: effects:propose or beliefs:write alone, naming a RETRACTED belief, learn that it fell, not what it said', async () => {
+    const proposer = await tokenWith('effects:propose');
+    const p = await ask(proposer, `mutation($s: [ID!]!) { proposeEffect(input: { kind: "refund", amount: { amountMinor: 1, currency: "USD" }, supportedBy: $s, idempotencyKey: "authz:oracle" }) {
+      __typename ... on PremiseRetracted { premise { statement evidence } } } }`, { s: [fx.r] });
+    expect(forbiddenAt(p.errors)).toEqual(['proposeEffect.premise']);
+    const kind = await ask(proposer, `mutation($s: [ID!]!) { proposeEffect(input: { kind: "refund", amount: { amountMinor: 1, currency: "USD" }, supportedBy: $s, idempotencyKey: "authz:oracle" }) { __typename } }`, { s: [fx.r] });
+    expect(kind.data.proposeEffect.__typename).toBe('PremiseRetracted');
+    const writer = await tokenWith('beliefs:write');
+    const w = await ask(writer, 'mutation($d: [ID!]) { assertBelief(input: { claimKey: "authz/oracle", statement: "s", value: 1, derivedFrom: $d }) { ... on PremiseRetracted { premise { statement } } } }', { d: [fx.r] });
+    expect(forbiddenAt(w.errors)).toEqual(['assertBelief.premise']);
+    // A token that may read RETRACTED beliefs reads the premise.
+    const reader = await ask(await tokenWith('effects:propose', 'receipts:read'), `mutation($s: [ID!]!) { proposeEffect(input: { kind: "refund", amount: { amountMinor: 1, currency: "USD" }, supportedBy: $s, idempotencyKey: "authz:oracle" }) {
+      ... on PremiseRetracted { premise { claimKey } } } }`, { s: [fx.r] });
+    expect(reader.errors).toBeUndefined();
+    expect(reader.data.proposeEffect.premise.claimKey).toBe(`${fx.tag}/r`);
+  });
+
   describe('MCP applies the same rule', () => {
     let receiptsOnly: Client;
     let both: Client;

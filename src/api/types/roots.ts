@@ -195,10 +195,10 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: AssertBeliefInput, required: true, description: 'The belief.' }) },
     resolve: async (_r, a, ctx) => {
       const r = await assertBelief(ctx.core, actorOf(ctx), { ...a.input, derivedFrom: parseGids('input.derivedFrom', a.input.derivedFrom as string[] | null, 'Belief') });
-      // The caller's own belief, the one that already says the same, or the premise it named; not
-      // ClaimChangedSinceRead.current, another agent's belief that the caller must READ again to see.
+      // The caller's own belief, or the one that already says the same. Not a premise that fell: naming any
+      // RETRACTED belief's id would read it without a write (a read oracle); it follows the Belief rule, as
+      // ClaimChangedSinceRead.current does, another agent's belief the caller must READ again to see.
       if (r.kind === 'asserted' || r.kind === 'corroborated') grantRead(ctx, 'Belief', r.belief.id);
-      if (r.kind === 'premiseRetracted') grantRead(ctx, 'Belief', r.premise.id);
       // The contradiction the caller's own assertion raised: its proposal is what the caller sent.
       if (r.kind === 'contradiction') grantRead(ctx, 'Contradiction', r.contradictionId);
       switch (r.kind) {
@@ -286,8 +286,8 @@ builder.mutationFields((t) => ({
     }), required: true, description: 'The effect.' }) },
     resolve: async (_r, a, ctx) => {
       const r = await proposeEffect(ctx.core, actorOf(ctx), { ...a.input, supportedBy: parseGids('input.supportedBy', a.input.supportedBy as string[], 'Belief') });
+      // The effect it proposed; a premise that fell follows the Belief rule (see assertBelief).
       if (r.kind === 'proposed') grantRead(ctx, 'Effect', r.effect.id);
-      else grantRead(ctx, 'Belief', r.premise.id);
       return (r.kind === 'proposed' ? typed('EffectProposed', { effect: r.effect }) : typed('PremiseRetracted', { premise: r.premise })) as never;
     },
   }),
