@@ -9,8 +9,9 @@
 // - a field of a type the viewer's scopes do not open (effects, receipts) is asked for only
 //   `@include(if: $canReadEffects / $canReadReceipts)`: the server refuses such a field FORBIDDEN whatever
 //   path reaches it, and one refused field would fail the whole request (the types then mark it optional).
-// test/e2e/operations.test.ts validates every document against schema/schema.graphql and the server's
-// armor limits; `npx tsx dashboard/scripts/check-operations.ts` does the same against the shared contract.
+// test/e2e/operations.test.ts and `npx tsx dashboard/scripts/check-operations.ts` validate every document (against
+// schema/schema.graphql and the shared contract) and measure it with the server's limits: armor's depth and alias
+// rules, the server's own cost rule at `first: 100`, tokens.
 import { graphql, MoneyFields, TotalsFields } from '../../src/client';
 
 const BeliefListFields = graphql(`fragment BeliefListFields on Belief { id claimKey statement status createdAt author { id name } }`);

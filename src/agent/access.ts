@@ -10,6 +10,10 @@ import type { Scope } from './agent.service';
  *   A belief never returns from RETRACTED, so this cannot flip back.
  * - Effect: an effects scope, or `receipts:read` (receipts list the effects they cancelled or reached).
  * - Receipt: Retraction, Reversal, RetractionTotals and retraction events need `receipts:read`.
+ * - Contradiction (and its ProposedBelief): `beliefs:read`, or `contradictions:adjudicate`: deciding a
+ *   contradiction means reading both sides of it. The beliefs it links to (existing, accepted) and
+ *   its resolution follow their own rules, so an adjudicator without `beliefs:read` sees the proposal
+ *   and the claim key, not the ACTIVE belief it contradicts.
  * - AgentScopes: an agent's scopes, to `admin` (or the agent itself, see mayReadScopesOf).
  *
  * `admin` implies every scope.
@@ -19,6 +23,7 @@ export const READ_SCOPES = {
   RetractedBelief: ['beliefs:read', 'receipts:read'],
   Effect: ['effects:propose', 'effects:execute', 'receipts:read'],
   Receipt: ['receipts:read'],
+  Contradiction: ['beliefs:read', 'contradictions:adjudicate'],
   AgentScopes: ['admin'],
 } as const satisfies Record<string, readonly Scope[]>;
 export type Readable = keyof typeof READ_SCOPES;
@@ -52,6 +57,7 @@ const NOUN: Record<Readable, string> = {
   RetractedBelief: 'a RETRACTED belief',
   Effect: 'an effect',
   Receipt: 'a receipt (retraction, reversal, totals or retraction event)',
+  Contradiction: 'a contradiction (or the belief it proposes)',
   AgentScopes: 'another agent\'s scopes',
 };
 

@@ -133,7 +133,7 @@ export interface ReceiptArgs { retractionId?: string; beliefId?: string; first?:
  * neither is given), one page of its beliefs in cascade order, the effects it cancelled or reached
  * in flight, its reversals, and its totals — all from one snapshot.
  */
-export async function getReceipt(tx: Tx, fleet: string, args: ReceiptArgs): Promise<ReceiptOut> {
+export async function getReceipt(tx: Tx, fleet: string, args: ReceiptArgs, opts: { mayReadActive: boolean }): Promise<ReceiptOut> {
   if (args.retractionId && args.beliefId) throw badInput('beliefId', 'give retractionId or beliefId, not both');
   const { first, after } = pageArgs(args.first, args.after, (s) => decodeDepthCursor('after', s, AFTER_RULE));
   let id: string;
@@ -142,6 +142,9 @@ export async function getReceipt(tx: Tx, fleet: string, args: ReceiptArgs): Prom
   } else if (args.beliefId) {
     const beliefId = parseAnyId('beliefId', args.beliefId, 'Belief');
     const b = (await beliefRows(tx, [beliefId])).get(beliefId);
+    // A reader without beliefs:read may not read an ACTIVE belief (src/agent/access.ts), not even its claim key or
+    // that it exists: it hears what it would of an id that names no belief.
+    if (!b?.retraction_id && !opts.mayReadActive) throw notFound('belief', beliefId, 'beliefId');
     if (!b) throw notFound('belief', beliefId, 'beliefId');
     if (!b.retraction_id) throw new DomainError('NOT_FOUND', `beliefId: belief ${beliefId} (${b.claim_key}) is ACTIVE; no retraction took it down`, 'beliefId');
     id = b.retraction_id;

@@ -108,7 +108,7 @@ export function createMcpServer(deps: McpDeps, agent: AgentRow): McpServer {
       outputSchema: getReceiptOutput,
       annotations: READ_ONLY,
     },
-    run('get_receipt', (a) => readerTx(deps.store, fleet, (tx) => getReceipt(tx, fleet, a)), receiptText),
+    run('get_receipt', (a) => readerTx(deps.store, fleet, (tx) => getReceipt(tx, fleet, a, { mayReadActive: mayRead(agent, 'Belief') })), receiptText),
   );
 
   server.registerTool(

@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { execute, subscribe, type ExecutionArgs, GraphQLError } from 'graphql';
+import { type ExecutionArgs, GraphQLError, getOperationAST } from 'graphql';
 import { sql } from 'kysely';
 import pino, { type Logger } from 'pino';
+import type { OperationResult } from 'graphql-ws';
 import { WebSocketServer } from 'ws';
 import { createAdjudicator } from '../adjudication/index';
 import type { Adjudicator } from '../adjudication/adjudicator';
@@ -18,7 +19,12 @@ import { type Store, openStore } from '../store/engine';
 import { bindEmbedder } from '../store/meta';
 import { type Limits, type ServerConfig, configFromEnv } from './config';
 import { corsPolicy, normaliseMediaTypes, refusalBody, refuseClientErrors, timeoutOptions } from './edge';
-import { serveGraphqlWs, wireErrors } from './ws';
+import { refusedBeforeExecution, serveGraphqlWs, wireErrors } from './ws';
+
+/** An operation onSubscribe already ran, carried to graphql-ws's execute/subscribe. */
+interface Ran {
+  result: OperationResult;
+}
 import { buildYoga, isGraphQLError } from './yoga';
 
 export interface App {
@@ -194,8 +200,9 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   const wss = new WebSocketServer({ server, path: '/graphql', maxPayload: config.maxBodyBytes });
   const wsCleanup = serveGraphqlWs(
     {
-      execute: (args) => (args as unknown as { rootValue: { execute: typeof execute } }).rootValue.execute(args as ExecutionArgs),
-      subscribe: (args) => (args as unknown as { rootValue: { subscribe: typeof subscribe } }).rootValue.subscribe(args as ExecutionArgs),
+      // onSubscribe has already run the operation (to answer a refusal with an `error` message); this hands its result on.
+      execute: (args) => (args as unknown as { rootValue: Ran }).rootValue.result,
+      subscribe: (args) => (args as unknown as { rootValue: Ran }).rootValue.result,
       onSubscribe: async (ctx, _id, params) => {
         if (draining) return wireErrors([new GraphQLError('server is shutting down', { extensions: { code: 'UNAVAILABLE' } })]);
         const env = yoga.getEnveloped({ ...ctx, req: ctx.extra.request, socket: ctx.extra.socket, params, connectionParams: ctx.connectionParams });
@@ -212,14 +219,13 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
         }
         if (errors.length) return wireErrors(errors);
         const contextValue = await env.contextFactory();
-        return {
-          schema: env.schema,
-          operationName: params.operationName,
-          document,
-          variableValues: params.variables,
-          contextValue,
-          rootValue: { execute: env.execute, subscribe: env.subscribe },
-        };
+        const args = { schema: env.schema, operationName: params.operationName, document, variableValues: params.variables, contextValue };
+        // Run here rather than in graphql-ws's execute/subscribe: only onSubscribe can answer with an `error` message.
+        const operation = getOperationAST(document, params.operationName)?.operation;
+        const result = await (operation === 'subscription' ? env.subscribe(args as ExecutionArgs) : env.execute(args as ExecutionArgs));
+        const refused = refusedBeforeExecution(result);
+        if (refused) return wireErrors(refused);
+        return { ...args, rootValue: { result: result as OperationResult } satisfies Ran };
       },
     },
     wss,

@@ -27,8 +27,9 @@ function pageError(field: string): GraphQLError {
  * size given by a variable counts at its value (armor counts it as 1, so `first: $n` made any
  * nesting look cheap), and fragments count as if written inline. A page argument outside 1..MAX_PAGE
  * throws the connection rule's own BAD_USER_INPUT, so `first: 100000` is told the rule, not "too expensive".
+ * Exported for dashboard/scripts/check-operations.ts, which measures the dashboard's documents by it.
  */
-function operationCost(doc: DocumentNode, variables: Record<string, unknown>): number {
+export function operationCost(doc: DocumentNode, variables: Record<string, unknown>): number {
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const d of doc.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
 

@@ -20,6 +20,19 @@ export function wireErrors(errors: readonly GraphQLError[]): GraphQLError[] {
   });
 }
 
+/**
+ * The errors of a result that refused the operation before it ran: a GraphQL result without a
+ * `data` entry (the spec leaves `data` out exactly when an error was raised before execution
+ * began: a limit, a page size, variables, or a subscription whose source stream was refused).
+ * graphql-ws's protocol answers those with an `error` message, which ends the operation, as it
+ * does validation errors; a `next` and `complete` would tell a client the stream ran and ended.
+ */
+export function refusedBeforeExecution(result: unknown): readonly GraphQLError[] | null {
+  if (!result || typeof result !== 'object' || Symbol.asyncIterator in result || 'data' in result) return null;
+  const errors = (result as { errors?: readonly GraphQLError[] }).errors;
+  return errors?.length ? errors : null;
+}
+
 /** Bytes a socket may hold unsent before a subscription's next message waits for the socket to drain. */
 export const WS_HIGH_WATER_BYTES = 1 << 20;
 

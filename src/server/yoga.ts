@@ -88,6 +88,11 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<Record<string, unk
             extensions: { ...original.extensions, code: original.code, ...(original.field ? { field: original.field } : {}), http: { status: HTTP_STATUS[original.code], spec: true } },
           });
         }
+        if (isGraphQLError(error) && !error.originalError && !error.extensions?.code && error.message.startsWith('Variable "$')) {
+          // graphql-js's own variable refusals (a required one not given or null, an unknown input field) have no
+          // originalError and no code; they are the client's input at fault, like a scalar's coercion error below.
+          return new GraphQLError(error.message, { nodes: error.nodes, path: error.path, extensions: { code: 'BAD_USER_INPUT', http: { status: 400, spec: true } } });
+        }
         if (isGraphQLError(error) && !error.originalError) return error;
         const knownCode = isGraphQLError(original) ? (original.extensions?.code as DomainError['code'] | undefined) : undefined;
         if (isGraphQLError(error) && knownCode && knownCode in HTTP_STATUS) {

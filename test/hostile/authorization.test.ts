@@ -3,6 +3,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Scope } from '../../src/agent/agent.service';
 import { READ_SCOPES } from '../../src/agent/access';
+import { schema } from '../../src/api/schema';
+import type { GraphQLInterfaceType, GraphQLObjectType } from 'graphql';
 import { actorIn, engines, expectInvariants } from '../support/engines';
 import { type Fixture, fleetFixture } from '../support/api-fixture';
 import { codes, gql, subscribeWs, type WireError } from '../support/api-client';
@@ -38,8 +40,25 @@ it('the README says which types each scope opens, as src/agent/access.ts enforce
     Belief: union(READ_SCOPES.Belief, READ_SCOPES.RetractedBelief),
     Effect: union(READ_SCOPES.Effect),
     Retraction: union(READ_SCOPES.Receipt), Reversal: union(READ_SCOPES.Receipt), RetractionTotals: union(READ_SCOPES.Receipt), RetractionEvent: union(READ_SCOPES.Receipt),
+    Contradiction: union(READ_SCOPES.Contradiction), ProposedBelief: union(READ_SCOPES.Contradiction),
     'Agent.scopes': union(READ_SCOPES.AgentScopes),
   });
+});
+
+it('every object type that holds fleet data carries a type-level read rule (its own or its interface\'s)', () => {
+  // Carriers hold no fleet data of their own: what they hold is reached through fields whose types have rules.
+  // Agent exposes name and fleet (shown as authors on everything readable); its scopes have a field rule.
+  const carriers = new Set(['Query', 'Mutation', 'Subscription', 'PageInfo', 'Money', 'Agent', 'AgentCreated', 'EffectKind',
+    'RetractionPreview', 'Justification', 'SearchHit', 'SearchResult', 'BeliefAsserted', 'BeliefCorroborated', 'ContradictionRaised',
+    'PremiseRetracted', 'ClaimChangedSinceRead', 'EffectProposed']);
+  // By tag, not isObjectType: a worktree can load graphql twice (symlinked node_modules), and instanceof then fails.
+  const isObject = (t: unknown) => Object.prototype.toString.call(t) === '[object GraphQLObjectType]';
+  const ruled = (t: GraphQLObjectType | GraphQLInterfaceType) => !!(t.extensions as { pothosOptions?: { authScopes?: unknown } }).pothosOptions?.authScopes;
+  const unruled = Object.values(schema.getTypeMap())
+    .filter((t): t is GraphQLObjectType => isObject(t) && !t.name.startsWith('__') && !carriers.has(t.name) && !/(Connection|Edge)$/.test(t.name))
+    .filter((t) => !ruled(t) && !t.getInterfaces().some(ruled))
+    .map((t) => t.name);
+  expect(unruled).toEqual([]);
 });
 
 describe.each(engines())('authorization by type on %s', (engine) => {
@@ -207,6 +226,49 @@ describe.each(engines())('authorization by type on %s', (engine) => {
     await expectInvariants(s.db.store);
   });
 
+  it('contradictions:adjudicate alone lists contradictions to decide; the ACTIVE belief each contradicts is FORBIDDEN', async () => {
+    const token = await tokenWith('contradictions:adjudicate');
+    const r = await ask(token, '{ contradictions(status: OPEN) { id claimKey proposed { statement } } }');
+    expect(r.errors).toBeUndefined();
+    expect(r.data.contradictions.map((c: { id: string }) => c.id)).toEqual(expect.arrayContaining([fx.c1, fx.c2]));
+    const existing = await ask(token, '{ contradictions(status: OPEN) { id existing { statement } } }');
+    expect(forbiddenAt(existing.errors).length).toBeGreaterThan(0);
+    expect(new Set(forbiddenAt(existing.errors).map((p) => p.replace(/\d+/, 'N')))).toEqual(new Set(['contradictions.N.existing']));
+  });
+
+  it('tokens with neither beliefs:read nor contradictions:adjudicate are refused contradictions, except the one their own assertion raised', async () => {
+    for (const scopes of [['effects:propose'], ['receipts:read'], ['beliefs:write']] as Scope[][]) {
+      const r = await ask(await tokenWith(...scopes), '{ contradictions { id } }');
+      expect({ scopes, codes: codes(r.errors) }).toEqual({ scopes, codes: ['FORBIDDEN'] });
+    }
+    const writer = await tokenWith('beliefs:write');
+    const raised = await ask(writer, `mutation { assertBelief(input: { claimKey: "${fx.tag}/x", statement: "x is 3", value: 3 }) {
+      __typename ... on ContradictionRaised { contradiction { claimKey proposed { statement } existing { statement } } } } }`);
+    expect(forbiddenAt(raised.errors)).toEqual(['assertBelief.contradiction.existing']);
+    expect(raised.data).toBeNull();
+    const own = await ask(writer, `mutation { assertBelief(input: { claimKey: "${fx.tag}/x", statement: "x is 4", value: 4 }) {
+      ... on ContradictionRaised { contradiction { id claimKey proposed { statement } } } } }`);
+    expect(own.errors).toBeUndefined();
+    expect(own.data.assertBelief.contradiction).toMatchObject({ claimKey: `${fx.tag}/x`, proposed: { statement: 'x is 4' } });
+  });
+
+  it('a premise that fell is no read oracle: effects:propose or beliefs:write alone, naming a RETRACTED belief, learn that it fell, not what it said', async () => {
+    const proposer = await tokenWith('effects:propose');
+    const p = await ask(proposer, `mutation($s: [ID!]!) { proposeEffect(input: { kind: "refund", amount: { amountMinor: 1, currency: "USD" }, supportedBy: $s, idempotencyKey: "authz:oracle" }) {
+      __typename ... on PremiseRetracted { premise { statement evidence } } } }`, { s: [fx.r] });
+    expect(forbiddenAt(p.errors)).toEqual(['proposeEffect.premise']);
+    const kind = await ask(proposer, `mutation($s: [ID!]!) { proposeEffect(input: { kind: "refund", amount: { amountMinor: 1, currency: "USD" }, supportedBy: $s, idempotencyKey: "authz:oracle" }) { __typename } }`, { s: [fx.r] });
+    expect(kind.data.proposeEffect.__typename).toBe('PremiseRetracted');
+    const writer = await tokenWith('beliefs:write');
+    const w = await ask(writer, 'mutation($d: [ID!]) { assertBelief(input: { claimKey: "authz/oracle", statement: "s", value: 1, derivedFrom: $d }) { ... on PremiseRetracted { premise { statement } } } }', { d: [fx.r] });
+    expect(forbiddenAt(w.errors)).toEqual(['assertBelief.premise']);
+    // A token that may read RETRACTED beliefs reads the premise.
+    const reader = await ask(await tokenWith('effects:propose', 'receipts:read'), `mutation($s: [ID!]!) { proposeEffect(input: { kind: "refund", amount: { amountMinor: 1, currency: "USD" }, supportedBy: $s, idempotencyKey: "authz:oracle" }) {
+      ... on PremiseRetracted { premise { claimKey } } } }`, { s: [fx.r] });
+    expect(reader.errors).toBeUndefined();
+    expect(reader.data.proposeEffect.premise.claimKey).toBe(`${fx.tag}/r`);
+  });
+
   describe('MCP applies the same rule', () => {
     let receiptsOnly: Client;
     let both: Client;
@@ -225,6 +287,17 @@ describe.each(engines())('authorization by type on %s', (engine) => {
       expect((await call(receiptsOnly, 'get_receipt', { retractionId: fx.retraction })).retraction.reason).toBe('fixture: r was wrong');
       expect((await call(both, 'search_beliefs', { text: `${fx.tag} e` })).hits.length).toBeGreaterThan(0);
       expect((await call(both, 'explain_belief', { claimKey: fx.keys.e })).belief.status).toBe('ACTIVE');
+    });
+
+    it('get_receipt by an ACTIVE belief\'s id tells receipts:read alone what it tells of an id that does not exist: not its claim key, not that it is ACTIVE', async () => {
+      const active = await callError(receiptsOnly, 'get_receipt', { beliefId: fx.e });
+      const missing = await callError(receiptsOnly, 'get_receipt', { beliefId: '999999' });
+      expect(active).not.toContain(fx.keys.e);
+      expect(active).not.toMatch(/ACTIVE/);
+      expect(active.replace(/\d+/g, 'N')).toBe(missing.replace(/\d+/g, 'N'));
+      expect(active).toMatch(/^NOT_FOUND: /);
+      // With beliefs:read as well, the belief may be named.
+      expect(await callError(both, 'get_receipt', { beliefId: fx.e })).toMatch(new RegExp(`^NOT_FOUND: .*${fx.keys.e}.*is ACTIVE`));
     });
   });
 });

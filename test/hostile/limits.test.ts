@@ -83,6 +83,18 @@ describe.each(engines())('limits at the edge on %s', (engine) => {
     }
   });
 
+  it('every variable refusal carries BAD_USER_INPUT: a required one not given or null, a wrong type, an unknown input field', async () => {
+    for (const [query, variables] of [
+      ['query($id: ID!) { node(id: $id) { id } }', {}],
+      ['query($id: ID!) { node(id: $id) { id } }', { id: null }],
+      ['query($n: Int) { beliefs(first: $n) { totalCount } }', { n: 'x' }],
+      ['mutation($i: RetractBeliefInput!) { retractBelief(input: $i) { id } }', { i: { beliefId: 'x', reason: 'r', extra: 1 } }],
+    ] as const) {
+      const r = await gql(s.http, query, variables, all.token);
+      expect({ query, variables, codes: codes(r.errors) }).toEqual({ query, variables, codes: ['BAD_USER_INPUT'] });
+    }
+  });
+
   it('first above 500, as a literal or a variable, at the root or nested, is told the 1–500 rule, not "too expensive"', async () => {
     for (const [query, variables] of [
       ['{ beliefs(first: 100000) { totalCount } }', {}],

@@ -49,7 +49,7 @@ export const OPERATIONS: readonly Operation[] = [
     document: '{ effectKinds { kind reversible } }', variables: () => ({}) }),
   op({ field: 'reversals', root: 'query', scopes: ['receipts:read'], ids: [], nullable: false,
     document: '{ reversals(first: 50) { totalCount edges { node { id } } } }', variables: () => ({}) }),
-  op({ field: 'contradictions', root: 'query', scopes: ['beliefs:read'], ids: [], nullable: false,
+  op({ field: 'contradictions', root: 'query', scopes: ['beliefs:read', 'contradictions:adjudicate'], ids: [], nullable: false,
     document: '{ contradictions { id status } }', variables: () => ({}) }),
   // ------------------------------------------------------------------ mutations
   op({ field: 'createAgent', root: 'mutation', scopes: ['admin'], ids: [], nullable: false,

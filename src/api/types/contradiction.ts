@@ -1,5 +1,5 @@
 import type { ContradictionRow } from '../../contradiction/contradiction.service';
-import { type Context, builder } from '../builder';
+import { type Context, builder, readRule } from '../builder';
 import { inOrder, loadRows } from '../loaders';
 import { AgentRef } from './agent';
 import { BeliefRef } from './belief';
@@ -24,7 +24,9 @@ export const VerdictEnum = builder.enumType('Verdict', {
 });
 
 export const ProposedBeliefRef = builder.objectRef<ContradictionRow>('ProposedBelief').implement({
-  description: 'The assertion that contradicted the ACTIVE belief; not written unless accepted.',
+  description: 'The assertion that contradicted the ACTIVE belief; not written unless accepted. Needs beliefs:read or contradictions:adjudicate.',
+  // The same row as its Contradiction, so the same rule and the same grant.
+  authScopes: (c, ctx) => readRule(ctx, 'Contradiction', { type: 'Contradiction', id: c.id }),
   fields: (t) => ({
     claimKey: t.string({ description: 'The claim both beliefs are about.', resolve: (c) => c.claim_key }),
     statement: t.string({ description: 'The proposed statement.', resolve: (c) => c.proposed_statement }),
@@ -42,7 +44,8 @@ export const ContradictionRef = builder.loadableNodeRef('Contradiction', {
 });
 
 ContradictionRef.implement({
-  description: 'An assertion whose value differs from the ACTIVE belief on the same claim key.',
+  description: 'An assertion whose value differs from the ACTIVE belief on the same claim key. Needs beliefs:read or contradictions:adjudicate.',
+  authScopes: (c, ctx) => readRule(ctx, 'Contradiction', { type: 'Contradiction', id: c.id }),
   fields: (t) => ({
     claimKey: t.string({ description: 'The contested claim.', resolve: (c) => c.claim_key }),
     existing: t.field({ type: BeliefRef, description: 'The belief that was ACTIVE when the proposal arrived.', resolve: (c) => c.existing_id }),

@@ -106,7 +106,9 @@ builder.queryFields((t) => ({
     resolve: (_r, a, ctx) => newestFirst(ctx, 'reversals', sql`fleet_id = ${ctx.agent!.fleet_id} ${a.status ? sql`AND status = ${a.status}` : sql``}`, a),
   }),
   contradictions: t.field({
-    type: [ContradictionRef], authScopes: { scope: 'beliefs:read' }, description: 'Contradictions of your fleet, oldest first (at most 500).',
+    // The Contradiction type's own rule: an adjudicator lists what it is to decide.
+    type: [ContradictionRef], authScopes: { $any: { scope: 'beliefs:read', $any: { scope: 'contradictions:adjudicate' } } } as never,
+    description: 'Contradictions of your fleet, oldest first (at most 500). Needs beliefs:read or contradictions:adjudicate.',
     args: { status: t.arg({ type: ContradictionStatusEnum, description: 'Only contradictions in this status.' }) },
     resolve: (_r, a, ctx) =>
       fleetRead(ctx, async (tx) => {
@@ -193,10 +195,12 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: AssertBeliefInput, required: true, description: 'The belief.' }) },
     resolve: async (_r, a, ctx) => {
       const r = await assertBelief(ctx.core, actorOf(ctx), { ...a.input, derivedFrom: parseGids('input.derivedFrom', a.input.derivedFrom as string[] | null, 'Belief') });
-      // The caller's own belief, the one that already says the same, or the premise it named; not
-      // ClaimChangedSinceRead.current, another agent's belief that the caller must READ again to see.
+      // The caller's own belief, or the one that already says the same. Not a premise that fell: naming any
+      // RETRACTED belief's id would read it without a write (a read oracle); it follows the Belief rule, as
+      // ClaimChangedSinceRead.current does, another agent's belief the caller must READ again to see.
       if (r.kind === 'asserted' || r.kind === 'corroborated') grantRead(ctx, 'Belief', r.belief.id);
-      if (r.kind === 'premiseRetracted') grantRead(ctx, 'Belief', r.premise.id);
+      // The contradiction the caller's own assertion raised: its proposal is what the caller sent.
+      if (r.kind === 'contradiction') grantRead(ctx, 'Contradiction', r.contradictionId);
       switch (r.kind) {
         case 'asserted': return typed('BeliefAsserted', { belief: r.belief }) as never;
         case 'corroborated': return typed('BeliefCorroborated', { belief: r.belief }) as never;
@@ -282,8 +286,8 @@ builder.mutationFields((t) => ({
     }), required: true, description: 'The effect.' }) },
     resolve: async (_r, a, ctx) => {
       const r = await proposeEffect(ctx.core, actorOf(ctx), { ...a.input, supportedBy: parseGids('input.supportedBy', a.input.supportedBy as string[], 'Belief') });
+      // The effect it proposed; a premise that fell follows the Belief rule (see assertBelief).
       if (r.kind === 'proposed') grantRead(ctx, 'Effect', r.effect.id);
-      else grantRead(ctx, 'Belief', r.premise.id);
       return (r.kind === 'proposed' ? typed('EffectProposed', { effect: r.effect }) : typed('PremiseRetracted', { premise: r.premise })) as never;
     },
   }),
@@ -332,12 +336,19 @@ builder.mutationFields((t) => ({
     },
   }),
   confirmReversal: t.field({
-    type: ReversalRef, authScopes: { scope: 'effects:execute' }, description: 'Records a provider\'s confirmation of a reversal.',
+    type: ReversalRef, authScopes: { scope: 'effects:execute' },
+    description: 'Records a provider\'s confirmation of a reversal; a CONFIRMED reversal counts toward settled. Only the provider\'s own ' +
+      'reference confirms it: a reference RETRACT issued is refused BAD_USER_INPUT (field providerRef), see the providerRef rule in docs/guarantees.md.',
     args: { input: t.arg({ type: builder.inputType('ConfirmReversalInput', {
       description: 'A provider\'s confirmation.',
       fields: (f) => ({
         reversalId: f.id({ required: true, description: 'The reversal.' }),
-        providerRef: f.string({ required: true, description: 'The provider\'s own reference.' }),
+        providerRef: f.string({
+          required: true,
+          description: 'The provider\'s own reference for the money it moved. Refused when it is, after NFC, trimming whitespace and ' +
+            'zero-width characters at both ends and folding A-Z to a-z: any of our global ids (encoded or decoded, e.g. Reversal:12), ' +
+            'the id of any row of the fleet, or the idempotency key of any effect or reversal of the fleet (docs/guarantees.md).',
+        }),
       }),
     }), required: true, description: 'The confirmation.' }) },
     resolve: async (_r, a, ctx) => {
