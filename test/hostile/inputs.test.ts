@@ -1,11 +1,12 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp, type App } from '../../src/server/app';
+import type { App } from '../../src/server/app';
+import { startApiServer } from '../support/api-server';
 import { createAgentDirect, SCOPES } from '../../src/agent/agent.service';
 import { registerEffectKind } from '../../src/effect/effect.service';
 import { retractBelief } from '../../src/retraction/retraction.service';
 import { gid } from '../../src/kernel/ids';
-import { embedder, coreOf, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
+import { coreOf, engines, expectInvariants, type TestDb } from '../support/engines';
 import { digestTables } from '../support/digest';
 import { gql, subscribeWs, type WireError } from '../support/api-client';
 import { callError, httpClient } from '../mcp/support';
@@ -37,9 +38,7 @@ describe.each(engines())('input rules on %s', (engine) => {
   };
 
   beforeAll(async () => {
-    t = await testStore(engine);
-    app = await createApp({ store: t.store, embedder, config: { port: 0, host: '127.0.0.1', logLevel: 'fatal' } });
-    await app.listen();
+    ({ db: t, app } = await startApiServer(engine, { config: { logLevel: 'fatal' } }));
     url = `${app.url()}/graphql`;
     const a = await createAgentDirect(t.store, { fleet: 'in', name: 'inputs', scopes: SCOPES });
     token = a.token;

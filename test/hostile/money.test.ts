@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp, type App } from '../../src/server/app';
+import type { App } from '../../src/server/app';
+import { startApiServer } from '../support/api-server';
 import { createAgentDirect, SCOPES } from '../../src/agent/agent.service';
 import { registerEffectKind } from '../../src/effect/effect.service';
 import { gid } from '../../src/kernel/ids';
-import { embedder, coreOf, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
+import { coreOf, engines, expectInvariants, type TestDb } from '../support/engines';
 import { gql, subscribeWs, type WireError } from '../support/api-client';
 import { call, httpClient } from '../mcp/support';
 import { belief, executed, proposed } from '../support/story';
@@ -30,9 +31,7 @@ describe.each(engines())('money beyond 2^53−1 on %s', (engine) => {
   const errorsOf = (r: { errors?: WireError[] }) => (r.errors ?? []).map((e) => `${e.extensions?.code}: ${e.message}`);
 
   beforeAll(async () => {
-    t = await testStore(engine);
-    app = await createApp({ store: t.store, embedder, config: { port: 0, host: '127.0.0.1', logLevel: 'fatal' } });
-    await app.listen();
+    ({ db: t, app } = await startApiServer(engine, { config: { logLevel: 'fatal' } }));
     url = `${app.url()}/graphql`;
     const a = await createAgentDirect(t.store, { fleet: 'm', name: 'money', scopes: SCOPES });
     token = a.token;
