@@ -4,7 +4,7 @@ import { appendEvent } from '../event/event.repository';
 import type { ReversalStatus } from '../store/schema';
 import { writeTx } from '../store/tx';
 import * as v from '../validation';
-import { assertProvidersOwnRef } from './provider-ref';
+import { issuedRefBefore, refuseIssuedRef } from './provider-ref';
 
 export { reversalKey } from '../derivation/cascade';
 
@@ -37,6 +37,7 @@ export interface ReversalRow {
 export async function confirmReversal(core: Core, actor: Actor, input: { reversalId: string; providerRef: string }): Promise<ReversalRow> {
   const reversalId = v.id('reversalId', input.reversalId);
   const ref = v.text('providerRef', input.providerRef, v.LIMITS.providerRefMax);
+  const issued = await issuedRefBefore(core.store, actor.fleet, ref);
   return writeTx(core.store, actor.fleet, async (tx) => {
     const r = (await tx.selectFrom('reversals').selectAll().where('id', '=', reversalId).forUpdate().executeTakeFirst()) as ReversalRow | undefined;
     if (!r) throw notFound('reversal', reversalId, 'reversalId');
@@ -47,7 +48,7 @@ export async function confirmReversal(core: Core, actor: Actor, input: { reversa
     if (r.status === 'UNREACHABLE') {
       throw new DomainError('CONFLICT', `reversalId: reversal ${reversalId} is UNREACHABLE: no compensation exists for its effect`, 'reversalId');
     }
-    await assertProvidersOwnRef(tx, actor.fleet, ref);
+    refuseIssuedRef(issued);
     const done = (await tx
       .updateTable('reversals')
       .set({ status: 'CONFIRMED', provider_ref: ref, confirmed_at: new Date(), lease_expires_at: null })
