@@ -47,7 +47,7 @@ import { hashToken, newToken } from '../src/agent/agent.service';
 import { checkInvariants } from '../src/invariants/check';
 import { retractBelief } from '../src/retraction/retraction.service';
 import { openStore, type Store } from '../src/store/engine';
-import { inTx, txStats } from '../src/store/tx';
+import { inTx } from '../src/store/tx';
 import * as v from '../src/validation';
 import { environment, environmentLines, repoRoot, table, writeJson } from './lib/report';
 import { fisherExact, percentile, twoProportionZ, wilson, type Interval } from './lib/stats';
@@ -241,8 +241,8 @@ async function runTrial(store: Store, db: { tables: string[]; superuser: boolean
   const write = arm === 'C' ? naiveAssert : productAssert;
   const streets = ['12 Elm St', '14 Elm St', '12 Oak St', '21 Elm St', '12 Ash St', '16 Elm St', '12 Elm Rd', '18 Elm St'];
   const phones = ['+1 555 0111', '+1 555 0122', '+1 555 0133', '+1 555 0144'];
-  const retries0 = txStats.retries;
-  const exhausted0 = txStats.exhausted;
+  const retries0 = store.tx.stats.retries;
+  const exhausted0 = store.tx.stats.exhausted;
   experimentFlags.skipClaimLock = arm === 'B';
   let outcomes: TrialResult['outcomes'];
   try {
@@ -298,8 +298,8 @@ async function runTrial(store: Store, db: { tables: string[]; superuser: boolean
   } finally {
     experimentFlags.skipClaimLock = false;
   }
-  const retries = txStats.retries - retries0;
-  const exhausted = txStats.exhausted - exhausted0;
+  const retries = store.tx.stats.retries - retries0;
+  const exhausted = store.tx.stats.exhausted - exhausted0;
 
   // What the store holds now.
   const rows = await inTx(store, { fleet, readOnly: true }, async (tx) => {
