@@ -154,7 +154,7 @@ export async function recordReversals(tx: Tx, fleet: string, retractionId: strin
         FROM effects e JOIN effect_kinds k ON k.fleet_id = e.fleet_id AND k.kind = e.kind
        WHERE e.status = 'EXECUTED' AND e.id IN (${effectIds})
        ORDER BY e.id
-      ON CONFLICT (effect_id) DO NOTHING
+      ON CONFLICT (fleet_id, effect_id) DO NOTHING
       RETURNING id
     ), ev AS (
       INSERT INTO events (fleet_id, type, retraction_id, ids, actor_id)

@@ -79,7 +79,7 @@ export interface Env {
 /** Empties every fleet-owned table (as the owner; TRUNCATE is not subject to row security). */
 export async function resetTables(store: Store): Promise<void> {
   await sql`TRUNCATE events, adjudication_leases, contradictions, reversals, effect_supports, effects, effect_kinds,
-    justification_premises, justifications, beliefs, retractions, claims, agents, fleets`.execute(store.db);
+    justification_premises, justifications, beliefs, retractions, claims, agent_tokens, agents, fleets`.execute(store.db);
 }
 
 /** How often each interesting case came up, across every scenario run in this process. */
@@ -452,7 +452,7 @@ export class Runner {
         beliefs: await tx.selectFrom('beliefs').select(['id', 'claim_key', 'value', 'grounded', 'status', 'retraction_id', 'retraction_depth']).orderBy('id').execute(),
         justifications: (await sql<{ j: string }>`
           SELECT j.belief_id::text || ' <- ' || string_agg(p.premise_id::text, ',' ORDER BY p.premise_id) AS j
-            FROM justifications j JOIN justification_premises p ON p.justification_id = j.id GROUP BY j.id`.execute(tx)).rows.map((r) => r.j).sort(),
+            FROM justifications j JOIN justification_premises p ON p.justification_id = j.id GROUP BY j.fleet_id, j.id`.execute(tx)).rows.map((r) => r.j).sort(),
         effects: await tx.selectFrom('effects').select(['id', 'idempotency_key', 'kind', 'status', 'amount_minor', 'currency', 'reached_by', 'cancelled_by', 'external_ref']).orderBy('id').execute(),
         reversals: await tx.selectFrom('reversals').select(['effect_id', 'retraction_id', 'status', 'idempotency_key', 'provider_ref', 'amount_minor', 'currency']).orderBy('effect_id').execute(),
         retractions: await Promise.all(retractions.map(async (r) => ({ ...r, totals: await totalsFor(tx, r.id) }))),
