@@ -34,7 +34,7 @@ export function refusedBeforeExecution(result: unknown): readonly GraphQLError[]
 }
 
 /** Bytes a socket may hold unsent before a subscription's next message waits for the socket to drain. */
-export const WS_HIGH_WATER_BYTES = 1 << 20;
+const WS_HIGH_WATER_BYTES = 1 << 20;
 
 export interface WsExtra {
   socket: WebSocket;
