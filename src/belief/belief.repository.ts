@@ -62,11 +62,23 @@ export async function activeBeliefComparedTo(db: Db, fleet: string, claimKey: st
   return { belief: belief as BeliefRow, sameValue: same_value };
 }
 
-/** Locks the premises (FOR SHARE, so a concurrent retraction must wait or fail) and returns them. */
+/**
+ * Locks the premises (FOR SHARE, so a concurrent retraction must wait or fail) and returns them, in
+ * id order (the order the locks are taken in). One primary-key probe per id, whatever the planner
+ * believes: as `id IN (…)` beside the fleet's row-level-security condition, a table without
+ * statistics (autovacuum off) was read through beliefs_fleet_recent over the WHOLE fleet, filtered
+ * on id, and under SERIALIZABLE that read predicate-locked every page of the fleet's beliefs, so
+ * every belief a concurrent turn inserted made a serialization conflict (FINDINGS §5.2, stress).
+ */
 export async function lockBeliefs(db: Db, ids: readonly string[], mode: 'share' | 'update'): Promise<BeliefRow[]> {
   if (ids.length === 0) return [];
-  const q = db.selectFrom('beliefs').select(BELIEF_COLUMNS).where('id', 'in', ids as string[]).orderBy('id');
-  return (await (mode === 'share' ? q.forShare() : q.forUpdate()).execute()) as BeliefRow[];
+  const { rows } = await sql<BeliefRow>`
+    SELECT b.* FROM (SELECT DISTINCT id FROM unnest(${ids as string[]}::bigint[]) AS u(id) ORDER BY id) x
+     CROSS JOIN LATERAL (
+       SELECT ${sql.join(BELIEF_COLUMNS.map((c) => sql.ref(c)))} FROM beliefs WHERE id = x.id ${mode === 'share' ? sql`FOR SHARE` : sql`FOR UPDATE`}
+     ) b
+     ORDER BY x.id`.execute(db);
+  return rows;
 }
 
 /**
@@ -198,16 +210,20 @@ export async function hasJustification(db: Db, beliefId: string, premises: reado
 
 /**
  * The first of `premises` that `beliefId` reaches going down the derivation graph (itself included).
- * Adding a justification to beliefId with such a premise would close a cycle.
+ * Adding a justification to beliefId with such a premise would close a cycle. Each step probes the
+ * premise index for the node reached (the LATERAL with OFFSET 0 is not flattened): as a join, a
+ * table without statistics was hash-joined from a sequential scan, whose relation-wide predicate
+ * lock made every concurrent justification a serialization conflict (FINDINGS §5.2, stress).
  */
 export async function firstDescendantAmong(db: Db, beliefId: string, premises: readonly string[]): Promise<string | null> {
   const r = await sql<{ id: string }>`
     WITH RECURSIVE down(id) AS (
       SELECT ${beliefId}::bigint
       UNION
-      SELECT j.belief_id FROM down d
-        JOIN justification_premises p ON p.premise_id = d.id
-        JOIN justifications j ON j.id = p.justification_id
+      SELECT n.belief_id FROM down d CROSS JOIN LATERAL (
+        SELECT j.belief_id FROM justification_premises p JOIN justifications j ON j.id = p.justification_id
+         WHERE p.premise_id = d.id OFFSET 0
+      ) n
     )
     SELECT id::text AS id FROM down WHERE id = ANY(${premises as string[]}::bigint[]) LIMIT 1`.execute(db);
   return r.rows[0]?.id ?? null;

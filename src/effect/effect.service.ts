@@ -57,43 +57,60 @@ export async function proposeEffect(core: Core, actor: Actor, input: ProposeEffe
   const payload = v.json('payload', input.payload, v.LIMITS.payloadBytesMax);
   const supports = v.ids('supportedBy', input.supportedBy, 1, v.LIMITS.supportsMax);
   const key = v.text('idempotencyKey', input.idempotencyKey, v.LIMITS.idempotencyKeyMax);
-  return writeTx(core.store, actor.fleet, async (tx) => {
-    const existing = await effectByKey(tx, actor.fleet, key);
-    if (existing) {
-      const differs = await reuseDiffers(tx, existing, { kind, amount, payload, supports });
-      if (differs.length > 0) {
-        const effectId = gid('Effect', existing.id);
-        throw new DomainError('CONFLICT', `idempotencyKey: "${key}" already names effect ${effectId}, proposed with a different ${differs.join(', ')}; ` +
-          'repeat a key only to repeat the same proposal, and use a new key for a new effect', 'idempotencyKey', { effectId });
+  try {
+    return await writeTx(core.store, actor.fleet, async (tx) => {
+      const k = await tx.selectFrom('effect_kinds').select('reversible').where('fleet_id', '=', actor.fleet).where('kind', '=', kind).executeTakeFirst();
+      // The key is looked up only when inserting under it conflicts: under SERIALIZABLE a lookup that
+      // finds nothing predicate-locks the key index's page, where concurrent proposals insert theirs,
+      // and two proposals that both looked formed a cycle one of them had to retry (FINDINGS §5.2, stress).
+      const effect = k
+        ? ((await tx
+            .insertInto('effects')
+            .values({
+              fleet_id: actor.fleet,
+              kind,
+              amount_minor: amount?.amountMinor ?? null,
+              currency: amount?.currency ?? null,
+              payload,
+              idempotency_key: key,
+              proposed_by: actor.agentId,
+            })
+            .onConflict((oc) => oc.columns(['fleet_id', 'idempotency_key']).doNothing())
+            .returningAll()
+            .executeTakeFirst()) as EffectRow | undefined)
+        : undefined;
+      if (!effect) {
+        const existing = await effectByKey(tx, actor.fleet, key);
+        if (!existing) throw badInput('kind', `effect kind "${kind}" is not registered (registerEffectKind first)`);
+        const differs = await reuseDiffers(tx, existing, { kind, amount, payload, supports });
+        if (differs.length > 0) {
+          const effectId = gid('Effect', existing.id);
+          throw new DomainError('CONFLICT', `idempotencyKey: "${key}" already names effect ${effectId}, proposed with a different ${differs.join(', ')}; ` +
+            'repeat a key only to repeat the same proposal, and use a new key for a new effect', 'idempotencyKey', { effectId });
+        }
+        return { kind: 'proposed', effect: existing, created: false };
       }
-      return { kind: 'proposed', effect: existing, created: false };
-    }
-    const k = await tx.selectFrom('effect_kinds').select('reversible').where('fleet_id', '=', actor.fleet).where('kind', '=', kind).executeTakeFirst();
-    if (!k) throw badInput('kind', `effect kind "${kind}" is not registered (registerEffectKind first)`);
-    const rows = await lockBeliefs(tx, supports, 'share');
-    if (rows.length !== supports.length) {
-      const missing = supports.find((id) => !rows.some((r) => r.id === id))!;
-      throw new DomainError('NOT_FOUND', `supportedBy: belief ${missing} not found`, 'supportedBy');
-    }
-    const fallen = rows.find((r) => r.status !== 'ACTIVE');
-    if (fallen) return { kind: 'premiseRetracted', premise: fallen };
-    const effect = (await tx
-      .insertInto('effects')
-      .values({
-        fleet_id: actor.fleet,
-        kind,
-        amount_minor: amount?.amountMinor ?? null,
-        currency: amount?.currency ?? null,
-        payload,
-        idempotency_key: key,
-        proposed_by: actor.agentId,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow()) as EffectRow;
-    await tx.insertInto('effect_supports').values(supports.map((b) => ({ effect_id: effect.id, belief_id: b, fleet_id: actor.fleet }))).execute();
-    await appendEvent(tx, { fleet: actor.fleet, type: 'EffectProposed', actorId: actor.agentId, ids: [effect.id] });
-    return { kind: 'proposed', effect, created: true };
-  });
+      const rows = await lockBeliefs(tx, supports, 'share');
+      if (rows.length !== supports.length) {
+        const missing = supports.find((id) => !rows.some((r) => r.id === id))!;
+        throw new DomainError('NOT_FOUND', `supportedBy: belief ${missing} not found`, 'supportedBy');
+      }
+      const fallen = rows.find((r) => r.status !== 'ACTIVE');
+      // Thrown to roll the effect back, caught below.
+      if (fallen) throw new Refused({ kind: 'premiseRetracted', premise: fallen });
+      await tx.insertInto('effect_supports').values(supports.map((b) => ({ effect_id: effect.id, belief_id: b, fleet_id: actor.fleet }))).execute();
+      await appendEvent(tx, { fleet: actor.fleet, type: 'EffectProposed', actorId: actor.agentId, ids: [effect.id] });
+      return { kind: 'proposed', effect, created: true };
+    });
+  } catch (e) {
+    if (e instanceof Refused) return e.result;
+    throw e;
+  }
+}
+
+/** A proposal that refuses after writing its effect: thrown to roll the transaction back, caught in proposeEffect. */
+class Refused {
+  constructor(readonly result: ProposeEffectResult) {}
 }
 
 /** Which of kind, amount, currency, payload and supports a reuse of `existing`'s key changes (payload compared as jsonb). */
@@ -115,7 +132,9 @@ async function reuseDiffers(tx: Tx, existing: EffectRow, p: { kind: string; amou
 
 /**
  * Moves the oldest ready PENDING effect (every support ACTIVE) to EXECUTING, skipping rows other
- * executors hold (FOR UPDATE SKIP LOCKED). Null when none is ready.
+ * executors hold (FOR UPDATE SKIP LOCKED). Null when none is ready. Each support's belief is read by
+ * its primary key (as a join, a table without statistics was scanned over the whole fleet for every
+ * pending effect, predicate-locking every belief page against concurrent inserts; see lockBeliefs).
  */
 export async function claimEffect(core: Core, actor: Actor, input: { kinds?: readonly string[] | null } = {}): Promise<EffectRow | null> {
   const kinds = input.kinds ? input.kinds.map((k, i) => v.kind(`kinds[${i}]`, k)) : null;
@@ -125,8 +144,8 @@ export async function claimEffect(core: Core, actor: Actor, input: { kinds?: rea
       SELECT e.id::text AS id FROM effects e
        WHERE e.fleet_id = ${actor.fleet} AND e.status = 'PENDING'
          ${kinds ? sql`AND e.kind = ANY(${kinds}::text[])` : sql``}
-         AND NOT EXISTS (SELECT 1 FROM effect_supports s JOIN beliefs b ON b.id = s.belief_id
-                          WHERE s.effect_id = e.id AND b.status <> 'ACTIVE')
+         AND NOT EXISTS (SELECT 1 FROM effect_supports s
+                          WHERE s.effect_id = e.id AND (SELECT b.status FROM beliefs b WHERE b.id = s.belief_id) <> 'ACTIVE')
        ORDER BY e.id LIMIT 1
        FOR UPDATE OF e SKIP LOCKED`.execute(tx);
     const id = r.rows[0]?.id;
@@ -165,10 +184,12 @@ export async function completeEffect(core: Core, actor: Actor, input: { effectId
       .executeTakeFirstOrThrow()) as EffectRow;
     await appendEvent(tx, { fleet: actor.fleet, type: 'EffectExecuted', actorId: actor.agentId, ids: [effectId] });
     // Which retraction reached it: the one that marked it, else (defensively) the first that took a support down.
+    // Each support's belief by its primary key: as a join, a table without statistics was read over the
+    // whole fleet, predicate-locking every belief page against concurrent inserts (as in lockBeliefs).
     const reach = await sql<{ rid: string | null }>`
       SELECT coalesce(${e.reached_by}::bigint,
-        (SELECT min(b.retraction_id) FROM effect_supports s JOIN beliefs b ON b.id = s.belief_id
-          WHERE s.effect_id = ${effectId} AND b.retraction_id IS NOT NULL))::text AS rid`.execute(tx);
+        (SELECT min((SELECT b.retraction_id FROM beliefs b WHERE b.id = s.belief_id)) FROM effect_supports s
+          WHERE s.effect_id = ${effectId}))::text AS rid`.execute(tx);
     const rid = reach.rows[0]!.rid;
     if (rid) await recordReversals(tx, actor.fleet, rid, actor.agentId, sql`SELECT ${effectId}::bigint`);
     return done;
