@@ -43,7 +43,6 @@ import { assertBelief, experimentFlags, insertBelief } from '../src/belief/belie
 import { activeBeliefForClaim } from '../src/belief/belief.repository';
 import { LocalEmbedder } from '../src/embedding/local';
 import { appendEvent } from '../src/event/event.repository';
-import { hashToken, newToken } from '../src/agent/agent.service';
 import { checkInvariants } from '../src/invariants/check';
 import { retractBelief } from '../src/retraction/retraction.service';
 import { openStore, type Store } from '../src/store/engine';
@@ -207,7 +206,7 @@ async function seedAgents(store: Store, fleet: string, n: number): Promise<Actor
     await tx.insertInto('fleets').values({ id: fleet }).onConflict((oc) => oc.doNothing()).execute();
     const rows = await tx
       .insertInto('agents')
-      .values(Array.from({ length: n }, (_, i) => ({ fleet_id: fleet, name: `agent-${i}`, token_hash: hashToken(newToken()), scopes: ['beliefs:read', 'beliefs:write', 'beliefs:retract'] })))
+      .values(Array.from({ length: n }, (_, i) => ({ fleet_id: fleet, name: `agent-${i}`, scopes: ['beliefs:read', 'beliefs:write', 'beliefs:retract'] })))
       .returning('id')
       .execute();
     return rows.map((r) => ({ fleet, agentId: r.id }));

@@ -330,7 +330,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
     try {
       versions ??= await engineVersionsOf(q);
       await q.query(`INSERT INTO fleets (id) VALUES ('${FLEET}')`);
-      const [agent] = await q.query<{ id: string }>(`INSERT INTO agents (fleet_id, name, token_hash, scopes) VALUES ('${FLEET}', 'bench', md5(random()::text), '{beliefs:retract}') RETURNING id::text AS id`);
+      const [agent] = await q.query<{ id: string }>(`INSERT INTO agents (fleet_id, name, scopes) VALUES ('${FLEET}', 'bench', '{beliefs:retract}') RETURNING id::text AS id`);
       loader = new Loader(q, agent!.id, await vectorPool(q, vectors, poolSize));
       P.loader = loader;
       hnsw = await q.query(`SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'beliefs' AND indexdef ILIKE '%using hnsw%'`);

@@ -4,7 +4,7 @@ import type { Actor, Core } from '../core';
 import { DomainError, badInput } from '../errors/domain-error';
 import { appendEvent } from '../event/event.repository';
 import type { Store } from '../store/engine';
-import { inTx, writeTx } from '../store/tx';
+import { type Tx, inTx, writeTx } from '../store/tx';
 import * as v from '../validation';
 
 /** Scopes exactly as DESIGN lists them. A scope proves a grant, not who the caller is. */
@@ -62,13 +62,23 @@ export async function createAgent(core: Core, actor: Actor & { operator: boolean
     if (taken) throw new DomainError('CONFLICT', `name: an agent named "${name}" already exists in fleet ${fleet}`, 'name');
     const row = (await tx
       .insertInto('agents')
-      .values({ fleet_id: fleet, name, token_hash: hashToken(token), scopes: [...new Set(input.scopes)], created_by: creator })
+      .values({ fleet_id: fleet, name, scopes: [...new Set(input.scopes)], created_by: creator })
       .returning(['id', 'fleet_id', 'name', 'scopes', 'operator', 'created_at'])
       .executeTakeFirstOrThrow()) as AgentRow;
+    await holdToken(tx, fleet, row.id, token);
     await appendEvent(tx, { fleet, type: 'AgentCreated', actorId: creator, ids: [row.id] });
     return row;
   });
   return { agent, token };
+}
+
+/** Makes `token` the agent's one token (agent_tokens: a token names one agent across all fleets). */
+async function holdToken(tx: Tx, fleet: string, agentId: string, token: string): Promise<void> {
+  await tx
+    .insertInto('agent_tokens')
+    .values({ token_hash: hashToken(token), fleet_id: fleet, agent_id: agentId })
+    .onConflict((oc) => oc.columns(['fleet_id', 'agent_id']).doUpdateSet({ token_hash: hashToken(token) }))
+    .execute();
 }
 
 /** The agent holding this token, or null. Crosses fleets only through the narrow retract_authenticate function. */
@@ -90,10 +100,11 @@ export async function ensureBootstrap(store: Store, token: string): Promise<Agen
     await tx.insertInto('fleets').values({ id: DEFAULT_FLEET }).onConflict((oc) => oc.doNothing()).execute();
     const row = (await tx
       .insertInto('agents')
-      .values({ fleet_id: DEFAULT_FLEET, name: 'bootstrap', token_hash: hashToken(token), scopes: [...SCOPES], operator: true })
-      .onConflict((oc) => oc.columns(['fleet_id', 'name']).doUpdateSet({ token_hash: hashToken(token), scopes: [...SCOPES], operator: true }))
+      .values({ fleet_id: DEFAULT_FLEET, name: 'bootstrap', scopes: [...SCOPES], operator: true })
+      .onConflict((oc) => oc.columns(['fleet_id', 'name']).doUpdateSet({ scopes: [...SCOPES], operator: true }))
       .returning(['id', 'fleet_id', 'name', 'scopes', 'operator'])
       .executeTakeFirstOrThrow()) as AgentRow;
+    await holdToken(tx, DEFAULT_FLEET, row.id, token);
     return row;
   });
 }

@@ -58,7 +58,7 @@ export async function loadJustifications(ctx: Context, beliefIds: readonly strin
         JOIN justification_premises p ON p.justification_id = j.id
         JOIN beliefs pb ON pb.id = p.premise_id
        WHERE j.belief_id = ANY(${ids(beliefIds)}::bigint[])
-       GROUP BY j.id ORDER BY j.id`.execute(tx)).rows,
+       GROUP BY j.fleet_id, j.id ORDER BY j.id`.execute(tx)).rows,
   );
   return grouped(beliefIds, rows, (r) => r.belief_id);
 }

@@ -9,7 +9,7 @@
 import { BedrockRuntimeClient, type BedrockRuntimeClientConfig } from '@aws-sdk/client-bedrock-runtime';
 
 /** Static credentials or a credential provider, exactly as the SDK accepts them. */
-export type BedrockCredentials = NonNullable<BedrockRuntimeClientConfig['credentials']>;
+type BedrockCredentials = NonNullable<BedrockRuntimeClientConfig['credentials']>;
 
 /** Where and as whom to call Bedrock. Anything left out comes from the standard AWS provider chain. */
 export interface BedrockConnectionOptions {

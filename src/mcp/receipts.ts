@@ -216,7 +216,7 @@ export async function explainBelief(tx: Tx, fleet: string, args: ExplainArgs): P
              array_agg(p.premise_id::text ORDER BY p.premise_id) FILTER (WHERE pb.status <> 'ACTIVE') AS fallen,
              bool_and(pb.status = 'ACTIVE') AS holds
         FROM justifications j JOIN justification_premises p ON p.justification_id = j.id JOIN beliefs pb ON pb.id = p.premise_id
-       WHERE j.belief_id = ANY(${frontier}::bigint[]) GROUP BY j.id ORDER BY j.belief_id, j.id`.execute(tx);
+       WHERE j.belief_id = ANY(${frontier}::bigint[]) GROUP BY j.fleet_id, j.id ORDER BY j.belief_id, j.id`.execute(tx);
     const next: string[] = [];
     for (const j of js.rows) {
       justifications.push({

@@ -94,14 +94,14 @@ export interface OpenOptions {
 }
 
 /** PGlite's autovacuum interval: PostgreSQL's autovacuum_naptime default. */
-export const MAINTENANCE_MS = 60_000;
+const MAINTENANCE_MS = 60_000;
 
 const NOTIFY_CHANNEL = 'retract_events';
 
 /** How soon other processes must hear of a commit: see Store.notifyCommitted. */
 export type WakeUrgency = 'now' | 'soon';
 /** The longest a `'soon'` commit waits for its NOTIFY (OpenOptions.lazyNotifyMs overrides it). */
-export const LAZY_NOTIFY_MS = 50;
+const LAZY_NOTIFY_MS = 50;
 
 /** Opens the configured store and (by default) migrates it to the latest version. */
 export async function openStore(opts: OpenOptions = {}): Promise<Store> {
