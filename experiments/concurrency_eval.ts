@@ -43,7 +43,7 @@ import { assertBelief, experimentFlags, insertBelief } from '../src/belief/belie
 import { activeBeliefForClaim } from '../src/belief/belief.repository';
 import { LocalEmbedder } from '../src/embedding/local';
 import { appendEvent } from '../src/event/event.repository';
-import { hashToken, newToken } from '../src/agent/agent.service';
+import { hashToken, newToken } from '../src/agent/token';
 import { checkInvariants } from '../src/invariants/check';
 import { retractBelief } from '../src/retraction/retraction.service';
 import { openStore, type Store } from '../src/store/engine';
