@@ -114,6 +114,8 @@ export function wsClient(url: string, token?: string | null): Client {
 
 interface Subscription<T> extends Collector<T> {
   close(): Promise<void>;
+  /** Resolves once the server acknowledged the connection (graphql-ws ConnectionAck). */
+  connected: Promise<void>;
 }
 
 /** Subscribes over graphql-ws; the collector gathers every result. close() unsubscribes (and closes a client it made). */
@@ -121,6 +123,12 @@ export function subscribeWs<T = any>(target: string | Client, query: string | An
   const own = typeof target === 'string';
   const client = typeof target === 'string' ? wsClient(target, token) : target;
   const c = new Collector<T>() as Subscription<T>;
+  c.connected = new Promise<void>((resolve) => {
+    const off = client.on('connected', () => {
+      off();
+      resolve();
+    });
+  });
   const unsubscribe = client.subscribe<T>(
     { query: queryText(query), variables },
     {
