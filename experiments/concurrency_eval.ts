@@ -43,11 +43,10 @@ import { assertBelief, experimentFlags, insertBelief } from '../src/belief/belie
 import { activeBeliefForClaim } from '../src/belief/belief.repository';
 import { LocalEmbedder } from '../src/embedding/local';
 import { appendEvent } from '../src/event/event.repository';
-import { hashToken, newToken } from '../src/agent/token';
 import { checkInvariants } from '../src/invariants/check';
 import { retractBelief } from '../src/retraction/retraction.service';
 import { openStore, type Store } from '../src/store/engine';
-import { inTx, txStats } from '../src/store/tx';
+import { inTx } from '../src/store/tx';
 import * as v from '../src/validation';
 import { environment, environmentLines, repoRoot, table, writeJson } from './lib/report';
 import { fisherExact, percentile, twoProportionZ, wilson, type Interval } from './lib/stats';
@@ -207,7 +206,7 @@ async function seedAgents(store: Store, fleet: string, n: number): Promise<Actor
     await tx.insertInto('fleets').values({ id: fleet }).onConflict((oc) => oc.doNothing()).execute();
     const rows = await tx
       .insertInto('agents')
-      .values(Array.from({ length: n }, (_, i) => ({ fleet_id: fleet, name: `agent-${i}`, token_hash: hashToken(newToken()), scopes: ['beliefs:read', 'beliefs:write', 'beliefs:retract'] })))
+      .values(Array.from({ length: n }, (_, i) => ({ fleet_id: fleet, name: `agent-${i}`, scopes: ['beliefs:read', 'beliefs:write', 'beliefs:retract'] })))
       .returning('id')
       .execute();
     return rows.map((r) => ({ fleet, agentId: r.id }));
@@ -241,8 +240,8 @@ async function runTrial(store: Store, db: { tables: string[]; superuser: boolean
   const write = arm === 'C' ? naiveAssert : productAssert;
   const streets = ['12 Elm St', '14 Elm St', '12 Oak St', '21 Elm St', '12 Ash St', '16 Elm St', '12 Elm Rd', '18 Elm St'];
   const phones = ['+1 555 0111', '+1 555 0122', '+1 555 0133', '+1 555 0144'];
-  const retries0 = txStats.retries;
-  const exhausted0 = txStats.exhausted;
+  const retries0 = store.tx.stats.retries;
+  const exhausted0 = store.tx.stats.exhausted;
   experimentFlags.skipClaimLock = arm === 'B';
   let outcomes: TrialResult['outcomes'];
   try {
@@ -298,8 +297,8 @@ async function runTrial(store: Store, db: { tables: string[]; superuser: boolean
   } finally {
     experimentFlags.skipClaimLock = false;
   }
-  const retries = txStats.retries - retries0;
-  const exhausted = txStats.exhausted - exhausted0;
+  const retries = store.tx.stats.retries - retries0;
+  const exhausted = store.tx.stats.exhausted - exhausted0;
 
   // What the store holds now.
   const rows = await inTx(store, { fleet, readOnly: true }, async (tx) => {

@@ -5,13 +5,12 @@ import { type Kysely, sql } from 'kysely';
  *
  * Why: a retraction UPDATEs status, retraction_id and retraction_depth, all of them indexed, so the
  * update is never HOT and PostgreSQL inserts a new entry for the new row version into EVERY index
- * of `beliefs` — including the HNSW graph, where one insertion costs a graph search (about 1–5 ms
- * on a 2-core machine). The cascade benchmark (experiments/bench/cascade.ts) measured that as
- * nearly all of a cascade's time: 1k beliefs in 3.6 s, 100k in minutes. A partial index is not
- * maintained for a row version outside its predicate, so a retracted belief costs no HNSW work.
+ * of `beliefs` — including the HNSW graph, where one insertion costs a graph search, so a cascade
+ * would pay a graph search per retracted belief. A partial index is not maintained for a row
+ * version outside its predicate, so a retracted belief costs no HNSW work.
  *
  * What it changes for READ: a search for ACTIVE beliefs (`AND status = 'ACTIVE'`, the default)
- * uses the index as before, over a smaller graph. A search with includeRetracted cannot use it and
+ * uses the index, over a smaller graph. A search with includeRetracted cannot use it and
  * ranks the fleet's beliefs exactly (a scan), which is correct and costs what the fleet holds.
  */
 export async function up(db: Kysely<any>): Promise<void> {

@@ -6,10 +6,8 @@ import { type Kysely, sql } from 'kysely';
  * Why: the HNSW index cannot serve a prefix filter well. pgvector's iterative scan walks the graph
  * from the query outward and keeps the rows that pass the filter; when the prefix's rows sit in
  * other regions of the space than the query (a customer's beliefs about many topics, a topic
- * spread over many customers), the first k rows that pass are not the k nearest. The READ
- * benchmark measured recall@10 ≈ 0.5 for a 10 % prefix at 100k beliefs. Exact ranking of the
- * prefix's rows fixes recall but, read from the heap, costs a TOAST fetch of each 2 KB vector
- * (≈ 50 ms for 10k rows).
+ * spread over many customers), the first k rows that pass are not the k nearest. Exact ranking of
+ * the prefix's rows fixes recall but, read from the heap, costs a TOAST fetch of each 2 KB vector.
  *
  * What:
  *  - `beliefs.embedding_half`: the embedding as halfvec (1 KB), computed by PostgreSQL from

@@ -4,17 +4,16 @@ import { type Kysely, sql } from 'kysely';
  * The two index searches of src/belief/nearest.ts as functions, each one statement with its planner
  * settings scoped to the call.
  *
- * Why: each search used to set planner settings for the rest of its transaction (and the exact
- * path set them back again), a round trip each; on a 2-core machine the exact path's five round
- * trips were a third of a 10k-row prefix search. And both relied on the planner's choice of index,
- * which the READ benchmark and test/core/nearest.test.ts caught going wrong:
+ * Why: planner settings set for a transaction cost a round trip each (and another to set them
+ * back), a large part of a short search; and a search left to the planner's choice of index goes
+ * wrong where the planner cannot cost what it reads:
  *  - exact prefix: at 100k vacuumed beliefs the planner read the prefix from
  *    beliefs_prefix_embedding, but at 5k freshly loaded ones (visibility map unset) through
  *    beliefs_claim or beliefs_one_active_per_claim, fetching each row's embedding_half from TOAST,
  *    which the planner does not cost;
  *  - HNSW: on PGlite at 20k beliefs with ef_search 100, and on both engines at 5k with ef_search
- *    1000, the planner ranked every ACTIVE row by a sequential scan and a sort (104 ms measured
- *    against 2–4 ms through the index), from pgvector's cost estimate of the index scan.
+ *    1000, the planner ranked every ACTIVE row by a sequential scan and a sort, from pgvector's
+ *    cost estimate of the index scan.
  *
  * A function's SET clause holds for the call only and is restored on exit, also on error; a
  * set_config(…, true) inside it of a parameter in its SET clause is restored as well. Sequential

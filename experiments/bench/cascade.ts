@@ -11,7 +11,7 @@ import { checkInvariants } from '../../src/invariants/check';
 import { retractBelief } from '../../src/retraction/retraction.service';
 import { engineVersions, type Store } from '../../src/store/engine';
 import type { DB } from '../../src/store/schema';
-import { inTx, readTx, type Tx, txStats } from '../../src/store/tx';
+import { inTx, readTx, type Tx } from '../../src/store/tx';
 import type { Bench, BenchOptions, BenchResult, Cell, Target } from './lib/bench';
 import { type Measure, type Measurement, inChild } from './lib/child';
 import { RESULTS_DIR, fmtCount, fmtMB, fmtMs, fmtRatio, phaseTimer } from './lib/report';
@@ -126,6 +126,7 @@ async function explainingStore(url: string, notices: string[]): Promise<Store> {
     engine: 'postgres', db, commits: new EventEmitter(), description: 'postgres (auto_explain)',
     listen: async () => async () => {},
     notifyCommitted() {},
+    tx: { stats: { retries: 0, exhausted: 0 }, faults: { serializationFailures: 0, sharedMemoryFailures: 0 } },
     close: () => db.destroy(),
   };
 }
@@ -150,7 +151,7 @@ export async function work(t: Task, measure: Measure): Promise<TaskOutput[]> {
 }
 
 async function workOne(store: Store, t: Task, kind: Task['runs'][number]['kind'], root: number, measure: Measure): Promise<TaskOutput> {
-  const retriesBefore = txStats.retries;
+  const retriesBefore = store.tx.stats.retries;
   if (kind === 'service') {
     const core: Core = { store, embedder: new LocalEmbedder() };
     const actor = { fleet: FLEET, agentId: t.agentId };
@@ -167,7 +168,7 @@ async function workOne(store: Store, t: Task, kind: Task['runs'][number]['kind']
         fingerprint: await fingerprint(tx, root, t.n),
         retractionId,
         receipt: { beliefsRetracted: x.beliefs_retracted, eventIds: x.event_ids, levels: x.levels, stillActive: x.still_active },
-        retries: txStats.retries - retriesBefore,
+        retries: store.tx.stats.retries - retriesBefore,
         checkMs: 0,
       };
     });
@@ -179,7 +180,7 @@ async function workOne(store: Store, t: Task, kind: Task['runs'][number]['kind']
         const statements = kind === 'bare' ? await bareLimit(tx, t.shape, root, rid) : await perBelief(tx, root, rid);
         const c0 = performance.now();
         const fp = await fingerprint(tx, root, t.n);
-        throw new Rollback({ fingerprint: fp, retractionId: rid, statements, retries: txStats.retries - retriesBefore, checkMs: performance.now() - c0 });
+        throw new Rollback({ fingerprint: fp, retractionId: rid, statements, retries: store.tx.stats.retries - retriesBefore, checkMs: performance.now() - c0 });
       });
     } catch (e) {
       if (e instanceof Rollback) return e.value;
@@ -329,7 +330,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
     try {
       versions ??= await engineVersionsOf(q);
       await q.query(`INSERT INTO fleets (id) VALUES ('${FLEET}')`);
-      const [agent] = await q.query<{ id: string }>(`INSERT INTO agents (fleet_id, name, token_hash, scopes) VALUES ('${FLEET}', 'bench', md5(random()::text), '{beliefs:retract}') RETURNING id::text AS id`);
+      const [agent] = await q.query<{ id: string }>(`INSERT INTO agents (fleet_id, name, scopes) VALUES ('${FLEET}', 'bench', '{beliefs:retract}') RETURNING id::text AS id`);
       loader = new Loader(q, agent!.id, await vectorPool(q, vectors, poolSize));
       P.loader = loader;
       hnsw = await q.query(`SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'beliefs' AND indexdef ILIKE '%using hnsw%'`);

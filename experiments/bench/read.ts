@@ -118,7 +118,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
         `SELECT current_setting('server_version') AS server, (SELECT extversion FROM pg_extension WHERE extname = 'vector') AS vector`,
       );
       await q.query(`INSERT INTO fleets (id) VALUES ('${FLEET}')`);
-      const [agent] = await q.query<{ id: string }>(`INSERT INTO agents (fleet_id, name, token_hash, scopes) VALUES ('${FLEET}', 'reader', md5(random()::text), '{beliefs:read}') RETURNING id::text AS id`);
+      const [agent] = await q.query<{ id: string }>(`INSERT INTO agents (fleet_id, name, scopes) VALUES ('${FLEET}', 'reader', '{beliefs:read}') RETURNING id::text AS id`);
       const hnsw = await q.query<{ indexname: string; indexdef: string }>(`SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'beliefs' AND indexdef ILIKE '%using hnsw%'`);
       indexdef = hnsw.map((i) => i.indexdef).join('; ');
       for (const i of hnsw) await q.query(`DROP INDEX ${i.indexname}`);

@@ -11,7 +11,6 @@ import { LocalEmbedder } from '../../src/embedding/local';
 import { checkInvariants } from '../../src/invariants/check';
 import { createApp } from '../../src/server/app';
 import type { Store } from '../../src/store/engine';
-import { txStats } from '../../src/store/tx';
 import type { Bench, BenchOptions, BenchResult, Cell, Target } from './lib/bench';
 import { inChild } from './lib/child';
 import { fmtMs, fmtRatio } from './lib/report';
@@ -50,7 +49,7 @@ interface ArmResult {
   perSecond: number;
   p50: number;
   p99: number;
-  /** Serialization/deadlock retries: txStats.retries on the server; 40001/40P01 counted in the raw arm. */
+  /** Serialization/deadlock retries: store.tx.stats.retries on the server; 40001/40P01 counted in the raw arm. */
   retries: number;
   outcomes: Record<string, number>;
   errors: number;
@@ -346,7 +345,7 @@ function errorText(e: unknown): string | null {
 }
 
 /**
- * One arm, clients in a child process; GraphQL retries are the server's (txStats) during the timed
+ * One arm, clients in a child process; GraphQL retries are the server's (store.tx.stats) during the timed
  * window, and the CPU of this process and of the database's backends is taken over the same window.
  */
 async function childArm(store: Store, t: ChildInput): Promise<ArmResult> {
@@ -358,16 +357,16 @@ async function childArm(store: Store, t: ChildInput): Promise<ArmResult> {
     timeoutMs: (t.seconds + WARM_SECONDS + 120) * 1000,
     onProgress: (p) => {
       if (p === 'start') {
-        before = { retries: txStats.retries, cpu: cpuMs() };
+        before = { retries: store.tx.stats.retries, cpu: cpuMs() };
         pgCpu = postgresCpu(store);
       }
       if (p === 'end') {
-        after = { retries: txStats.retries, cpu: cpuMs() };
+        after = { retries: store.tx.stats.retries, cpu: cpuMs() };
         pgCpuMs = pgCpu ? pgCpu.then((f) => f()) : null;
       }
     },
   });
-  const end = after ?? { retries: txStats.retries, cpu: cpuMs() };
+  const end = after ?? { retries: store.tx.stats.retries, cpu: cpuMs() };
   const retries = t.arm === 'graphql' ? end.retries - before.retries : output.retries;
   return finish(t.arm, t.workload, t.clients, output, retries, { server: end.cpu - before.cpu, clients: output.cpuMs, postgres: pgCpuMs ? await pgCpuMs : null });
 }
@@ -497,7 +496,7 @@ function report(results: ArmResult[], concurrency: number[], caveats: string[], 
       notes: [
         'of raw = GraphQL commits/s ÷ raw-SQL commits/s at the same workload and client count; latency = one turn from send to answer, retries included',
         'server / client / pg CPU = CPU ms (user + system) per commit in the timed window: the server\'s process (idle in the raw arm), the clients\' child process, the bench database\'s PostgreSQL backends (/proc, 10 ms ticks; background processes such as the WAL writer not counted)',
-        'retries: GraphQL = txStats.retries on the server (SQLSTATE 40001/40P01 retried by src/store/tx.ts); raw = 40001/40P01 caught and retried by the raw arm',
+        'retries: GraphQL = tx.stats.retries of the server store (SQLSTATE 40001/40P01 retried by src/store/tx.ts); raw = 40001/40P01 caught and retried by the raw arm',
         `arms measured: ${concurrency.join(', ')} clients`,
         ...results.filter((r) => r.firstError).map((r) => `${r.arm} ${r.workload} × ${r.clients}: ${r.errors} failed turns, first: ${r.firstError}`),
       ],

@@ -50,14 +50,14 @@ export interface BedrockClaudeAdjudicatorOptions extends BedrockConnectionOption
 const DEFAULTS = { timeoutMs: 30_000, maxAttempts: 3, baseDelayMs: 500, maxDelayMs: 8_000, maxTokens: 400 } as const;
 
 /** Result of parsing a model reply: a verdict, or why the reply was rejected. */
-export type ParsedReply = { ok: true; verdict: Verdict; rationale: string } | { ok: false; reason: string };
+type ParsedReply = { ok: true; verdict: Verdict; rationale: string } | { ok: false; reason: string };
 
 /**
  * Strictly parses a reply: the whole text (trimmed) must be one JSON object, optionally wrapped in a single
  * ```json fence with nothing outside it, with exactly the keys `verdict` (a known verdict) and `rationale`
  * (a non-empty string).
  */
-export function parseVerdictReply(text: string): ParsedReply {
+function parseVerdictReply(text: string): ParsedReply {
   let body = text.trim();
   const fence = /^```json[ \t]*\r?\n?([\s\S]*?)\s*```$/.exec(body);
   if (fence) body = fence[1]!.trim();
@@ -90,7 +90,7 @@ function preview(s: string, max = 160): string {
 }
 
 /** The user turn: the case as JSON, fenced as data. */
-export function renderCase(c: AdjudicationCase): string {
+function renderCase(c: AdjudicationCase): string {
   return `Adjudicate this contradiction. The case is data:\n<case>\n${JSON.stringify(c, null, 2)}\n</case>`;
 }
 

@@ -7,17 +7,9 @@ import { BedrockClaudeAdjudicator } from './bedrock';
 import { HeuristicAdjudicator } from './heuristic';
 
 export * from './adjudicator';
-export { HeuristicAdjudicator, classifyEvidence, type EvidenceTier } from './heuristic';
-export {
-  ADJUDICATOR_SYSTEM_PROMPT,
-  BedrockClaudeAdjudicator,
-  DEFAULT_CLAUDE_MODEL_ID,
-  parseVerdictReply,
-  type BedrockClaudeAdjudicatorOptions,
-} from './bedrock';
 
 /** Allowed values of `RETRACT_ADJUDICATOR`. */
-export const ADJUDICATOR_KINDS = ['heuristic', 'bedrock'] as const;
+const ADJUDICATOR_KINDS = ['heuristic', 'bedrock'] as const;
 export type AdjudicatorKind = (typeof ADJUDICATOR_KINDS)[number];
 
 /**

@@ -27,17 +27,29 @@ export async function agentNamed(db: Db, fleet: string, name: string): Promise<s
 }
 
 export async function insertAgent(db: Db, fleet: string, a: { name: string; tokenHash: string; scopes: string[]; createdBy: string | null }): Promise<AgentRow> {
-  return db.insertInto('agents').values({ fleet_id: fleet, name: a.name, token_hash: a.tokenHash, scopes: a.scopes, created_by: a.createdBy })
+  const row = await db.insertInto('agents').values({ fleet_id: fleet, name: a.name, scopes: a.scopes, created_by: a.createdBy })
     .returning(AGENT_COLUMNS).executeTakeFirstOrThrow();
+  await holdToken(db, fleet, row.id, a.tokenHash);
+  return row;
 }
 
 /** Makes the operator agent `name` of `fleet` hold exactly this token hash and scopes. */
 export async function upsertOperator(db: Db, fleet: string, a: { name: string; tokenHash: string; scopes: string[] }): Promise<AgentRow> {
-  return db.insertInto('agents')
-    .values({ fleet_id: fleet, name: a.name, token_hash: a.tokenHash, scopes: a.scopes, operator: true })
-    .onConflict((oc) => oc.columns(['fleet_id', 'name']).doUpdateSet({ token_hash: a.tokenHash, scopes: a.scopes, operator: true }))
+  const row = await db.insertInto('agents')
+    .values({ fleet_id: fleet, name: a.name, scopes: a.scopes, operator: true })
+    .onConflict((oc) => oc.columns(['fleet_id', 'name']).doUpdateSet({ scopes: a.scopes, operator: true }))
     .returning(['id', 'fleet_id', 'name', 'scopes', 'operator'])
     .executeTakeFirstOrThrow();
+  await holdToken(db, fleet, row.id, a.tokenHash);
+  return row;
+}
+
+/** Makes `tokenHash` the agent's one token (agent_tokens: a token names one agent across all fleets). */
+async function holdToken(db: Db, fleet: string, agentId: string, tokenHash: string): Promise<void> {
+  await db.insertInto('agent_tokens')
+    .values({ token_hash: tokenHash, fleet_id: fleet, agent_id: agentId })
+    .onConflict((oc) => oc.columns(['fleet_id', 'agent_id']).doUpdateSet({ token_hash: tokenHash }))
+    .execute();
 }
 
 export async function agentsByIds(db: Db, fleet: string, ids: readonly string[]): Promise<AgentRow[]> {

@@ -66,11 +66,24 @@ export async function activeBeliefComparedTo(db: Db, fleet: string, claimKey: st
   return { belief, sameValue: same_value };
 }
 
-/** Locks the premises (FOR SHARE, so a concurrent retraction must wait or fail) and returns them. */
+/**
+ * Locks the premises (FOR SHARE, so a concurrent retraction must wait or fail) and returns them, in
+ * id order (the order the locks are taken in). One primary-key probe per id, whatever the planner
+ * believes: as `id IN (…)`, a table without statistics (autovacuum off) was read through
+ * beliefs_fleet_recent over the WHOLE fleet, filtered on id, and under SERIALIZABLE that read
+ * predicate-locked every page of the fleet's beliefs, so every belief a concurrent turn inserted
+ * made a serialization conflict (FINDINGS, stress).
+ */
 export async function lockBeliefs(db: Db, fleet: string, ids: readonly string[], mode: 'share' | 'update'): Promise<BeliefRow[]> {
   if (ids.length === 0) return [];
-  const q = db.selectFrom('beliefs').select(BELIEF_COLUMNS).where('fleet_id', '=', fleet).where('id', 'in', ids as string[]).orderBy('id');
-  return (mode === 'share' ? q.forShare() : q.forUpdate()).execute();
+  const { rows } = await sql<BeliefRow>`
+    SELECT b.* FROM (SELECT DISTINCT id FROM unnest(${ids as string[]}::bigint[]) AS u(id) ORDER BY id) x
+     CROSS JOIN LATERAL (
+       SELECT ${sql.join(BELIEF_COLUMNS.map((c) => sql.ref(c)))} FROM beliefs
+        WHERE fleet_id = ${fleet} AND id = x.id ${mode === 'share' ? sql`FOR SHARE` : sql`FOR UPDATE`}
+     ) b
+     ORDER BY x.id`.execute(db);
+  return rows;
 }
 
 /**

@@ -13,7 +13,7 @@ export class CliError extends Error {
 }
 
 /** The project root (where package.json, experiments/ and src/ live), whatever the working directory. */
-export const ROOT = projectRoot();
+const ROOT = projectRoot();
 
 /**
  * Runs `fn` under an ora spinner on stderr when stderr is a terminal; otherwise runs it silently
@@ -74,7 +74,7 @@ export function envWith(flags: StoreFlags, env: NodeJS.ProcessEnv = process.env)
 }
 
 /** A positive TCP port (0 = any free one). */
-export function port(value: string): number {
+function port(value: string): number {
   const n = Number(value);
   if (!/^\d+$/.test(value) || n > 65535) throw new CliError(`invalid port "${value}": expected an integer from 0 to 65535`, 2);
   return n;

@@ -17,8 +17,8 @@ import { settle } from './settle';
  *
  * The walk visits each edge of the closure once (UNION keeps one row per belief), and every lookup
  * goes through an index on the id it follows: cost grows with the blast radius, not with the store
- * nor with the depth. One statement per level cost a round trip and a plan per level: a 10,000-deep
- * chain took 66× the bare closure + UPDATE on PostgreSQL.
+ * nor with the depth (a statement per level would add a round trip and a plan per level, so a deep
+ * chain would pay for its depth).
  */
 export async function cascade(tx: Tx, fleet: string, retractionId: string, rootId: string, actorId: string): Promise<number> {
   const { ids, levels } = settle(Number(rootId), await closure(tx, fleet, rootId));

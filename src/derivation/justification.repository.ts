@@ -38,16 +38,21 @@ export async function hasJustification(db: Db, fleet: string, beliefId: string, 
 
 /**
  * The first of `premises` that `beliefId` reaches going down the derivation graph (itself included).
- * Adding a justification to beliefId with such a premise would close a cycle.
+ * Adding a justification to beliefId with such a premise would close a cycle. Each step probes the
+ * premise index for the node reached (the LATERAL with OFFSET 0 is not flattened): as a join, a
+ * table without statistics was hash-joined from a sequential scan, whose relation-wide predicate
+ * lock made every concurrent justification a serialization conflict (FINDINGS, stress).
  */
 export async function firstDescendantAmong(db: Db, fleet: string, beliefId: string, premises: readonly string[]): Promise<string | null> {
   const r = await sql<{ id: string }>`
     WITH RECURSIVE down(id) AS (
       SELECT ${beliefId}::bigint
       UNION
-      SELECT j.belief_id FROM down d
-        JOIN justification_premises p ON p.fleet_id = ${fleet} AND p.premise_id = d.id
-        JOIN justifications j ON j.fleet_id = ${fleet} AND j.id = p.justification_id
+      SELECT n.belief_id FROM down d CROSS JOIN LATERAL (
+        SELECT j.belief_id FROM justification_premises p
+          JOIN justifications j ON j.fleet_id = ${fleet} AND j.id = p.justification_id
+         WHERE p.fleet_id = ${fleet} AND p.premise_id = d.id OFFSET 0
+      ) n
     )
     SELECT id::text AS id FROM down WHERE id = ANY(${premises as string[]}::bigint[]) LIMIT 1`.execute(db);
   return r.rows[0]?.id ?? null;
@@ -115,7 +120,7 @@ export async function justificationsOf(db: Db, fleet: string, beliefIds: readonl
       JOIN justification_premises p ON p.fleet_id = ${fleet} AND p.justification_id = j.id
       JOIN beliefs pb ON pb.fleet_id = ${fleet} AND pb.id = p.premise_id
      WHERE j.fleet_id = ${fleet} AND j.belief_id = ANY(${beliefIds.map(String)}::bigint[])
-     GROUP BY j.id ORDER BY j.belief_id, j.id`.execute(db);
+     GROUP BY j.fleet_id, j.id ORDER BY j.belief_id, j.id`.execute(db);
   return r.rows.map((j) => ({ ...j, fallen_ids: j.fallen_ids ?? [] }));
 }
 

@@ -35,21 +35,30 @@ export async function effectKinds(db: Db, fleet: string): Promise<Array<{ kind: 
   return db.selectFrom('effect_kinds').select(['kind', 'reversible']).where('fleet_id', '=', fleet).orderBy('kind').execute();
 }
 
-/** Writes a PENDING effect and the beliefs it rests on. */
+/**
+ * Writes a PENDING effect under `key`, or nothing when the fleet already has an effect under that key
+ * (undefined). Inserting first and looking the key up only on a conflict matters under SERIALIZABLE:
+ * a lookup that finds nothing predicate-locks the key index's page, where concurrent proposals insert
+ * theirs, and two proposals that both looked formed a cycle one of them had to retry (FINDINGS, stress).
+ */
 export async function insertEffect(
   db: Db,
-  e: { fleet: string; kind: string; amount: { amountMinor: number; currency: string } | null; payload: string | null; key: string; proposedBy: string; supports: readonly string[] },
-): Promise<EffectRow> {
-  const effect = await db
+  e: { fleet: string; kind: string; amount: { amountMinor: number; currency: string } | null; payload: string | null; key: string; proposedBy: string },
+): Promise<EffectRow | undefined> {
+  return db
     .insertInto('effects')
     .values({
       fleet_id: e.fleet, kind: e.kind, amount_minor: e.amount?.amountMinor ?? null, currency: e.amount?.currency ?? null,
       payload: e.payload, idempotency_key: e.key, proposed_by: e.proposedBy,
     })
+    .onConflict((oc) => oc.columns(['fleet_id', 'idempotency_key']).doNothing())
     .returningAll()
-    .executeTakeFirstOrThrow();
-  await db.insertInto('effect_supports').values(e.supports.map((b) => ({ effect_id: effect.id, belief_id: b, fleet_id: e.fleet }))).execute();
-  return effect;
+    .executeTakeFirst();
+}
+
+/** Records the beliefs an effect rests on. */
+export async function insertSupports(db: Db, fleet: string, effectId: string, supports: readonly string[]): Promise<void> {
+  await db.insertInto('effect_supports').values(supports.map((b) => ({ effect_id: effectId, belief_id: b, fleet_id: fleet }))).execute();
 }
 
 /** Whether the effect's payload equals `payload` (as jsonb), and its supports in id order. */
@@ -67,8 +76,9 @@ export async function lockNextReady(db: Db, fleet: string, kinds: readonly strin
     SELECT e.id::text AS id FROM effects e
      WHERE e.fleet_id = ${fleet} AND e.status = 'PENDING'
        ${kinds ? sql`AND e.kind = ANY(${kinds}::text[])` : sql``}
-       AND NOT EXISTS (SELECT 1 FROM effect_supports s JOIN beliefs b ON b.fleet_id = ${fleet} AND b.id = s.belief_id
-                        WHERE s.fleet_id = ${fleet} AND s.effect_id = e.id AND b.status <> 'ACTIVE')
+       AND NOT EXISTS (SELECT 1 FROM effect_supports s
+                        WHERE s.fleet_id = ${fleet} AND s.effect_id = e.id
+                          AND (SELECT b.status FROM beliefs b WHERE b.fleet_id = ${fleet} AND b.id = s.belief_id) <> 'ACTIVE')
      ORDER BY e.id LIMIT 1
      FOR UPDATE OF e SKIP LOCKED`.execute(db);
   return r.rows[0]?.id;
@@ -86,12 +96,17 @@ export async function updateEffect(db: Db, fleet: string, id: string, set: Updat
   return db.updateTable('effects').set(set).where('fleet_id', '=', fleet).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }
 
-/** The retraction that reached an effect: the one that marked it, else the first that took one of its supports down. */
+/**
+ * The retraction that reached an effect: the one that marked it, else the first that took one of its
+ * supports down. Each support's belief by its primary key (here and in lockNextReady): as a join, a
+ * table without statistics was read over the whole fleet, predicate-locking every belief page against
+ * concurrent inserts (as in lockBeliefs).
+ */
 export async function reachingRetraction(db: Db, fleet: string, effect: { id: string; reached_by: string | null }): Promise<string | null> {
   const r = await sql<{ rid: string | null }>`
     SELECT coalesce(${effect.reached_by}::bigint,
-      (SELECT min(b.retraction_id) FROM effect_supports s JOIN beliefs b ON b.fleet_id = ${fleet} AND b.id = s.belief_id
-        WHERE s.fleet_id = ${fleet} AND s.effect_id = ${effect.id} AND b.retraction_id IS NOT NULL))::text AS rid`.execute(db);
+      (SELECT min((SELECT b.retraction_id FROM beliefs b WHERE b.fleet_id = ${fleet} AND b.id = s.belief_id)) FROM effect_supports s
+        WHERE s.fleet_id = ${fleet} AND s.effect_id = ${effect.id}))::text AS rid`.execute(db);
   return r.rows[0]!.rid;
 }
 

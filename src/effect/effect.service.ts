@@ -8,7 +8,7 @@ import { gid } from '../kernel/ids';
 import { type Tx, writeTx } from '../store/tx';
 import * as v from '../validation';
 import {
-  type EffectRow, effectByKey, effectKind, insertEffect, insertEffectKind, lockEffect, lockNextReady, payloadAndSupports,
+  type EffectRow, effectByKey, effectKind, insertEffect, insertEffectKind, insertSupports, lockEffect, lockNextReady, payloadAndSupports,
   reachingRetraction, updateEffect,
 } from './effect.repository';
 
@@ -55,29 +55,42 @@ export async function proposeEffect(core: Core, actor: Actor, input: ProposeEffe
   const payload = v.json('payload', input.payload, v.LIMITS.payloadBytesMax);
   const supports = v.ids('supportedBy', input.supportedBy, 1, v.LIMITS.supportsMax);
   const key = v.text('idempotencyKey', input.idempotencyKey, v.LIMITS.idempotencyKeyMax);
-  return writeTx(core.store, actor.fleet, async (tx) => {
-    const existing = await effectByKey(tx, actor.fleet, key);
-    if (existing) {
-      const differs = await reuseDiffers(tx, actor.fleet, existing, { kind, amount, payload, supports });
-      if (differs.length > 0) {
-        const effectId = gid('Effect', existing.id);
-        throw new DomainError('CONFLICT', `idempotencyKey: "${key}" already names effect ${effectId}, proposed with a different ${differs.join(', ')}; ` +
-          'repeat a key only to repeat the same proposal, and use a new key for a new effect', 'idempotencyKey', { effectId });
+  try {
+    return await writeTx(core.store, actor.fleet, async (tx) => {
+      const known = await effectKind(tx, actor.fleet, kind);
+      const effect = known ? await insertEffect(tx, { fleet: actor.fleet, kind, amount, payload, key, proposedBy: actor.agentId }) : undefined;
+      if (!effect) {
+        const existing = await effectByKey(tx, actor.fleet, key);
+        if (!existing) throw badInput('kind', `effect kind "${kind}" is not registered (registerEffectKind first)`);
+        const differs = await reuseDiffers(tx, actor.fleet, existing, { kind, amount, payload, supports });
+        if (differs.length > 0) {
+          const effectId = gid('Effect', existing.id);
+          throw new DomainError('CONFLICT', `idempotencyKey: "${key}" already names effect ${effectId}, proposed with a different ${differs.join(', ')}; ` +
+            'repeat a key only to repeat the same proposal, and use a new key for a new effect', 'idempotencyKey', { effectId });
+        }
+        return { kind: 'proposed', effect: existing, created: false };
       }
-      return { kind: 'proposed', effect: existing, created: false };
-    }
-    if (!(await effectKind(tx, actor.fleet, kind))) throw badInput('kind', `effect kind "${kind}" is not registered (registerEffectKind first)`);
-    const rows = await lockBeliefs(tx, actor.fleet, supports, 'share');
-    if (rows.length !== supports.length) {
-      const missing = supports.find((id) => !rows.some((r) => r.id === id))!;
-      throw new DomainError('NOT_FOUND', `supportedBy: belief ${missing} not found`, 'supportedBy');
-    }
-    const fallen = rows.find((r) => r.status !== 'ACTIVE');
-    if (fallen) return { kind: 'premiseRetracted', premise: fallen };
-    const effect = await insertEffect(tx, { fleet: actor.fleet, kind, amount, payload, key, proposedBy: actor.agentId, supports });
-    await appendEvent(tx, { fleet: actor.fleet, type: 'EffectProposed', actorId: actor.agentId, ids: [effect.id] });
-    return { kind: 'proposed', effect, created: true };
-  });
+      const rows = await lockBeliefs(tx, actor.fleet, supports, 'share');
+      if (rows.length !== supports.length) {
+        const missing = supports.find((id) => !rows.some((r) => r.id === id))!;
+        throw new DomainError('NOT_FOUND', `supportedBy: belief ${missing} not found`, 'supportedBy');
+      }
+      const fallen = rows.find((r) => r.status !== 'ACTIVE');
+      // Thrown to roll the effect back, caught below.
+      if (fallen) throw new Refused({ kind: 'premiseRetracted', premise: fallen });
+      await insertSupports(tx, actor.fleet, effect.id, supports);
+      await appendEvent(tx, { fleet: actor.fleet, type: 'EffectProposed', actorId: actor.agentId, ids: [effect.id] });
+      return { kind: 'proposed', effect, created: true };
+    });
+  } catch (e) {
+    if (e instanceof Refused) return e.result;
+    throw e;
+  }
+}
+
+/** A proposal that refuses after writing its effect: thrown to roll the transaction back, caught in proposeEffect. */
+class Refused {
+  constructor(readonly result: ProposeEffectResult) {}
 }
 
 /** Which of kind, amount, currency, payload and supports a reuse of `existing`'s key changes (payload compared as jsonb). */
@@ -95,7 +108,9 @@ async function reuseDiffers(tx: Tx, fleet: string, existing: EffectRow, p: { kin
 
 /**
  * Moves the oldest ready PENDING effect (every support ACTIVE) to EXECUTING, skipping rows other
- * executors hold (FOR UPDATE SKIP LOCKED). Null when none is ready.
+ * executors hold (FOR UPDATE SKIP LOCKED). Null when none is ready. Each support's belief is read by
+ * its primary key (as a join, a table without statistics was scanned over the whole fleet for every
+ * pending effect, predicate-locking every belief page against concurrent inserts; see lockBeliefs).
  */
 export async function claimEffect(core: Core, actor: Actor, input: { kinds?: readonly string[] | null } = {}): Promise<EffectRow | null> {
   const kinds = input.kinds ? input.kinds.map((k, i) => v.kind(`kinds[${i}]`, k)) : null;

@@ -10,7 +10,7 @@ import { BedrockRuntimeClient, type BedrockRuntimeClientConfig } from '@aws-sdk/
 import { sleep } from '../kernel/sleep';
 
 /** Static credentials or a credential provider, exactly as the SDK accepts them. */
-export type BedrockCredentials = NonNullable<BedrockRuntimeClientConfig['credentials']>;
+type BedrockCredentials = NonNullable<BedrockRuntimeClientConfig['credentials']>;
 
 /** Where and as whom to call Bedrock. Anything left out comes from the standard AWS provider chain. */
 export interface BedrockConnectionOptions {

@@ -12,7 +12,7 @@ import {
   type RetryPolicy,
 } from './bedrock-transport';
 
-export const TITAN_EMBED_V2_MODEL_ID = 'amazon.titan-embed-text-v2:0';
+const TITAN_EMBED_V2_MODEL_ID = 'amazon.titan-embed-text-v2:0';
 
 /** Options for {@link BedrockTitanEmbedder}. Every field is optional; defaults suit production. */
 export interface BedrockTitanEmbedderOptions extends BedrockConnectionOptions, Partial<RetryPolicy> {

@@ -6,12 +6,10 @@ import { BedrockTitanEmbedder } from './bedrock';
 import { EmbedderError, type Embedder } from './embedder';
 import { LocalEmbedder } from './local';
 
-export { EMBEDDING_DIMENSIONS, EmbedderError, cosineSimilarity, l2Normalize, type Embedder } from './embedder';
-export { LocalEmbedder } from './local';
-export { BedrockTitanEmbedder, TITAN_EMBED_V2_MODEL_ID, type BedrockTitanEmbedderOptions } from './bedrock';
+export { EmbedderError, cosineSimilarity, type Embedder } from './embedder';
 
 /** Allowed values of `RETRACT_EMBEDDER`. */
-export const EMBEDDER_KINDS = ['local', 'bedrock'] as const;
+const EMBEDDER_KINDS = ['local', 'bedrock'] as const;
 export type EmbedderKind = (typeof EMBEDDER_KINDS)[number];
 
 /**

@@ -22,4 +22,3 @@ export const badInput = (field: string, rule: string) => new DomainError('BAD_US
 /** NOT_FOUND for an id that names nothing the caller may see (another fleet's rows included); names the input field when given. */
 export const notFound = (what: string, id: string, field?: string) =>
   new DomainError('NOT_FOUND', `${field ? `${field}: ` : ''}${what} ${id} not found`, field);
-export const conflict = (message: string) => new DomainError('CONFLICT', message);

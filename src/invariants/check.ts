@@ -11,10 +11,9 @@ export interface Violation {
 /**
  * `standing`: the beliefs with a justification whose premises are all ACTIVE (a justification
  * without premises stands), for invariants 2 and 5. Computed once, by aggregation, rather than as
- * a nested NOT EXISTS per belief: with statistics taken before beliefs were retracted (PGlite
- * analyzed nothing by itself), the planner estimated one non-ACTIVE belief, materialized that side
- * of a nested-loop anti join, and compared every justification with every retracted belief's
- * premises (FINDINGS §5.3 has both timings).
+ * a nested NOT EXISTS per belief: with statistics taken before beliefs were retracted, the planner
+ * estimates one non-ACTIVE belief, materializes that side of a nested-loop anti join, and compares
+ * every justification with every retracted belief's premises (FINDINGS §5.3 has both timings).
  */
 const STANDING = `standing AS MATERIALIZED (
       SELECT DISTINCT j.belief_id FROM justifications j

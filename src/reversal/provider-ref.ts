@@ -1,6 +1,7 @@
 import { DomainError } from '../errors/domain-error';
 import { asDbId, asGlobalId } from '../kernel/provider-ref';
-import type { Tx } from '../store/tx';
+import type { Store } from '../store/engine';
+import { type Tx, readTx } from '../store/tx';
 import { issuedRefKind } from './reversal.repository';
 
 /**
@@ -27,7 +28,24 @@ async function issuedRef(tx: Tx, fleet: string, ref: string): Promise<string | n
 
 /** Throws BAD_USER_INPUT on `providerRef` when `ref` is a reference RETRACT issued in `fleet`. Writes nothing. */
 export async function assertProvidersOwnRef(tx: Tx, fleet: string, ref: string): Promise<void> {
-  const what = await issuedRef(tx, fleet, ref);
+  refuseIssuedRef(await issuedRef(tx, fleet, ref));
+}
+
+/**
+ * What `ref` is (as assertProvidersOwnRef asks), read in a read-only snapshot of its own, for a write
+ * transaction to refuse with refuseIssuedRef. What it compares with is written once and never
+ * changed, so a snapshot taken just before the write answers as the write's own would, and it takes
+ * no predicate locks: under row-level security the folded-key index cannot be probed (its
+ * expression is not leakproof), so the lookup reads every effect and reversal of the fleet, and in a
+ * SERIALIZABLE write that read made every concurrent effect or reversal write a serialization
+ * conflict (FINDINGS §5.2, stress).
+ */
+export function issuedRefBefore(store: Store, fleet: string, ref: string): Promise<string | null> {
+  return readTx(store, fleet, (tx) => issuedRef(tx, fleet, ref));
+}
+
+/** Throws BAD_USER_INPUT on `providerRef` when `what` (from issuedRef) names one of RETRACT's references. */
+export function refuseIssuedRef(what: string | null): void {
   if (what !== null) {
     throw new DomainError('BAD_USER_INPUT', `providerRef: this is ${what}, which RETRACT issued; ${PROVIDER_REF_RULE}`, 'providerRef');
   }

@@ -39,7 +39,7 @@ export async function recordReversals(db: Db, fleet: string, retractionId: strin
         FROM effects e JOIN effect_kinds k ON k.fleet_id = ${fleet} AND k.kind = e.kind
        WHERE e.fleet_id = ${fleet} AND e.status = 'EXECUTED' AND e.id IN (${effectIds})
        ORDER BY e.id
-      ON CONFLICT (effect_id) DO NOTHING
+      ON CONFLICT (fleet_id, effect_id) DO NOTHING
       RETURNING id
     ), ev AS (
       INSERT INTO events (fleet_id, type, retraction_id, ids, actor_id)

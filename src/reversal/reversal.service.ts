@@ -3,7 +3,7 @@ import { DomainError, notFound } from '../errors/domain-error';
 import { appendEvent } from '../event/event.repository';
 import { writeTx } from '../store/tx';
 import * as v from '../validation';
-import { assertProvidersOwnRef } from './provider-ref';
+import { issuedRefBefore, refuseIssuedRef } from './provider-ref';
 import { type ReversalRow, lockReversal, updateReversal } from './reversal.repository';
 
 /**
@@ -16,6 +16,7 @@ import { type ReversalRow, lockReversal, updateReversal } from './reversal.repos
 export async function confirmReversal(core: Core, actor: Actor, input: { reversalId: string; providerRef: string }): Promise<ReversalRow> {
   const reversalId = v.id('reversalId', input.reversalId);
   const ref = v.text('providerRef', input.providerRef, v.LIMITS.providerRefMax);
+  const issued = await issuedRefBefore(core.store, actor.fleet, ref);
   return writeTx(core.store, actor.fleet, async (tx) => {
     const r = await lockReversal(tx, actor.fleet, reversalId);
     if (!r) throw notFound('reversal', reversalId, 'reversalId');
@@ -26,7 +27,7 @@ export async function confirmReversal(core: Core, actor: Actor, input: { reversa
     if (r.status === 'UNREACHABLE') {
       throw new DomainError('CONFLICT', `reversalId: reversal ${reversalId} is UNREACHABLE: no compensation exists for its effect`, 'reversalId');
     }
-    await assertProvidersOwnRef(tx, actor.fleet, ref);
+    refuseIssuedRef(issued);
     const done = await updateReversal(tx, actor.fleet, reversalId, { status: 'CONFIRMED', provider_ref: ref, confirmed_at: new Date(), lease_expires_at: null });
     await appendEvent(tx, { fleet: actor.fleet, type: 'ReversalConfirmed', actorId: actor.agentId, retractionId: r.retraction_id, ids: [reversalId] });
     return done;

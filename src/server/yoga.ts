@@ -29,7 +29,7 @@ const TOKEN_CACHE_MS = 5_000;
 const HTTP_STATUS: Record<DomainError['code'], number> = { BAD_USER_INPUT: 400, UNAUTHENTICATED: 401, FORBIDDEN: 403, NOT_FOUND: 404, CONFLICT: 409 };
 
 /** Bearer token from an `Authorization` header value (or WebSocket connectionParams.authorization). */
-export function bearer(value: unknown): string | null {
+function bearer(value: unknown): string | null {
   if (typeof value !== 'string') return null;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(value);
   return m ? m[1]! : null;

@@ -47,6 +47,32 @@ export interface Store {
    */
   maintain?(): Promise<MaintenanceStep[]>;
   readonly description: string;
+  /** The transaction module's counters, fault injection and retry observer for this store (see TxHooks). */
+  readonly tx: TxHooks;
+}
+
+/**
+ * What src/store/tx.ts reports about, and lets a test inject into, one store's transactions: per
+ * store, not per process, so two stores (or two suites) never read each other's counts.
+ */
+export interface TxHooks {
+  /** Attempts retried after a retryable error, and transactions given up after the retry bound. */
+  readonly stats: { retries: number; exhausted: number };
+  /**
+   * Test seam: the next `serializationFailures` attempts fail with a real SQLSTATE 40001 raised by
+   * the database, the next `sharedMemoryFailures` with 53200 "out of shared memory".
+   */
+  readonly faults: { serializationFailures: number; sharedMemoryFailures: number };
+  /** Told of every retried attempt with the database's error, before the backoff (a stress run attributes them). */
+  onRetry?: (error: unknown, attempt: number) => void;
+}
+
+function txHooks(given: OpenOptions['tx'] = {}): TxHooks {
+  return {
+    stats: { retries: 0, exhausted: 0 },
+    faults: { serializationFailures: 0, sharedMemoryFailures: 0, ...given.faults },
+    onRetry: given.onRetry,
+  };
 }
 
 export interface OpenOptions {
@@ -63,21 +89,23 @@ export interface OpenOptions {
   lazyNotifyMs?: number;
   /** PGlite: the interval between autovacuum passes (default MAINTENANCE_MS; 0: none but `maintain()`). */
   maintenanceMs?: number;
+  /** Seams into the transaction module (TxHooks): initial faults and a retry observer. */
+  tx?: { faults?: Partial<TxHooks['faults']>; onRetry?: TxHooks['onRetry'] };
 }
 
 /** PGlite's autovacuum interval: PostgreSQL's autovacuum_naptime default. */
-export const MAINTENANCE_MS = 60_000;
+const MAINTENANCE_MS = 60_000;
 
 const NOTIFY_CHANNEL = 'retract_events';
 
 /** How soon other processes must hear of a commit: see Store.notifyCommitted. */
 export type WakeUrgency = 'now' | 'soon';
 /** The longest a `'soon'` commit waits for its NOTIFY (OpenOptions.lazyNotifyMs overrides it). */
-export const LAZY_NOTIFY_MS = 50;
+const LAZY_NOTIFY_MS = 50;
 
 /** Opens the configured store and (by default) migrates it to the latest version. */
 export async function openStore(opts: OpenOptions = {}): Promise<Store> {
-  const store = opts.databaseUrl ? await openPostgres(opts.databaseUrl, opts.poolSize, opts.lazyNotifyMs) : await openPglite(opts);
+  const store = opts.databaseUrl ? await openPostgres(opts.databaseUrl, opts.poolSize, opts.lazyNotifyMs, txHooks(opts.tx)) : await openPglite(opts);
   if (opts.migrate !== false) {
     try {
       await migrateToLatest(store.db);
@@ -89,7 +117,7 @@ export async function openStore(opts: OpenOptions = {}): Promise<Store> {
   return store;
 }
 
-async function openPostgres(url: string, poolSize = 10, lazyNotifyMs = LAZY_NOTIFY_MS): Promise<Store> {
+async function openPostgres(url: string, poolSize = 10, lazyNotifyMs = LAZY_NOTIFY_MS, tx: TxHooks): Promise<Store> {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   pool.on('error', () => {
     /* an idle client died; the pool replaces it */
@@ -109,6 +137,7 @@ async function openPostgres(url: string, poolSize = 10, lazyNotifyMs = LAZY_NOTI
     engine: 'postgres',
     db,
     commits,
+    tx,
     description: `postgres ${new URL(url).host}${new URL(url).pathname}`,
     async listen(onNotice) {
       const client = new pg.Client({ connectionString: url });
@@ -189,6 +218,7 @@ async function openPglite(opts: OpenOptions): Promise<Store> {
     maintain: runPass,
     db,
     commits,
+    tx: txHooks(opts.tx),
     pglite: lite,
     description: inMemory ? 'pglite (memory)' : `pglite ${path.resolve(dataDir)}`,
     async listen(onNotice) {

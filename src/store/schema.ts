@@ -8,9 +8,11 @@ type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefine
 
 export interface FleetTable { id: string; created_at: Generated<Date> }
 export interface AgentTable {
-  id: GeneratedId; fleet_id: string; name: string; token_hash: string; scopes: string[]; operator: ColumnType<boolean, boolean | undefined, boolean>;
+  id: GeneratedId; fleet_id: string; name: string; scopes: string[]; operator: ColumnType<boolean, boolean | undefined, boolean>;
   created_by: Id | null; created_at: Generated<Date>;
 }
+/** The one cross-fleet uniqueness: a token names one agent (db/migrations/0007_fleet_keys.ts). */
+export interface AgentTokenTable { token_hash: string; fleet_id: string; agent_id: Id }
 export interface ClaimTable { fleet_id: string; key: string; version: ColumnType<string, string | number | undefined, string | number>; last_tx: string | null }
 export interface RetractionTable {
   id: GeneratedId; fleet_id: string; root_id: Id; reason: string; actor_id: Id;
@@ -66,6 +68,7 @@ export interface DB {
   store_meta: StoreMetaTable;
   fleets: FleetTable;
   agents: AgentTable;
+  agent_tokens: AgentTokenTable;
   claims: ClaimTable;
   retractions: RetractionTable;
   beliefs: BeliefTable;

@@ -43,16 +43,7 @@ export interface TxOptions {
 
 const RETRYABLE = new Set(['40001', '40P01']);
 
-/** Counters a benchmark or a stress run can read: attempts retried, and transactions given up. */
-export const txStats = { retries: 0, exhausted: 0 };
-
-/**
- * Test hook: the next `serializationFailures` transaction attempts fail with a real SQLSTATE 40001
- * raised by the database, and the next `sharedMemoryFailures` with 53200 "out of shared memory".
- */
-export const faults = { serializationFailures: 0, sharedMemoryFailures: 0 };
-
-/** What each `faults` counter makes the database raise, as the real error would arrive. */
+/** What each of the store's `tx.faults` counters (TxHooks) makes the database raise, as the real error would arrive. */
 const INJECTED = [
   ['serializationFailures', sql`DO $$ BEGIN RAISE EXCEPTION 'injected serialization failure' USING ERRCODE = '40001'; END $$`],
   ['sharedMemoryFailures', sql`DO $$ BEGIN RAISE EXCEPTION 'out of shared memory' USING ERRCODE = '53200', HINT = 'injected'; END $$`],
@@ -89,8 +80,8 @@ export async function inTx<T>(store: Store, opts: TxOptions, fn: (tx: Tx) => Pro
         try {
           await beginWith(lock).execute(tx);
           for (const [counter, raise] of INJECTED) {
-            if (faults[counter] > 0) {
-              faults[counter]--;
+            if (store.tx.faults[counter] > 0) {
+              store.tx.faults[counter]--;
               await raise.execute(tx);
             }
           }
@@ -112,7 +103,7 @@ export async function inTx<T>(store: Store, opts: TxOptions, fn: (tx: Tx) => Pro
     } catch (e) {
       if (!isRetryable(e)) throw e;
       if (attempt >= maxAttempts) {
-        txStats.exhausted++;
+        store.tx.stats.exhausted++;
         throw new DomainError(
           'CONFLICT',
           (e as { code: string }).code === '53200'
@@ -120,7 +111,8 @@ export async function inTx<T>(store: Store, opts: TxOptions, fn: (tx: Tx) => Pro
             : `the transaction kept conflicting with concurrent writers (SQLSTATE ${(e as { code: string }).code}) and was given up after ${attempt} attempts; try again`,
         );
       }
-      txStats.retries++;
+      store.tx.stats.retries++;
+      store.tx.onRetry?.(e, attempt);
       mode = 'exclusive';
       const cap = Math.min(1000, 4 * 2 ** attempt);
       await sleep(Math.random() * cap);

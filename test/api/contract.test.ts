@@ -71,7 +71,7 @@ describe.each(engines())('the GraphQL contract over HTTP on %s', (engine) => {
     expect(v.viewer).toEqual(r.createAgent.agent);
     me = v.viewer;
     // Only the hash is stored; the Agent type has no way to read a token back.
-    const row = await sql<{ token_hash: string }>`SELECT token_hash FROM agents WHERE id = ${dbId(me.id, 'Agent')}`.execute(s.db.store.db);
+    const row = await sql<{ token_hash: string }>`SELECT token_hash FROM agent_tokens WHERE fleet_id = 'acme' AND agent_id = ${dbId(me.id, 'Agent')}`.execute(s.db.store.db);
     expect(row.rows[0]!.token_hash).toBe(hashToken(token));
     expect(row.rows[0]!.token_hash).not.toContain(token);
     const introspect = await q(`{ __type(name: "Agent") { fields { name } } }`);

@@ -12,24 +12,33 @@ import { inTx } from '../../src/store/tx';
  * connection with row security off so no fleet is hidden. Comparing two snapshots proves "nothing
  * else changed" byte for byte.
  */
-/** table → (primary key → the row's JSON text). A table without a primary key is keyed by the row itself. */
+/**
+ * table → (primary key → the row's JSON text). A table without a primary key is keyed by the row itself; a key of
+ * fleet_id and row ids by the ids alone.
+ */
 export type Dump = Record<string, Map<string, string>>;
 
 /** Every row of every table, keyed by primary key, as JSON text. */
 export async function dump(store: Store): Promise<Dump> {
   return store.db.transaction().setIsolationLevel('repeatable read').execute(async (tx) => {
     await sql`SET LOCAL row_security = off`.execute(tx);
-    const tables = await sql<{ name: string; pk: string[] | null }>`
+    const tables = await sql<{ name: string; pk: string[] | null; ids: boolean | null }>`
       SELECT c.relname AS name,
              (SELECT array_agg(a.attname::text ORDER BY k.ord) FROM pg_index i
                 CROSS JOIN LATERAL unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord)
                 JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum
-               WHERE i.indrelid = c.oid AND i.indisprimary) AS pk
+               WHERE i.indrelid = c.oid AND i.indisprimary) AS pk,
+             (SELECT bool_and(a.atttypid = 'int8'::regtype) FROM pg_index i
+                CROSS JOIN LATERAL unnest(i.indkey::int2[]) AS k(attnum)
+                JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum
+               WHERE i.indrelid = c.oid AND i.indisprimary AND a.attname <> 'fleet_id') AS ids
         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
        WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')
        ORDER BY c.relname`.execute(tx);
     const out: Dump = {};
-    for (const { name, pk } of tables.rows) {
+    for (const { name, pk: fullKey, ids } of tables.rows) {
+      // Keys made of row ids (unique across fleets: one identity per table) are given without their fleet.
+      const pk = fullKey && ids ? fullKey.filter((c) => c !== 'fleet_id') : fullKey;
       const key = pk ? sql.join(pk.map((c) => sql.ref(`t.${c}`))) : sql`row_to_json(t)::text`;
       const r = await sql<{ k: string; j: string }>`
         SELECT concat_ws('|', ${key}) AS k, row_to_json(t)::text AS j FROM ${sql.table(name)} t ORDER BY ${key}`.execute(tx);

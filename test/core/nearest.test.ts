@@ -105,7 +105,7 @@ describe.each(engines())('nearest beliefs inside a claim-key prefix on %s', (eng
         expect(plan).toBe('exact prefix');
         return new Map(s.map((x) => [x.name, x]));
       });
-    // Freshly loaded (visibility map unset, where the planner used to prefer beliefs_claim and
+    // Freshly loaded (visibility map unset, where the planner on its own prefers beliefs_claim and
     // TOAST): every prefix row (1000) through the covering index, whose heap visits are visibility
     // checks only; nothing else but the primary key (the re-rank of the 40 candidates, the hits).
     const fresh = await scansOfSearch();
@@ -139,8 +139,8 @@ describe.each(engines())('nearest beliefs inside a claim-key prefix on %s', (eng
 
   it('without a prefix the index still finds the query\'s own cluster, through the HNSW index at every ef_search', async () => {
     const q = around(points[2 * OUT_SIZE]!.v, 0.02, normalFrom(8));
-    // At ef_search 1000 over these 5000 rows pgvector's cost estimate made the planner rank every
-    // row by a sequential scan and a sort instead (as it did on PGlite at 20k rows and ef 100).
+    // At ef_search 1000 over these 5000 rows pgvector's cost estimate leads the planner, left to
+    // itself, to rank every row by a sequential scan and a sort (so does PGlite at 20k rows, ef 100).
     for (const ef of [undefined, 1000]) {
       let got!: Awaited<ReturnType<typeof searchInTx>>;
       const scans = await readTx(t.store, 'near', (tx) =>

@@ -4,7 +4,7 @@ import { actorIn, coreOf, engines, expectInvariants, type TestDb } from '../supp
 import { assertBelief } from '../../src/belief/belief.service';
 import { registerEffectKind } from '../../src/effect/effect.service';
 import { DomainError } from '../../src/errors/domain-error';
-import { faults, inTx, isRetryable, txStats, readTx } from '../../src/store/tx';
+import { inTx, isRetryable, readTx } from '../../src/store/tx';
 import type { Actor, Core } from '../../src/core';
 import { domainError, dump, expectUnchanged, read, fileStore, closeFileStores } from './helpers';
 import pg from 'pg';
@@ -27,12 +27,12 @@ describe.each(engines())('transactions on %s', (engine) => {
     actor = await actorIn(t.store, 'tx');
   });
   afterEach(() => {
-    faults.serializationFailures = 0;
-    faults.sharedMemoryFailures = 0;
+    t.store.tx.faults.serializationFailures = 0;
+    t.store.tx.faults.sharedMemoryFailures = 0;
   });
 
   it('the injected failure is a real SQLSTATE 40001 raised by the database', async () => {
-    faults.serializationFailures = 1;
+    t.store.tx.faults.serializationFailures = 1;
     let caught: unknown;
     await inTx(t.store, { fleet: 'tx', maxAttempts: 1 }, async () => 1).catch((e) => (caught = e));
     expect(caught).toBeInstanceOf(DomainError);
@@ -46,14 +46,14 @@ describe.each(engines())('transactions on %s', (engine) => {
   });
 
   it('three serialization failures in a row: assertBelief still succeeds, after exactly three retries', async () => {
-    const retries = txStats.retries;
-    const exhausted = txStats.exhausted;
-    faults.serializationFailures = 3;
+    const retries = t.store.tx.stats.retries;
+    const exhausted = t.store.tx.stats.exhausted;
+    t.store.tx.faults.serializationFailures = 3;
     const r = await assertBelief(core, actor, { claimKey: 'tx/retried', statement: 'written after three conflicts', value: 3 });
     expect(r.kind).toBe('asserted');
-    expect(faults.serializationFailures).toBe(0);
-    expect(txStats.retries - retries).toBe(3);
-    expect(txStats.exhausted).toBe(exhausted);
+    expect(t.store.tx.faults.serializationFailures).toBe(0);
+    expect(t.store.tx.stats.retries - retries).toBe(3);
+    expect(t.store.tx.stats.exhausted).toBe(exhausted);
     // Written once, with one event.
     const rows = await read(t.store, 'tx', async (tx) => ({
       beliefs: (await tx.selectFrom('beliefs').select('id').where('claim_key', '=', 'tx/retried').execute()).length,
@@ -65,42 +65,42 @@ describe.each(engines())('transactions on %s', (engine) => {
 
   it('more failures than maxAttempts (20 > 10): a clear CONFLICT after 10 attempts, and nothing written', async () => {
     const before = await dump(t.store);
-    const retries = txStats.retries;
-    const exhausted = txStats.exhausted;
-    faults.serializationFailures = 20;
+    const retries = t.store.tx.stats.retries;
+    const exhausted = t.store.tx.stats.exhausted;
+    t.store.tx.faults.serializationFailures = 20;
     const e = await domainError(assertBelief(core, actor, { claimKey: 'tx/given-up', statement: 'never written' }), 'CONFLICT');
     expect(e.message).toMatch(/given up after 10 attempts/);
-    expect(faults.serializationFailures).toBe(10);
-    expect(txStats.retries - retries).toBe(9);
-    expect(txStats.exhausted - exhausted).toBe(1);
-    faults.serializationFailures = 0;
+    expect(t.store.tx.faults.serializationFailures).toBe(10);
+    expect(t.store.tx.stats.retries - retries).toBe(9);
+    expect(t.store.tx.stats.exhausted - exhausted).toBe(1);
+    t.store.tx.faults.serializationFailures = 0;
     await expectUnchanged(t.store, before);
     await expectInvariants(t.store);
   });
 
   it('"out of shared memory" (53200, the predicate-lock table full while a big cascade runs) is retried; other 53200s are not', async () => {
-    const retries = txStats.retries;
-    faults.sharedMemoryFailures = 2;
+    const retries = t.store.tx.stats.retries;
+    t.store.tx.faults.sharedMemoryFailures = 2;
     const r = await assertBelief(core, actor, { claimKey: 'tx/after-lock-table-full', statement: 'written after the lock table emptied', value: 1 });
     expect(r.kind).toBe('asserted');
-    expect(faults.sharedMemoryFailures).toBe(0);
-    expect(txStats.retries - retries).toBe(2);
+    expect(t.store.tx.faults.sharedMemoryFailures).toBe(0);
+    expect(t.store.tx.stats.retries - retries).toBe(2);
     const raw = await sql`DO $$ BEGIN RAISE EXCEPTION 'out of shared memory' USING ERRCODE = '53200'; END $$`.execute(t.store.db).catch((e) => e);
     expect(raw.code).toBe('53200');
     expect(isRetryable(raw)).toBe(true);
     expect(isRetryable({ code: '53200', message: 'out of memory' })).toBe(false);
     const before = await dump(t.store);
-    faults.sharedMemoryFailures = 20;
+    t.store.tx.faults.sharedMemoryFailures = 20;
     const e = await domainError(assertBelief(core, actor, { claimKey: 'tx/never', statement: 'never written' }), 'CONFLICT');
     expect(e.message).toMatch(/SQLSTATE 53200.*10 attempts.*max_pred_locks_per_transaction/);
-    faults.sharedMemoryFailures = 0;
+    t.store.tx.faults.sharedMemoryFailures = 0;
     await expectUnchanged(t.store, before);
     await expectInvariants(t.store);
   });
 
   it('an error that is not a serialization failure is not retried and rolls the whole transaction back', async () => {
     const before = await dump(t.store);
-    const retries = txStats.retries;
+    const retries = t.store.tx.stats.retries;
     let attempts = 0;
     const err = await inTx(t.store, { fleet: 'tx' }, async (tx) => {
       attempts++;
@@ -109,7 +109,7 @@ describe.each(engines())('transactions on %s', (engine) => {
     }).catch((x) => x);
     expect(err.code).toBe('22012');
     expect(attempts).toBe(1);
-    expect(txStats.retries).toBe(retries);
+    expect(t.store.tx.stats.retries).toBe(retries);
     await expectUnchanged(t.store, before);
   });
 

@@ -53,7 +53,7 @@ const money: fc.Arbitrary<Money | null> = fc.option(
 const reuseKey = fc.oneof({ weight: 6, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: pick });
 
 /** One random command; weights favour building a graph, executing effects and retracting. */
-export const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
+const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ t: fc.constant('assert' as const), reuseClaim: fc.boolean(), pick }) },
   { weight: 6, arbitrary: fc.record({ t: fc.constant('derive' as const), premises: picks, fit, recent: fc.boolean() }) },
   { weight: 4, arbitrary: fc.record({ t: fc.constant('justify' as const), aim: fc.constantFrom('fit', 'fit', 'fit', 'any', 'cycle', 'cycle', 'retracted', 'self', 'dup'), b: pick, premises: picks }) },
@@ -79,7 +79,7 @@ export interface Env {
 /** Empties every fleet-owned table (as the owner; TRUNCATE is not subject to row security). */
 export async function resetTables(store: Store): Promise<void> {
   await sql`TRUNCATE events, adjudication_leases, contradictions, reversals, effect_supports, effects, effect_kinds,
-    justification_premises, justifications, beliefs, retractions, claims, agents, fleets`.execute(store.db);
+    justification_premises, justifications, beliefs, retractions, claims, agent_tokens, agents, fleets`.execute(store.db);
 }
 
 /** How often each interesting case came up, across every scenario run in this process. */
@@ -452,7 +452,7 @@ export class Runner {
         beliefs: await tx.selectFrom('beliefs').select(['id', 'claim_key', 'value', 'grounded', 'status', 'retraction_id', 'retraction_depth']).orderBy('id').execute(),
         justifications: (await sql<{ j: string }>`
           SELECT j.belief_id::text || ' <- ' || string_agg(p.premise_id::text, ',' ORDER BY p.premise_id) AS j
-            FROM justifications j JOIN justification_premises p ON p.justification_id = j.id GROUP BY j.id`.execute(tx)).rows.map((r) => r.j).sort(),
+            FROM justifications j JOIN justification_premises p ON p.justification_id = j.id GROUP BY j.fleet_id, j.id`.execute(tx)).rows.map((r) => r.j).sort(),
         effects: await tx.selectFrom('effects').select(['id', 'idempotency_key', 'kind', 'status', 'amount_minor', 'currency', 'reached_by', 'cancelled_by', 'external_ref']).orderBy('id').execute(),
         reversals: await tx.selectFrom('reversals').select(['effect_id', 'retraction_id', 'status', 'idempotency_key', 'provider_ref', 'amount_minor', 'currency']).orderBy('effect_id').execute(),
         retractions: await Promise.all(retractions.map(async (r) => ({ ...r, totals: await totalsFor(tx, fleet, r.id) }))),

@@ -29,6 +29,10 @@ describe.runIf(!!process.env.RETRACT_TEST_DATABASE_URL)('concurrent workload on 
     console.log(`stress: ${WORKERS} workers × ${SECONDS} s: ${Object.values(r.ops).reduce((a, b) => a + b, 0)} operations, ` +
       `${r.serializationRetries} serialization retries, ${r.givenUp} given up after the retry bound (${r.outcomes['retract:CONFLICT'] ?? 0} of them retractions); ` +
       `${r.extra.retractions} retractions, ${r.extra.reversals} reversals, ${r.violations.length} violations`);
+    // Where the retries went, so the next change to the lock policy or a statement starts from data.
+    const byOp = Object.entries(r.retriesBy.op).sort((x, y) => y[1] - x[1]);
+    console.log(`stress retries by operation: ${byOp.map(([op, n]) => `${op} ${n} (${(n / (r.ops[op] ?? 1)).toFixed(3)}/op of ${r.ops[op] ?? 0})`).join(', ') || 'none'}`);
+    console.log(`stress retries by reason: ${Object.entries(r.retriesBy.reason).sort((x, y) => y[1] - x[1]).map(([why, n]) => `${n} × ${why}`).join('; ') || 'none'}`);
     console.log(JSON.stringify({ ops: r.ops, outcomes: r.outcomes, extra: r.extra }));
     expect(r.unexpected).toEqual([]);
     expect(r.violations).toEqual([]);

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { sql } from 'kysely';
 import type { Actor, Core } from '../../src/core';
 import { addJustification, assertBelief } from '../../src/belief/belief.service';
@@ -5,7 +6,6 @@ import { claimEffect, completeEffect, failEffect, proposeEffect, registerEffectK
 import { confirmReversal } from '../../src/reversal/reversal.service';
 import { previewRetraction, retractBelief } from '../../src/retraction/retraction.service';
 import { DomainError } from '../../src/errors/domain-error';
-import { txStats } from '../../src/store/tx';
 import { checkInvariants, type Violation } from '../../src/invariants/check';
 
 export interface WorkloadReport {
@@ -14,6 +14,8 @@ export interface WorkloadReport {
   ops: Record<string, number>;
   outcomes: Record<string, number>;
   serializationRetries: number;
+  /** Retries by the operation whose transaction retried, and by the database's reason (SQLSTATE and detail). */
+  retriesBy: { op: Record<string, number>; reason: Record<string, number> };
   givenUp: number;
   unexpected: string[];
   violations: Violation[];
@@ -23,6 +25,16 @@ export interface WorkloadReport {
 const OPS = ['assert', 'derive', 'justify', 'propose', 'claim', 'complete', 'fail', 'retract', 'retractAgain', 'confirm', 'preview'] as const;
 type Op = (typeof OPS)[number];
 const WEIGHTS: Record<Op, number> = { assert: 14, derive: 16, justify: 6, propose: 12, claim: 12, complete: 10, fail: 3, retract: 10, retractAgain: 3, confirm: 8, preview: 6 };
+
+/**
+ * SQLSTATE and the first line of PostgreSQL's detail ("Reason code: Canceled on identification as a
+ * pivot, during write."), numbers (transaction and process ids) replaced by N so that like counts with like.
+ */
+function retryReason(e: unknown): string {
+  const { code, detail } = e as { code?: string; detail?: string };
+  const why = (detail ?? '').split('\n')[0]!.replace(/^Reason code: /, '').replace(/\.$/, '').replace(/\d+/g, 'N');
+  return `${code ?? '?'} ${why}`.trim();
+}
 
 function pick<T>(xs: readonly T[]): T | undefined {
   return xs.length ? xs[Math.floor(Math.random() * xs.length)] : undefined;
@@ -42,8 +54,16 @@ export async function runWorkload(core: Core, actor: Actor, opts: { workers: num
   const outcomes: Record<string, number> = {};
   const unexpected: string[] = [];
   const count = (m: Record<string, number>, k: string) => (m[k] = (m[k] ?? 0) + 1);
-  const retriesBefore = txStats.retries;
-  const givenUpBefore = txStats.exhausted;
+  const retriesBy = { op: {} as Record<string, number>, reason: {} as Record<string, number> };
+  const running = new AsyncLocalStorage<Op>();
+  const observed = core.store.tx.onRetry;
+  core.store.tx.onRetry = (e, attempt) => {
+    observed?.(e, attempt);
+    count(retriesBy.op, running.getStore() ?? 'setup');
+    count(retriesBy.reason, retryReason(e));
+  };
+  const retriesBefore = core.store.tx.stats.retries;
+  const givenUpBefore = core.store.tx.stats.exhausted;
   let seq = 0;
   const deadline = Date.now() + opts.seconds * 1000;
   const total = Object.values(WEIGHTS).reduce((a, b) => a + b, 0);
@@ -126,7 +146,7 @@ export async function runWorkload(core: Core, actor: Actor, opts: { workers: num
       const op = choose();
       count(ops, op);
       try {
-        count(outcomes, `${op}:${await step(op)}`);
+        count(outcomes, `${op}:${await running.run(op, () => step(op))}`);
       } catch (e) {
         if (e instanceof DomainError && (e.code === 'CONFLICT' || e.code === 'BAD_USER_INPUT')) count(outcomes, `${op}:${e.code}`);
         else if (e instanceof DomainError && e.code === 'NOT_FOUND') count(outcomes, `${op}:NOT_FOUND`);
@@ -135,6 +155,7 @@ export async function runWorkload(core: Core, actor: Actor, opts: { workers: num
     }
   }
   await Promise.all(Array.from({ length: opts.workers }, worker));
+  core.store.tx.onRetry = observed;
 
   // Let every effect still running finish, as an executor eventually would.
   for (const id of await randomIds(sql<{ id: string }>`SELECT id::text FROM effects WHERE fleet_id = ${actor.fleet} AND status = 'EXECUTING'`)) {
@@ -154,7 +175,7 @@ export async function runWorkload(core: Core, actor: Actor, opts: { workers: num
       (SELECT count(*)::int FROM effects) AS effects`.execute(db)).rows[0]!;
   return {
     workers: opts.workers, seconds: opts.seconds, ops, outcomes,
-    serializationRetries: txStats.retries - retriesBefore, givenUp: txStats.exhausted - givenUpBefore,
+    serializationRetries: core.store.tx.stats.retries - retriesBefore, retriesBy, givenUp: core.store.tx.stats.exhausted - givenUpBefore,
     unexpected, violations, extra,
   };
 }

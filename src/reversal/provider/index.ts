@@ -1,18 +1,10 @@
 import { HttpReversalProvider, parseProviderUrl } from './http';
 import type { ProviderLogger, ReversalProvider } from './provider';
 
-export type { ProviderLogger, ProviderOutcome, ReversalProvider, ReversalRequest } from './provider';
-export { HttpReversalProvider, parseProviderUrl, parseRetryAfter, MAX_REASON_CHARS, MAX_REFERENCE_CHARS } from './http';
+export type { ProviderLogger, ReversalProvider } from './provider';
+export { HttpReversalProvider } from './http';
 export type { HttpReversalProviderOptions } from './http';
-export {
-  MAX_CONFIRMATION_BYTES,
-  SIGNATURE_HEADER,
-  parseConfirmation,
-  signBody,
-  verifyAndParseConfirmation,
-  verifySignature,
-} from './webhook';
-export type { Confirmation, ConfirmationParse } from './webhook';
+export { signBody } from './webhook';
 
 /**
  * The configured provider, or null when `RETRACT_PROVIDER_URL` is unset or blank (reversals then stay OWED: nothing

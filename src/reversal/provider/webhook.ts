@@ -11,7 +11,7 @@ import { z } from 'zod';
  */
 
 /** Header carrying the signature (Node lower-cases incoming header names). */
-export const SIGNATURE_HEADER = 'x-retract-signature';
+const SIGNATURE_HEADER = 'x-retract-signature';
 /** Largest confirmation body accepted by {@link parseConfirmation}. */
 export const MAX_CONFIRMATION_BYTES = 64 * 1024;
 
@@ -88,7 +88,7 @@ const confirmationSchema = z
   });
 
 /** A validated confirmation: which reversal (by id or key, at least one) and the provider's own reference. */
-export type Confirmation =
+type Confirmation =
   | { reversalId: string; idempotencyKey?: string; providerRef: string }
   | { reversalId?: string; idempotencyKey: string; providerRef: string };
 
