@@ -1,6 +1,7 @@
 /**
  * Adjudicator selection. `RETRACT_ADJUDICATOR` picks the implementation.
  */
+import { choiceOf } from '../kernel/choice';
 import type { Adjudicator } from './adjudicator';
 import { BedrockClaudeAdjudicator } from './bedrock';
 import { HeuristicAdjudicator } from './heuristic';
@@ -16,10 +17,7 @@ export type AdjudicatorKind = (typeof ADJUDICATOR_KINDS)[number];
  * throws an Error naming the variable and the allowed values.
  */
 export function parseAdjudicatorKind(value: string | undefined, variable = 'RETRACT_ADJUDICATOR'): AdjudicatorKind {
-  const v = value?.trim() ?? '';
-  if (v === '') return 'heuristic';
-  if ((ADJUDICATOR_KINDS as readonly string[]).includes(v)) return v as AdjudicatorKind;
-  throw new Error(`${variable} must be one of ${ADJUDICATOR_KINDS.join(', ')} (got ${JSON.stringify(v)})`);
+  return choiceOf(ADJUDICATOR_KINDS, 'heuristic', variable, value, (m) => new Error(m));
 }
 
 /**

@@ -1,5 +1,5 @@
 import { type Selectable, sql } from 'kysely';
-import { encodeIdCursor, type Page, pageOf } from '../kernel/page';
+import { type Page, newestFirstPage } from '../kernel/page';
 import type { BeliefTable } from '../store/schema';
 import type { Db } from '../store/tx';
 
@@ -31,7 +31,7 @@ export async function beliefsByIds(db: Db, fleet: string, ids: readonly string[]
  * with the table, and its relation-wide read locks made concurrent writers fail serialization
  * (FINDINGS §6, turns).
  */
-export function claimKeyEquals(key: string) {
+function claimKeyEquals(key: string) {
   return sql<boolean>`(claim_key = ${key} AND claim_key COLLATE "C" = ${key})`;
 }
 
@@ -166,7 +166,7 @@ export async function lockClaimReadActive(db: Db, fleet: string, key: string, va
 }
 
 /** Whether a claim's last write (its `last_tx` column) was visible in a READ snapshot; true without one or for a claim never written. */
-export function lastWriteVisibleIn(lastTx: string, snapshot: string | null) {
+function lastWriteVisibleIn(lastTx: string, snapshot: string | null) {
   return sql<boolean>`(${sql.ref(lastTx)} IS NULL OR ${snapshot}::pg_snapshot IS NULL OR pg_visible_in_snapshot(${sql.ref(lastTx)}, ${snapshot}::pg_snapshot))`;
 }
 
@@ -246,7 +246,7 @@ export async function beliefPage(
   let q = db.selectFrom('beliefs').where('fleet_id', '=', fleet);
   if (f.prefix) q = q.where('claim_key', 'like', f.prefix.replace(/[\\%_]/g, (c) => `\\${c}`) + '%');
   if (f.status) q = q.where('status', '=', f.status);
-  const rows = await (f.after ? q.where('id', '<', f.after) : q).select(BELIEF_COLUMNS).orderBy('id', 'desc').limit(f.first + 1).execute();
-  const total = await q.select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  return pageOf(rows, f.first, (r) => encodeIdCursor(r.id), Number(total.n));
+  const listed = q;
+  return newestFirstPage(f.first, (limit) => (f.after ? listed.where('id', '<', f.after) : listed).select(BELIEF_COLUMNS).orderBy('id', 'desc').limit(limit).execute(),
+    async () => (await listed.select((e) => e.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n);
 }

@@ -40,7 +40,7 @@ function prefixEnd(p: string): string | null {
  * scan of beliefs_prefix_embedding over the prefix's "C"-order range, with planner settings that
  * hold for that call only, and re-ranks them.
  */
-export function prefixNearest(fleet: string, prefix: string, vector: string, k: number): RawBuilder<{ id: string; distance: number }> {
+function prefixNearest(fleet: string, prefix: string, vector: string, k: number): RawBuilder<{ id: string; distance: number }> {
   return sql`SELECT id, distance FROM beliefs_prefix_nearest(${fleet}, ${prefix}, ${prefixEnd(prefix)}, ${vector}::vector, ${k}, ${RERANK_FACTOR * k})`;
 }
 

@@ -1,5 +1,5 @@
 import { type Selectable, type Updateable, sql } from 'kysely';
-import { encodeIdCursor, type Page, pageOf } from '../kernel/page';
+import { type Page, newestFirstPage } from '../kernel/page';
 import type { EffectStatus, EffectTable } from '../store/schema';
 import type { Db } from '../store/tx';
 
@@ -145,11 +145,10 @@ export async function supportsOf(db: Db, fleet: string, by: 'belief_id' | 'effec
 
 /** A newest-first page of the fleet's effects (of one status when given). */
 export async function effectPage(db: Db, fleet: string, f: { status: EffectStatus | null; first: number; after: string | null }): Promise<Page<EffectRow>> {
-  let q = db.selectFrom('effects').where('fleet_id', '=', fleet);
-  if (f.status) q = q.where('status', '=', f.status);
-  const rows = await (f.after ? q.where('id', '<', f.after) : q).selectAll().orderBy('id', 'desc').limit(f.first + 1).execute();
-  const total = await q.select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  return pageOf(rows, f.first, (r) => encodeIdCursor(r.id), Number(total.n));
+  const q = db.selectFrom('effects').where('fleet_id', '=', fleet).$if(f.status !== null, (w) => w.where('status', '=', f.status!));
+  const below = f.after === null ? q : q.where('id', '<', f.after);
+  return newestFirstPage(f.first, (limit) => below.selectAll().orderBy('id', 'desc').limit(limit).execute(),
+    async () => (await q.select((e) => e.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n);
 }
 
 /** The effects a retraction cancelled, reached while EXECUTING, or owes a reversal for, by id. */

@@ -2,7 +2,7 @@ import type { Actor, Core } from '../core';
 import { DomainError } from '../errors/domain-error';
 import { readTx } from '../store/tx';
 import * as v from '../validation';
-import { type WorkerLogger, commitWaker, errorText, pause, silentLogger } from '../worker/wake';
+import { type WorkerLogger, errorText, pause, runRounds, silentLogger } from '../worker/wake';
 import { type EffectRow, anyPending as anyPendingIn } from './effect.repository';
 import { claimEffect, completeEffect, failEffect } from './effect.service';
 
@@ -33,30 +33,17 @@ export interface ExecutorOptions {
   retryDelayMs?: number;
 }
 
-export interface ExecutorStats {
-  claimed: number;
-  executed: number;
-  failed: number;
-  /** Adapter kept throwing: left EXECUTING for an operator. */
-  abandoned: number;
-  errors: number;
-}
+/** What an executor did, counted; `abandoned`: the adapter kept throwing, so the effect was left EXECUTING for an operator. */
+export type ExecutorStats = Record<'claimed' | 'executed' | 'failed' | 'abandoned' | 'errors', number>;
 
 /**
  * Executes PENDING effects until `signal` fires: claimEffect (FOR UPDATE SKIP LOCKED, supports re-checked) →
  * the kind's adapter → completeEffect with the adapter's reference, or failEffect with its reason.
  *
- * Guarantees, plainly:
- * - Adapter calls are AT LEAST ONCE per claim while this process lives: an adapter that throws (outcome unknown) is
- *   called again for the same effect, with the same idempotency key, up to `maxAdapterAttempts` times. Adapters must
- *   be idempotent on `effect.idempotency_key`; the effect is EXECUTED once, under the first recorded reference.
- * - A reference the adapter returned is recorded with retries until the store accepts it or the stop signal fires
- *   (then it is logged at error level with the effect id, so it can be recorded by hand).
- * - Not covered: if the process dies between claim and record, the effect stays EXECUTING (the core has no executor
- *   lease, so nothing re-claims it). Such an effect may or may not have happened; an operator resolves it with
- *   completeEffect or failEffect. A retraction that reaches it meanwhile marks it reached, and completeEffect records
- *   its reversal then.
- * - `{ ok: false }` makes the effect FAILED: only return it when the effect certainly did not happen.
+ * What it guarantees is stated once in docs/guarantees.md ("Effects: executed at least once per claim, not across
+ * an executor crash"): an adapter that throws is called again with the same effect, up to `maxAdapterAttempts`
+ * times, so adapters must be idempotent on `effect.idempotency_key`; a reference it returned is recorded with
+ * retries; `{ ok: false }` makes the effect FAILED, so return it only when the effect certainly did not happen.
  */
 export async function runExecutor(opts: ExecutorOptions): Promise<ExecutorStats> {
   const { core, actor, adapters, signal } = opts;
@@ -67,32 +54,25 @@ export async function runExecutor(opts: ExecutorOptions): Promise<ExecutorStats>
   const maxAttempts = opts.maxAdapterAttempts ?? 5;
   const retryDelayMs = opts.retryDelayMs ?? 200;
   const stats: ExecutorStats = { claimed: 0, executed: 0, failed: 0, abandoned: 0, errors: 0 };
-  const waker = await commitWaker(core.store, signal);
-  let errorStreak = 0;
   log.info({ fleet: actor.fleet, agentId: actor.agentId, kinds }, 'executor started');
   try {
-    while (!signal.aborted) {
-      let effect: EffectRow | null;
-      try {
+    await runRounds(core.store, {
+      signal,
+      pollMs: opts.pollMs,
+      round: async () => {
         // A read-only look first: an idle executor commits nothing, so it wakes no one (itself included).
-        effect = (await anyPending()) ? await claimEffect(core, actor, { kinds }) : null;
-        errorStreak = 0;
-      } catch (err) {
+        const effect = (await anyPending()) ? await claimEffect(core, actor, { kinds }) : null;
+        if (!effect) return false;
+        stats.claimed++;
+        await execute(effect);
+        return true;
+      },
+      onError: (err) => {
         stats.errors++;
-        errorStreak++;
         log.error({ err: errorText(err) }, 'claim failed; retrying');
-        await pause(Math.min(30_000, opts.pollMs * 2 ** Math.min(errorStreak, 6)), signal);
-        continue;
-      }
-      if (!effect) {
-        await waker.wait(opts.pollMs);
-        continue;
-      }
-      stats.claimed++;
-      await execute(effect);
-    }
+      },
+    });
   } finally {
-    await waker.close();
     log.info({ fleet: actor.fleet, ...stats }, 'executor stopped');
   }
   return stats;

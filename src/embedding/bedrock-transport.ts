@@ -7,6 +7,7 @@
  * backoff are counted in exactly one place.
  */
 import { BedrockRuntimeClient, type BedrockRuntimeClientConfig } from '@aws-sdk/client-bedrock-runtime';
+import { sleep } from '../kernel/sleep';
 
 /** Static credentials or a credential provider, exactly as the SDK accepts them. */
 type BedrockCredentials = NonNullable<BedrockRuntimeClientConfig['credentials']>;
@@ -131,21 +132,6 @@ const KIND_TEXT: Record<FailureKind, string> = {
   aborted: 'aborted by caller',
 };
 
-function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal!.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
 /** Backoff before retry number `retry` (1-based): "equal jitter" over min(cap, base·2^(retry-1)). */
 export function backoffDelay(retry: number, policy: Pick<RetryPolicy, 'baseDelayMs' | 'maxDelayMs'>): number {
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (retry - 1));
@@ -210,7 +196,7 @@ export async function callWithRetry<T>(
       lastKind = e instanceof AttemptTimeout ? 'timeout' : classifyFailure(e);
       if (!RETRYABLE.has(lastKind) || n === maxAttempts) break;
       try {
-        await abortableSleep(backoffDelay(n, policy), callerSignal);
+        await sleep(backoffDelay(n, policy), callerSignal);
       } catch (reason) {
         throw new BedrockCallError(`${operation}: aborted by caller`, 'aborted', n, { cause: reason });
       }

@@ -1,6 +1,7 @@
 /**
  * Embedder selection. `RETRACT_EMBEDDER` picks the implementation; nothing falls back silently.
  */
+import { choiceOf } from '../kernel/choice';
 import { BedrockTitanEmbedder } from './bedrock';
 import { EmbedderError, type Embedder } from './embedder';
 import { LocalEmbedder } from './local';
@@ -16,10 +17,7 @@ export type EmbedderKind = (typeof EMBEDDER_KINDS)[number];
  * {@link EmbedderError} naming the variable and the allowed values.
  */
 export function parseEmbedderKind(value: string | undefined, variable = 'RETRACT_EMBEDDER'): EmbedderKind {
-  const v = value?.trim() ?? '';
-  if (v === '') return 'local';
-  if ((EMBEDDER_KINDS as readonly string[]).includes(v)) return v as EmbedderKind;
-  throw new EmbedderError('config', `${variable} must be one of ${EMBEDDER_KINDS.join(', ')} (got ${JSON.stringify(v)})`);
+  return choiceOf(EMBEDDER_KINDS, 'local', variable, value, (m) => new EmbedderError('config', m));
 }
 
 /**

@@ -29,6 +29,14 @@ export function pageOf<T>(rows: T[], first: number, cursorOf: (r: T) => string, 
   return { items, hasNextPage: rows.length > first, endCursor: last === undefined ? null : cursorOf(last), totalCount };
 }
 
+/**
+ * A newest-first keyset page: `rows(limit)` reads up to `limit` rows below the cursor, newest first; `count()` counts
+ * every row of the listing (a database count: a number, or int8 as a string).
+ */
+export async function newestFirstPage<T extends { id: string }>(first: number, rows: (limit: number) => Promise<T[]>, count: () => Promise<number | string | bigint>): Promise<Page<T>> {
+  return pageOf(await rows(first + 1), first, (r) => encodeIdCursor(r.id), Number(await count()));
+}
+
 /** Keyset cursor over a descending id. */
 export function encodeIdCursor(id: string): string {
   return encodeCursor('i1', [id]);

@@ -23,7 +23,8 @@ function rpcError(res: http.ServerResponse, status: number, code: number, messag
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
 }
 
-async function readBody(req: http.IncomingMessage, max: number): Promise<Buffer | null> {
+/** Reads a request body up to `max` bytes; null when it is larger (the caller answers 413). */
+export async function readBody(req: http.IncomingMessage, max: number): Promise<Buffer | null> {
   if (Number(req.headers['content-length'] ?? 0) > max) return null;
   const chunks: Buffer[] = [];
   let n = 0;

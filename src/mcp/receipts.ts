@@ -30,7 +30,7 @@ export function parseAnyId(field: string, value: string, type: NodeType): string
   return parseGid(field, s, type);
 }
 
-export const iso = (d: Date | string | null): string | null => (d == null ? null : new Date(d).toISOString());
+const iso = (d: Date | string | null): string | null => (d == null ? null : new Date(d).toISOString());
 export const money = (amountMinor: number | string, currency: string): MoneyOut => {
   const c = capped(amountMinor);
   return { amountMinor: c.amountMinor, amountMinorExact: exactMinor(amountMinor).toString(), amountMinorCapped: c.capped, currency, formatted: formatMoney(exactMinor(amountMinor), currency) };

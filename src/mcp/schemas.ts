@@ -55,11 +55,12 @@ export const Money = z.object({
   formatted: z.string().describe('e.g. $1,240.00'),
 });
 
-const AgentRef = z.object({ id: z.string(), dbId: z.string(), name: z.string() });
+/** Every output object's two ids: global (usable with the GraphQL API) and the plain database id. */
+const ids = { id: z.string(), dbId: z.string() };
+const AgentRef = z.object({ ...ids, name: z.string() });
 
 export const BeliefSummary = z.object({
-  id: z.string(),
-  dbId: z.string(),
+  ...ids,
   claimKey: z.string(),
   statement: z.string(),
   value: z.unknown(),
@@ -73,8 +74,7 @@ export const BeliefSummary = z.object({
 });
 
 export const EffectSummary = z.object({
-  id: z.string(),
-  dbId: z.string(),
+  ...ids,
   kind: z.string(),
   status: z.enum(['PENDING', 'EXECUTING', 'EXECUTED', 'CANCELLED', 'FAILED']),
   amount: Money.nullable(),
@@ -88,12 +88,11 @@ export const EffectSummary = z.object({
 });
 
 export const ReversalSummary = z.object({
-  id: z.string(),
-  dbId: z.string(),
+  ...ids,
   status: z.enum(['OWED', 'DISPATCHED', 'CONFIRMED', 'FAILED', 'UNREACHABLE']),
-  idempotencyKey: z.string(),
-  amount: Money.nullable(),
   reason: z.string().nullable(),
+  amount: Money.nullable(),
+  idempotencyKey: z.string(),
   providerRef: z.string().nullable().describe('Only ever set from a provider\'s confirmation.'),
   lastError: z.string().nullable(),
   createdAt: iso,
@@ -118,8 +117,7 @@ export const Totals = z.object({
 const PageInfo = { totalCount: z.number().int(), hasNextPage: z.boolean(), endCursor: z.string().nullable() };
 
 export const RetractionSummary = z.object({
-  id: z.string(),
-  dbId: z.string(),
+  ...ids,
   reason: z.string(),
   createdAt: iso,
   actor: AgentRef,
@@ -157,13 +155,7 @@ export const explainBeliefOutput = {
   }),
   effects: z.array(EffectSummary.extend({ restsOn: z.array(z.string()), direct: z.boolean() }))
     .describe('Effects resting on the belief (direct) or on one of its dependents.'),
-  retraction: z.object({
-    id: z.string(),
-    dbId: z.string(),
-    reason: z.string(),
-    createdAt: iso,
-    actor: AgentRef,
-    root: BeliefSummary,
+  retraction: RetractionSummary.extend({
     depth: z.number().int().describe('Where it fell in that cascade; 0 = it was the root.'),
     why: z.string(),
   }).nullable().describe('When RETRACTED: which retraction took it down, and why.'),

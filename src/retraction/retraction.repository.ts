@@ -1,6 +1,6 @@
 import { type Selectable, sql } from 'kysely';
 import type { Totals } from '../kernel/money';
-import { decodeDepthCursor, encodeDepthCursor, encodeIdCursor, type Page, pageOf } from '../kernel/page';
+import { decodeDepthCursor, encodeDepthCursor, type Page, newestFirstPage, pageOf } from '../kernel/page';
 import type { RetractionTable } from '../store/schema';
 import type { Db } from '../store/tx';
 
@@ -33,9 +33,8 @@ export async function newestRetractionId(db: Db, fleet: string): Promise<string 
 /** A newest-first page of the fleet's retractions. */
 export async function retractionPage(db: Db, fleet: string, first: number, after: string | null): Promise<Page<RetractionRow>> {
   const q = db.selectFrom('retractions').where('fleet_id', '=', fleet);
-  const rows = await (after ? q.where('id', '<', after) : q).selectAll().orderBy('id', 'desc').limit(first + 1).execute();
-  const total = await q.select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  return pageOf(rows, first, (r) => encodeIdCursor(r.id), Number(total.n));
+  return newestFirstPage(first, (limit) => (after ? q.where('id', '<', after) : q).selectAll().orderBy('id', 'desc').limit(limit).execute(),
+    async () => (await q.select((e) => e.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n);
 }
 
 /**

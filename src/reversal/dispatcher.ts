@@ -9,7 +9,7 @@ import {
   takeOwedReversals,
 } from './dispatch.service';
 import type { ProviderOutcome, ReversalProvider, ReversalRequest } from './provider/provider';
-import { type WorkerLogger, commitWaker, errorText, pause, silentLogger } from '../worker/wake';
+import { type WorkerLogger, errorText, pause, runRounds, silentLogger } from '../worker/wake';
 
 /** Points a test (or an operator's tracer) can hook; awaited in line with the send. */
 export interface DispatcherHooks {
@@ -43,19 +43,11 @@ export interface DispatcherOptions {
   hooks?: DispatcherHooks;
 }
 
-export interface DispatcherStats {
-  rounds: number;
-  taken: number;
-  confirmed: number;
-  failed: number;
-  retryLater: number;
-  /** Outcomes refused because the lease had been taken over. */
-  stale: number;
-  duplicates: number;
-  /** Confirmed by the provider but refused by the store (e.g. a second, different reference): needs an operator. */
-  conflicts: number;
-  errors: number;
-}
+/**
+ * What a dispatcher did, counted. `stale`: outcomes refused because the lease had been taken over; `conflicts`:
+ * confirmed by the provider but refused by the store (e.g. a second, different reference), so an operator must look.
+ */
+export type DispatcherStats = Record<'rounds' | 'taken' | 'confirmed' | 'failed' | 'retryLater' | 'stale' | 'duplicates' | 'conflicts' | 'errors', number>;
 
 /**
  * Sends owed reversals to a provider, for every fleet, until `signal` fires.
@@ -64,18 +56,10 @@ export interface DispatcherStats {
  * (takeOwedReversals), `provider.send` each one with the reversal's own idempotency key, and record the outcome
  * (recordOutcome, fenced by the lease).
  *
- * Guarantees, plainly:
- * - Sends are AT LEAST ONCE, not exactly once. A reversal is sent again whenever an outcome was not recorded — a
- *   crash after the send, a lost reply, a timeout, a retry_later — once its lease expires, by this or any other
- *   dispatcher. Every send of one reversal carries the same Idempotency-Key and the same body.
- * - Outcomes are EFFECTIVELY ONCE only through the provider's idempotency: a provider that honours the key pays at
- *   most once per reversal and answers a repeat with the same reference, so the reversal is CONFIRMED once, under
- *   that reference. A provider that ignores keys, or has forgotten one (past its retention window), can pay twice;
- *   re-sends stop once `resendWindowMs` has passed since the first dispatch (those reversals stay DISPATCHED,
- *   reported as stuck, for an operator).
- * - Nothing is CONFIRMED without the provider's own reference. FAILED only on the provider's refusal, recorded only
- *   under a current lease; a late send's confirmation is still accepted (money moved).
- * - Errors (database, provider adapter) are logged and retried on the next round; the loop only ends on `signal`.
+ * What it guarantees is stated once, with the test that checks each point, in docs/guarantees.md ("Reversals: sent
+ * at least once; outcomes effectively once through the provider's key"): sends at least once, every send under the
+ * reversal's one key; CONFIRMED only with the provider's own reference; re-sends stop after `resendWindowMs`.
+ * Errors are logged and retried next round; the loop only ends on `signal`.
  */
 export async function runDispatcher(opts: DispatcherOptions): Promise<DispatcherStats> {
   const { core, provider, holder, signal } = opts;
@@ -100,15 +84,15 @@ export async function runDispatcher(opts: DispatcherOptions): Promise<Dispatcher
   if (signal.aborted) onStop();
   else signal.addEventListener('abort', onStop, { once: true });
 
-  const waker = await commitWaker(core.store, signal);
   let lastStuck = 0;
-  let errorStreak = 0;
   log.info({ holder, provider: provider.id, leaseMs, batch: opts.batch, pollMs: opts.pollMs, resendWindowMs }, 'dispatcher started');
   try {
-    while (!signal.aborted) {
-      stats.rounds++;
-      let worked = 0;
-      try {
+    await runRounds(core.store, {
+      signal,
+      pollMs: opts.pollMs,
+      round: async () => {
+        stats.rounds++;
+        let worked = 0;
         const fleets = await dispatchableFleets(core, { resendWindowMs });
         const stuck = fleets.reduce((n, f) => n + f.stuck, 0);
         if (stuck !== lastStuck) {
@@ -129,20 +113,16 @@ export async function runDispatcher(opts: DispatcherOptions): Promise<Dispatcher
           const sendSignal = AbortSignal.any([hardStop.signal, deadline]);
           await Promise.all(items.map((item) => dispatchOne(item, sendSignal)));
         }
-        errorStreak = 0;
-      } catch (err) {
+        return worked > 0;
+      },
+      onError: (err) => {
         stats.errors++;
-        errorStreak++;
         log.error({ err: errorText(err), holder }, 'dispatch round failed; retrying');
-        await pause(Math.min(30_000, opts.pollMs * 2 ** Math.min(errorStreak, 6)), signal);
-        continue;
-      }
-      if (worked === 0) await waker.wait(opts.pollMs);
-    }
+      },
+    });
   } finally {
     if (graceTimer) clearTimeout(graceTimer);
     signal.removeEventListener('abort', onStop);
-    await waker.close();
     log.info({ holder, ...stats }, 'dispatcher stopped');
   }
   return stats;

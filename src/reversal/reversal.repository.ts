@@ -1,5 +1,5 @@
 import { type RawBuilder, type Selectable, type Updateable, sql } from 'kysely';
-import { encodeIdCursor, type Page, pageOf } from '../kernel/page';
+import { type Page, newestFirstPage } from '../kernel/page';
 import { restingOnRetraction } from '../effect/effect.repository';
 import type { ReversalStatus, ReversalTable } from '../store/schema';
 import type { Db } from '../store/tx';
@@ -77,11 +77,10 @@ export async function reversalsOfRetraction(db: Db, fleet: string, retractionId:
 
 /** A newest-first page of the fleet's reversals (of one status when given). */
 export async function reversalPage(db: Db, fleet: string, f: { status: ReversalStatus | null; first: number; after: string | null }): Promise<Page<ReversalRow>> {
-  let q = db.selectFrom('reversals').where('fleet_id', '=', fleet);
-  if (f.status) q = q.where('status', '=', f.status);
-  const rows = await (f.after ? q.where('id', '<', f.after) : q).selectAll().orderBy('id', 'desc').limit(f.first + 1).execute();
-  const total = await q.select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  return pageOf(rows, f.first, (r) => encodeIdCursor(r.id), Number(total.n));
+  const q = db.selectFrom('reversals').where('fleet_id', '=', fleet);
+  const of = f.status === null ? q : q.where('status', '=', f.status);
+  return newestFirstPage(f.first, (limit) => (f.after ? of.where('id', '<', f.after) : of).selectAll().orderBy('id', 'desc').limit(limit).execute(),
+    async () => (await of.select((e) => e.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n);
 }
 
 /** An oldest-first page (limit first+1) of the fleet's reversals in these statuses after id `after`. */

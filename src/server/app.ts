@@ -13,7 +13,7 @@ import { handleProviderCallback } from '../reversal/callback';
 import { createEmbedder } from '../embedding/index';
 import type { Embedder } from '../embedding/embedder';
 import { Waker } from '../event/tailer';
-import { createMcpHttpHandler } from '../mcp/http';
+import { createMcpHttpHandler, readBody } from '../mcp/http';
 import { type Store, answers, openStore } from '../store/engine';
 import { bindEmbedder } from '../store/meta';
 import { type Limits, type ServerConfig, configFromEnv } from './config';
@@ -46,20 +46,6 @@ const TYPES: Record<string, string> = {
 function json(res: http.ServerResponse, status: number, body: unknown) {
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
-}
-
-/** Reads a request body up to `max` bytes; null when it is larger (the caller answers 413). */
-async function readBody(req: http.IncomingMessage, max: number): Promise<Buffer | null> {
-  const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > max) return null;
-  const chunks: Buffer[] = [];
-  let n = 0;
-  for await (const c of req) {
-    n += (c as Buffer).length;
-    if (n > max) return null;
-    chunks.push(c as Buffer);
-  }
-  return Buffer.concat(chunks);
 }
 
 export interface AppOptions {

@@ -54,6 +54,33 @@ export async function commitWaker(store: Store, signal: AbortSignal | undefined)
   };
 }
 
+/**
+ * A worker's loop: runs `round` until `signal` fires. A round that did nothing (false) waits for the next commit
+ * notice or `pollMs`; a round that throws is reported to `onError` and retried after a backoff that doubles with
+ * each failure in a row, up to 30 s. Only the stop signal ends it.
+ */
+export async function runRounds(store: Store, o: { signal: AbortSignal; pollMs: number; round: () => Promise<boolean>; onError: (err: unknown) => void }): Promise<void> {
+  const waker = await commitWaker(store, o.signal);
+  let errorStreak = 0;
+  try {
+    while (!o.signal.aborted) {
+      let worked: boolean;
+      try {
+        worked = await o.round();
+        errorStreak = 0;
+      } catch (err) {
+        errorStreak++;
+        o.onError(err);
+        await pause(Math.min(30_000, o.pollMs * 2 ** Math.min(errorStreak, 6)), o.signal);
+        continue;
+      }
+      if (!worked) await waker.wait(o.pollMs);
+    }
+  } finally {
+    await waker.close();
+  }
+}
+
 /** Sleeps `ms`, or less when `signal` aborts. Never rejects. */
 export function pause(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {

@@ -4,11 +4,10 @@ import { beliefReadable } from '../../agent/access';
 import { type JustificationShape, dependentPage, justificationsOf } from '../../derivation/justification.repository';
 import { supportsOf } from '../../effect/effect.repository';
 import { gid, parseGid, parseGids } from '../../kernel/ids';
-import { decodeIdCursor, encodeIdCursor } from '../../kernel/page';
 import * as v from '../../validation';
 import { actorOf, builder, grantRead, readRule } from '../builder';
 import { fleetNodeRef, fleetRead, grouped } from '../loaders';
-import { connectionOf, firstArg, pageArgs } from '../pagination';
+import { countedConnection, newestFirst, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
 import { EffectRef } from './effect';
 import { RetractionRef } from './retraction';
@@ -48,12 +47,7 @@ BeliefRef.implement({
       type: BeliefConnection,
       description: 'Beliefs that cite this one as a premise.',
       args: pageArgs(t),
-      resolve: async (b, args, ctx) => {
-        const first = firstArg(args.first);
-        const after = decodeIdCursor('after', args.after);
-        const page = await fleetRead(ctx, (tx, fleet) => dependentPage(tx, fleet, b.id, first, after));
-        return connectionOf(page, (r) => encodeIdCursor(r.id), after !== null) as never;
-      },
+      resolve: (b, args, ctx) => newestFirst(ctx, args, (tx, fleet, first, after) => dependentPage(tx, fleet, b.id, first, after)),
     }),
     effects: t.loadableList({
       type: EffectRef,
@@ -74,15 +68,7 @@ export const JustificationRef = builder.objectRef<JustificationShape>('Justifica
   }),
 });
 
-export const BeliefConnection = builder.connectionObject(
-  {
-    type: BeliefRef,
-    name: 'BeliefConnection',
-    description: 'A page of beliefs.',
-    fields: (t) => ({ totalCount: t.int({ description: 'How many there are in all.', resolve: (c) => (c as unknown as { totalCount: number }).totalCount }) }),
-  },
-  { name: 'BeliefEdge', description: 'A belief and its cursor.' },
-);
+export const BeliefConnection = countedConnection(BeliefRef, { page: 'A page of beliefs.', edge: 'A belief and its cursor.' });
 
 builder.queryFields((t) => ({
   belief: t.field({
@@ -105,12 +91,9 @@ builder.queryFields((t) => ({
       status: t.arg({ type: BeliefStatusEnum, description: 'Only beliefs in this status.' }),
       ...pageArgs(t),
     },
-    resolve: async (_r, a, ctx) => {
+    resolve: (_r, a, ctx) => {
       const prefix = v.claimKeyPrefix('claimKeyPrefix', a.claimKeyPrefix);
-      const first = firstArg(a.first);
-      const after = decodeIdCursor('after', a.after);
-      const page = await fleetRead(ctx, (tx, fleet) => beliefPage(tx, fleet, { prefix, status: a.status ?? null, first, after }));
-      return connectionOf(page, (r) => encodeIdCursor(r.id), after !== null) as never;
+      return newestFirst(ctx, a, (tx, fleet, first, after) => beliefPage(tx, fleet, { prefix, status: a.status ?? null, first, after }));
     },
   }),
 }));

@@ -1,11 +1,10 @@
 import { type EffectRow, effectKinds, effectPage, effectsByIds, supportsOf } from '../../effect/effect.repository';
 import { claimEffect, completeEffect, failEffect, proposeEffect, registerEffectKind } from '../../effect/effect.service';
 import { parseGid, parseGids } from '../../kernel/ids';
-import { decodeIdCursor, encodeIdCursor } from '../../kernel/page';
 import { reversalsOfEffects } from '../../reversal/reversal.repository';
 import { actorOf, builder, grantRead, readRule } from '../builder';
 import { fleetNodeRef, fleetRead, grouped } from '../loaders';
-import { connectionOf, firstArg, pageArgs } from '../pagination';
+import { countedConnection, newestFirst, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
 import { PremiseRetractedRef, typed } from './assert-belief';
 import { BeliefRef } from './belief';
@@ -63,15 +62,7 @@ EffectRef.implement({
   }),
 });
 
-export const EffectConnection = builder.connectionObject(
-  {
-    type: EffectRef,
-    name: 'EffectConnection',
-    description: 'A page of effects.',
-    fields: (t) => ({ totalCount: t.int({ description: 'How many there are in all.', resolve: (c) => (c as unknown as { totalCount: number }).totalCount }) }),
-  },
-  { name: 'EffectEdge', description: 'An effect and its cursor.' },
-);
+export const EffectConnection = countedConnection(EffectRef, { page: 'A page of effects.', edge: 'An effect and its cursor.' });
 
 export const EffectKindRef = builder.simpleObject('EffectKind', {
   description: 'A registry entry for a kind of effect.',
@@ -97,12 +88,7 @@ builder.queryFields((t) => ({
     type: EffectConnection, authScopes: { $any: { scope: 'effects:propose', $any: { scope: 'effects:execute', $any: { scope: 'receipts:read' } } } } as never,
     description: 'Effects of your fleet, newest first.',
     args: { status: t.arg({ type: EffectStatusEnum, description: 'Only effects in this status.' }), ...pageArgs(t) },
-    resolve: async (_r, a, ctx) => {
-      const first = firstArg(a.first);
-      const after = decodeIdCursor('after', a.after);
-      const page = await fleetRead(ctx, (tx, fleet) => effectPage(tx, fleet, { status: a.status ?? null, first, after }));
-      return connectionOf(page, (r) => encodeIdCursor(r.id), after !== null) as never;
-    },
+    resolve: (_r, a, ctx) => newestFirst(ctx, a, (tx, fleet, first, after) => effectPage(tx, fleet, { status: a.status ?? null, first, after })),
   }),
   effectKinds: t.field({
     type: [EffectKindRef], authScopes: { authenticated: true }, description: 'The effect kinds registered in your fleet.',

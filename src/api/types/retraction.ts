@@ -1,26 +1,24 @@
 import { parseGid } from '../../kernel/ids';
-import { type Page, decodeDepthCursor, decodeIdCursor, encodeDepthCursor, encodeIdCursor } from '../../kernel/page';
+import { type Page, decodeDepthCursor, encodeDepthCursor } from '../../kernel/page';
 import { receiptEffects } from '../../retraction/receipt';
 import { type RetractionRow, retractedBeliefPage, retractionPage, retractionsByIds, totalsFor } from '../../retraction/retraction.repository';
 import { type Preview, previewRetraction, retractBelief } from '../../retraction/retraction.service';
 import { reversalsOfRetraction } from '../../reversal/reversal.repository';
 import { actorOf, builder, grantRead, readRule } from '../builder';
 import { fleetNodeRef, fleetRead } from '../loaders';
-import { connectionOf, firstArg, pageArgs } from '../pagination';
+import { connectionOf, countedConnection, firstArg, newestFirst, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
 import { BeliefConnection, BeliefRef } from './belief';
 import { EffectRef } from './effect';
 import { TotalsRef } from './money';
 import { ReversalRef } from './reversal';
 
-function depthAfter(after: string | null | undefined): string | null {
-  if (after == null) return null;
-  decodeDepthCursor('after', after);
-  return after;
-}
-
-function beliefPageConnection(page: Page<{ id: string; depth: number }>, hasPrevious: boolean) {
-  return connectionOf(page, (b) => encodeDepthCursor(b.depth, b.id), hasPrevious, (b) => b.id);
+/** A connection of beliefs in cascade order (root first): `read` returns the page after the `after` cursor. */
+async function cascadeOrder(args: { first?: number | null; after?: string | null }, read: (first: number, after: string | null) => Promise<Page<{ id: string; depth: number }>>): Promise<never> {
+  const first = firstArg(args.first);
+  const after = args.after ?? null;
+  if (after !== null) decodeDepthCursor('after', after);
+  return connectionOf(await read(first, after), (b) => encodeDepthCursor(b.depth, b.id), after !== null, (b) => b.id) as never;
 }
 
 export const RetractionRef = fleetNodeRef<RetractionRow>('Retraction', 'retraction', retractionsByIds);
@@ -37,12 +35,7 @@ RetractionRef.implement({
       type: BeliefConnection,
       description: 'Every belief this retraction took down, root first, then in cascade order.',
       args: pageArgs(t),
-      resolve: async (r, args, ctx) => {
-        const first = firstArg(args.first);
-        const after = depthAfter(args.after);
-        const page = await fleetRead(ctx, (tx, fleet) => retractedBeliefPage(tx, fleet, r.id, first, after));
-        return beliefPageConnection(page, after !== null) as never;
-      },
+      resolve: (r, args, ctx) => cascadeOrder(args, (first, after) => fleetRead(ctx, (tx, fleet) => retractedBeliefPage(tx, fleet, r.id, first, after))),
     }),
     cancelledEffects: t.field({
       type: [EffectRef],
@@ -58,15 +51,7 @@ RetractionRef.implement({
   }),
 });
 
-export const RetractionConnection = builder.connectionObject(
-  {
-    type: RetractionRef,
-    name: 'RetractionConnection',
-    description: 'A page of receipts.',
-    fields: (t) => ({ totalCount: t.int({ description: 'How many there are in all.', resolve: (c) => (c as unknown as { totalCount: number }).totalCount }) }),
-  },
-  { name: 'RetractionEdge', description: 'A receipt and its cursor.' },
-);
+export const RetractionConnection = countedConnection(RetractionRef, { page: 'A page of receipts.', edge: 'A receipt and its cursor.' });
 
 export const PreviewRef = builder.objectRef<Preview>('RetractionPreview').implement({
   description: 'What a retraction of root would do, computed without changing anything.',
@@ -76,13 +61,9 @@ export const PreviewRef = builder.objectRef<Preview>('RetractionPreview').implem
       type: BeliefConnection,
       description: 'Every belief that would fall, root first, then in cascade order.',
       args: pageArgs(t),
-      resolve: async (p, args, ctx) => {
-        const first = firstArg(args.first);
-        const after = depthAfter(args.after);
-        // The default page was computed with the preview; another page reruns the same simulation.
-        const page = first === 50 && after === null ? p.beliefs : (await previewRetraction(ctx.core, actorOf(ctx), { beliefId: p.rootId, first, after })).beliefs;
-        return beliefPageConnection(page, after !== null) as never;
-      },
+      // The default page was computed with the preview; another page reruns the same simulation.
+      resolve: (p, args, ctx) => cascadeOrder(args, async (first, after) =>
+        first === 50 && after === null ? p.beliefs : (await previewRetraction(ctx.core, actorOf(ctx), { beliefId: p.rootId, first, after })).beliefs),
     }),
     survivors: t.field({ type: [BeliefRef], description: 'Dependents that would stay ACTIVE because another justification still holds.', resolve: (p) => p.survivors }),
     pendingEffects: t.field({ type: [EffectRef], description: 'PENDING effects that would be cancelled.', resolve: (p) => p.pendingEffects }),
@@ -106,12 +87,7 @@ builder.queryFields((t) => ({
   retractions: t.field({
     type: RetractionConnection, authScopes: { scope: 'receipts:read' }, description: 'Receipts, newest first.',
     args: pageArgs(t),
-    resolve: async (_r, a, ctx) => {
-      const first = firstArg(a.first);
-      const after = decodeIdCursor('after', a.after);
-      const page = await fleetRead(ctx, (tx, fleet) => retractionPage(tx, fleet, first, after));
-      return connectionOf(page, (r) => encodeIdCursor(r.id), after !== null) as never;
-    },
+    resolve: (_r, a, ctx) => newestFirst(ctx, a, retractionPage),
   }),
 }));
 

@@ -1,10 +1,9 @@
 import { parseGid } from '../../kernel/ids';
-import { decodeIdCursor, encodeIdCursor } from '../../kernel/page';
 import { type ReversalRow, reversalPage, reversalsByIds } from '../../reversal/reversal.repository';
 import { confirmReversal } from '../../reversal/reversal.service';
 import { actorOf, builder, grantRead, readRule } from '../builder';
-import { fleetNodeRef, fleetRead } from '../loaders';
-import { connectionOf, firstArg, pageArgs } from '../pagination';
+import { fleetNodeRef } from '../loaders';
+import { countedConnection, newestFirst, pageArgs } from '../pagination';
 import { EffectRef } from './effect';
 import { MoneyRef, moneyOf } from './money';
 import { RetractionRef } from './retraction';
@@ -42,26 +41,13 @@ ReversalRef.implement({
   }),
 });
 
-export const ReversalConnection = builder.connectionObject(
-  {
-    type: ReversalRef,
-    name: 'ReversalConnection',
-    description: 'A page of reversals.',
-    fields: (t) => ({ totalCount: t.int({ description: 'How many there are in all.', resolve: (c) => (c as unknown as { totalCount: number }).totalCount }) }),
-  },
-  { name: 'ReversalEdge', description: 'A reversal and its cursor.' },
-);
+export const ReversalConnection = countedConnection(ReversalRef, { page: 'A page of reversals.', edge: 'A reversal and its cursor.' });
 
 builder.queryFields((t) => ({
   reversals: t.field({
     type: ReversalConnection, authScopes: { scope: 'receipts:read' }, description: 'Reversals of your fleet, newest first.',
     args: { status: t.arg({ type: ReversalStatusEnum, description: 'Only reversals in this status.' }), ...pageArgs(t) },
-    resolve: async (_r, a, ctx) => {
-      const first = firstArg(a.first);
-      const after = decodeIdCursor('after', a.after);
-      const page = await fleetRead(ctx, (tx, fleet) => reversalPage(tx, fleet, { status: a.status ?? null, first, after }));
-      return connectionOf(page, (r) => encodeIdCursor(r.id), after !== null) as never;
-    },
+    resolve: (_r, a, ctx) => newestFirst(ctx, a, (tx, fleet, first, after) => reversalPage(tx, fleet, { status: a.status ?? null, first, after })),
   }),
 }));
 

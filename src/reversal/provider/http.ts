@@ -1,4 +1,5 @@
 import { echoOf } from '../../kernel/provider-ref';
+import { sleep } from '../../kernel/sleep';
 import type { ProviderLogger, ProviderOutcome, ReversalProvider, ReversalRequest } from './provider';
 
 /** Options for {@link HttpReversalProvider}. */
@@ -280,21 +281,6 @@ function networkError(err: unknown): string {
 
 function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /** Validates a provider endpoint: absolute http(s), no embedded credentials. Throws a clear Error otherwise. */
