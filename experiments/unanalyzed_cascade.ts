@@ -9,7 +9,8 @@
 import os from 'node:os';
 import { sql } from 'kysely';
 import { freshDb } from './bench/lib/stores';
-import { createAgentDirect, SCOPES } from '../src/agent/agent.service';
+import { createAgentDirect } from '../src/agent/agent.service';
+import { SCOPES } from '../src/agent/scopes';
 import { retractInTx } from '../src/retraction/retraction.service';
 import { inTx } from '../src/store/tx';
 

@@ -233,7 +233,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
           }
         };
         for (const g of arms as Granularity[]) {
-          const after = encodeCursor(await readTx(store, FLEET, (tx) => headCursor(tx)));
+          const after = encodeCursor(await readTx(store, FLEET, (tx) => headCursor(tx, FLEET)));
           const x0 = await xacts();
           opts.log(`fanout: ${subscribers} subscribers, granularity ${g}, cascade of ${fmtCount(n)} on ${opts.engine}`);
           // The server's own commit times (src/store/tx.ts emits 'commit' as COMMIT returns), on the same

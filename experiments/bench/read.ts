@@ -1,9 +1,9 @@
 import os from 'node:os';
 import { sql } from 'kysely';
 import { takeReadPoint } from '../../src/belief/snapshot';
-import { EF_SEARCH, EXACT_PREFIX_MAX, RERANK_FACTOR, nearestBeliefs } from '../../src/belief/nearest';
+import { EF_SEARCH, EXACT_PREFIX_MAX, RERANK_FACTOR, nearestBeliefs } from '../../src/belief/nearest.repository';
 import { beliefScans, describeScans } from './lib/scans';
-import { searchInTx } from '../../src/api/types/search';
+import { searchInTx } from '../../src/belief/nearest.repository';
 import { readTx } from '../../src/store/tx';
 import type { Bench, BenchOptions, BenchResult, Cell, Target } from './lib/bench';
 import { rng } from './lib/prng';

@@ -1,4 +1,4 @@
-import type { Scope } from './agent.service';
+import type { Scope } from './scopes';
 
 /**
  * The read rule: which scopes open which kind of data, whatever path reaches it. GraphQL enforces it

@@ -9,7 +9,7 @@ import './types/retraction';
 import './types/contradiction';
 import './types/search';
 import './types/events';
-import './types/roots';
+import './types/assert-belief';
 
 /** The executable schema, built once. */
 export const schema = builder.toSchema({ sortSchema: false });

@@ -1,32 +1,24 @@
-import { sql } from 'kysely';
+import { type Selectable, sql } from 'kysely';
+import { encodeIdCursor, type Page, pageOf } from '../kernel/page';
+import type { BeliefTable } from '../store/schema';
 import type { Db } from '../store/tx';
 
-/** Plain queries over beliefs, justifications and claims. RLS scopes each to the transaction's fleet. */
+/**
+ * The SQL of beliefs and their claims. Every statement names its fleet on every relation it reads
+ * or writes; row-level security (the transaction's fleet) stays as the second wall.
+ */
 
-export interface BeliefRow {
-  id: string;
-  fleet_id: string;
-  claim_key: string;
-  statement: string;
-  value: unknown;
-  evidence: string | null;
-  author_id: string;
-  grounded: boolean;
-  status: 'ACTIVE' | 'RETRACTED';
-  created_at: Date;
-  retracted_at: Date | null;
-  retraction_id: string | null;
-  retraction_depth: number | null;
-}
+/** A belief as every reader sees it: its row without the embedding. */
+export type BeliefRow = Omit<Selectable<BeliefTable>, 'embedding'>;
 
 export const BELIEF_COLUMNS = [
   'id', 'fleet_id', 'claim_key', 'statement', 'value', 'evidence', 'author_id', 'grounded', 'status',
   'created_at', 'retracted_at', 'retraction_id', 'retraction_depth',
 ] as const;
 
-export async function beliefsByIds(db: Db, ids: readonly string[]): Promise<BeliefRow[]> {
+export async function beliefsByIds(db: Db, fleet: string, ids: readonly string[]): Promise<BeliefRow[]> {
   if (ids.length === 0) return [];
-  return (await db.selectFrom('beliefs').select(BELIEF_COLUMNS).where('id', 'in', ids as string[]).execute()) as BeliefRow[];
+  return db.selectFrom('beliefs').select(BELIEF_COLUMNS).where('fleet_id', '=', fleet).where('id', 'in', ids as string[]).execute();
 }
 
 /**
@@ -49,7 +41,19 @@ export function activeOnClaim(db: Db, fleet: string, claimKey: string) {
 }
 
 export async function activeBeliefForClaim(db: Db, fleet: string, claimKey: string): Promise<BeliefRow | undefined> {
-  return (await activeOnClaim(db, fleet, claimKey).select(BELIEF_COLUMNS).executeTakeFirst()) as BeliefRow | undefined;
+  return activeOnClaim(db, fleet, claimKey).select(BELIEF_COLUMNS).executeTakeFirst();
+}
+
+/** The id of the claim's ACTIVE belief, or null. */
+export async function activeBeliefIdForClaim(db: Db, fleet: string, claimKey: string): Promise<string | null> {
+  return (await activeOnClaim(db, fleet, claimKey).select('id').executeTakeFirst())?.id ?? null;
+}
+
+/** The claim's ACTIVE belief if it has one, else its newest: what "the belief on this claim" means to a reader. */
+export async function beliefIdOnClaim(db: Db, fleet: string, claimKey: string): Promise<string | null> {
+  const r = await db.selectFrom('beliefs').select('id').where('fleet_id', '=', fleet).where(claimKeyEquals(claimKey))
+    .orderBy(sql`(status = 'ACTIVE')`, 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst();
+  return r?.id ?? null;
 }
 
 /** The claim's ACTIVE belief, if any, and whether its value equals `value` (JSON text; null equals null): one statement. */
@@ -59,23 +63,24 @@ export async function activeBeliefComparedTo(db: Db, fleet: string, claimKey: st
     .executeTakeFirst();
   if (!row) return undefined;
   const { same_value, ...belief } = row;
-  return { belief: belief as BeliefRow, sameValue: same_value };
+  return { belief, sameValue: same_value };
 }
 
 /**
  * Locks the premises (FOR SHARE, so a concurrent retraction must wait or fail) and returns them, in
  * id order (the order the locks are taken in). One primary-key probe per id, whatever the planner
- * believes: as `id IN (…)` beside the fleet's row-level-security condition, a table without
- * statistics (autovacuum off) was read through beliefs_fleet_recent over the WHOLE fleet, filtered
- * on id, and under SERIALIZABLE that read predicate-locked every page of the fleet's beliefs, so
- * every belief a concurrent turn inserted made a serialization conflict (FINDINGS §5.2, stress).
+ * believes: as `id IN (…)`, a table without statistics (autovacuum off) was read through
+ * beliefs_fleet_recent over the WHOLE fleet, filtered on id, and under SERIALIZABLE that read
+ * predicate-locked every page of the fleet's beliefs, so every belief a concurrent turn inserted
+ * made a serialization conflict (FINDINGS, stress).
  */
-export async function lockBeliefs(db: Db, ids: readonly string[], mode: 'share' | 'update'): Promise<BeliefRow[]> {
+export async function lockBeliefs(db: Db, fleet: string, ids: readonly string[], mode: 'share' | 'update'): Promise<BeliefRow[]> {
   if (ids.length === 0) return [];
   const { rows } = await sql<BeliefRow>`
     SELECT b.* FROM (SELECT DISTINCT id FROM unnest(${ids as string[]}::bigint[]) AS u(id) ORDER BY id) x
      CROSS JOIN LATERAL (
-       SELECT ${sql.join(BELIEF_COLUMNS.map((c) => sql.ref(c)))} FROM beliefs WHERE id = x.id ${mode === 'share' ? sql`FOR SHARE` : sql`FOR UPDATE`}
+       SELECT ${sql.join(BELIEF_COLUMNS.map((c) => sql.ref(c)))} FROM beliefs
+        WHERE fleet_id = ${fleet} AND id = x.id ${mode === 'share' ? sql`FOR SHARE` : sql`FOR UPDATE`}
      ) b
      ORDER BY x.id`.execute(db);
   return rows;
@@ -120,6 +125,7 @@ export async function insertBeliefBumpClaim(
     ), event AS (
       INSERT INTO events (fleet_id, type, actor_id, ids, data)
       SELECT ${b.fleet}, 'BeliefAsserted', ${b.authorId}, ARRAY[b.id], ${JSON.stringify({ claimKey: b.claimKey })}::jsonb FROM b
+      RETURNING seq
     )
     SELECT * FROM b`.execute(db);
   return rows[0]!;
@@ -155,7 +161,7 @@ export async function lockClaimReadActive(db: Db, fleet: string, key: string, va
   return {
     version: claim_version,
     visibleInSnapshot: claim_visible,
-    active: belief.id === null ? undefined : { belief: belief as BeliefRow, sameValue: same_value === true },
+    active: belief.id === null ? undefined : { belief, sameValue: same_value === true },
   };
 }
 
@@ -182,49 +188,65 @@ export function lockClaimReadActiveQuery(fleet: string, key: string, value: stri
       LEFT JOIN active a ON true`;
 }
 
-/** Inserts one justification with its premises. */
-export async function insertJustification(db: Db, fleet: string, beliefId: string, premises: readonly string[], agentId: string): Promise<string> {
-  const j = await db
-    .insertInto('justifications')
-    .values({ fleet_id: fleet, belief_id: beliefId, created_by: agentId })
-    .returning('id')
+/**
+ * The claim row created if needed and read, NOT locked, with the claim's ACTIVE belief: what
+ * lockClaimReadActive does without its row lock. Only for experiments/concurrency_eval.ts (arm B),
+ * which measures what SERIALIZABLE alone does without the lock.
+ */
+export async function claimReadUnlocked(db: Db, fleet: string, key: string, value: string | null, snapshot: string | null): Promise<LockedClaim> {
+  await db.insertInto('claims').values({ fleet_id: fleet, key }).onConflict((oc) => oc.doNothing()).execute();
+  const row = await db
+    .selectFrom('claims')
+    .select(['version', lastWriteVisibleIn('last_tx', snapshot).as('visible')])
+    .where('fleet_id', '=', fleet)
+    .where('key', '=', key)
     .executeTakeFirstOrThrow();
-  await db
-    .insertInto('justification_premises')
-    .values(premises.map((p) => ({ justification_id: j.id, premise_id: p, fleet_id: fleet })))
-    .execute();
-  return j.id;
-}
-
-/** True when `beliefId` already has a justification with exactly this premise set. */
-export async function hasJustification(db: Db, beliefId: string, premises: readonly string[]): Promise<boolean> {
-  const r = await sql<{ found: boolean }>`
-    SELECT EXISTS (
-      SELECT 1 FROM justifications j
-       WHERE j.belief_id = ${beliefId}
-         AND (SELECT array_agg(p.premise_id ORDER BY p.premise_id) FROM justification_premises p WHERE p.justification_id = j.id)
-             = (SELECT array_agg(x ORDER BY x) FROM unnest(${premises as string[]}::bigint[]) AS x)
-    ) AS found`.execute(db);
-  return r.rows[0]!.found;
+  return { version: String(row.version), visibleInSnapshot: row.visible, active: await activeBeliefComparedTo(db, fleet, key, value) };
 }
 
 /**
- * The first of `premises` that `beliefId` reaches going down the derivation graph (itself included).
- * Adding a justification to beliefId with such a premise would close a cycle. Each step probes the
- * premise index for the node reached (the LATERAL with OFFSET 0 is not flattened): as a join, a
- * table without statistics was hash-joined from a sequential scan, whose relation-wide predicate
- * lock made every concurrent justification a serialization conflict (FINDINGS §5.2, stress).
+ * Marks the beliefs a cascade settled to fall (`ids`, each at its level in `levels`) as retracted by
+ * `retractionId`, and writes their BeliefRetracted rows (`events`, in cascade order), in one
+ * statement; returns how many were ACTIVE to mark. unnest of a sub-select: the planner cannot see
+ * the array's length and estimates a few rows, so it probes the primary key per fallen belief
+ * instead of hashing the whole table (a seq scan of every belief would tie the cost to the store).
  */
-export async function firstDescendantAmong(db: Db, beliefId: string, premises: readonly string[]): Promise<string | null> {
-  const r = await sql<{ id: string }>`
-    WITH RECURSIVE down(id) AS (
-      SELECT ${beliefId}::bigint
-      UNION
-      SELECT n.belief_id FROM down d CROSS JOIN LATERAL (
-        SELECT j.belief_id FROM justification_premises p JOIN justifications j ON j.id = p.justification_id
-         WHERE p.premise_id = d.id OFFSET 0
-      ) n
+export async function markRetracted(
+  db: Db,
+  fleet: string,
+  retractionId: string,
+  actorId: string,
+  fell: { ids: string; levels: string },
+  events: { depth: string; ids: string; sizes: string },
+): Promise<number> {
+  const r = await sql<{ n: number }>`
+    WITH fell AS (
+      UPDATE beliefs b SET status = 'RETRACTED', retraction_id = ${retractionId}, retraction_depth = f.depth, retracted_at = now()
+        FROM unnest((SELECT ${fell.ids}::bigint[]), (SELECT ${fell.levels}::int[])) AS f(id, depth)
+       WHERE b.fleet_id = ${fleet} AND b.id = f.id AND b.status = 'ACTIVE'
+      RETURNING b.id
+    ), ev AS (
+      INSERT INTO events (fleet_id, type, retraction_id, depth, ids, data, actor_id)
+      SELECT ${fleet}, 'BeliefRetracted', ${retractionId}, e.depth, e.ids::bigint[],
+             CASE WHEN e.sizes IS NULL THEN NULL ELSE jsonb_build_object('levels', e.sizes::jsonb) END, ${actorId}
+        FROM unnest(${events.depth}::int[], ${events.ids}::text[], ${events.sizes}::text[]) WITH ORDINALITY AS e(depth, ids, sizes, ord)
+       ORDER BY e.ord
+      RETURNING seq
     )
-    SELECT id::text AS id FROM down WHERE id = ANY(${premises as string[]}::bigint[]) LIMIT 1`.execute(db);
-  return r.rows[0]?.id ?? null;
+    SELECT count(*)::int AS n FROM fell`.execute(db);
+  return r.rows[0]!.n;
+}
+
+/** A newest-first page of the fleet's beliefs, of a claim-key prefix (literally) and a status when given. */
+export async function beliefPage(
+  db: Db,
+  fleet: string,
+  f: { prefix: string | null; status: BeliefRow['status'] | null; first: number; after: string | null },
+): Promise<Page<BeliefRow>> {
+  let q = db.selectFrom('beliefs').where('fleet_id', '=', fleet);
+  if (f.prefix) q = q.where('claim_key', 'like', f.prefix.replace(/[\\%_]/g, (c) => `\\${c}`) + '%');
+  if (f.status) q = q.where('status', '=', f.status);
+  const rows = await (f.after ? q.where('id', '<', f.after) : q).select(BELIEF_COLUMNS).orderBy('id', 'desc').limit(f.first + 1).execute();
+  const total = await q.select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  return pageOf(rows, f.first, (r) => encodeIdCursor(r.id), Number(total.n));
 }

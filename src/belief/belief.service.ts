@@ -1,14 +1,12 @@
-import { sql } from 'kysely';
 import { pausePoint } from '../store/pause';
 import type { Actor, Core } from '../core';
+import { insertContradiction } from '../contradiction/contradiction.repository';
+import { firstDescendantAmong, hasJustification, insertJustification } from '../derivation/justification.repository';
 import { DomainError, badInput, notFound } from '../errors/domain-error';
 import { appendEvent } from '../event/event.repository';
-import { inTx, writeTx } from '../store/tx';
+import { type Tx, inTx, writeTx } from '../store/tx';
 import * as v from '../validation';
-import {
-  type BeliefRow, type LockedClaim, activeBeliefComparedTo, firstDescendantAmong, hasJustification, insertBeliefBumpClaim,
-  insertJustification, lastWriteVisibleIn, lockBeliefs, lockClaimReadActive,
-} from './belief.repository';
+import { type BeliefRow, claimReadUnlocked, insertBeliefBumpClaim, lockBeliefs, lockClaimReadActive } from './belief.repository';
 import { decodeReadPoint } from './snapshot';
 
 export interface AssertBeliefInput {
@@ -39,8 +37,8 @@ function validateAssert(input: AssertBeliefInput) {
 }
 
 /** Locks and re-checks premises: NOT_FOUND for an unknown (or other fleet's) id, else the first fallen one. */
-async function checkPremises(tx: Parameters<typeof lockBeliefs>[0], ids: readonly string[], field: string): Promise<BeliefRow | null> {
-  const rows = await lockBeliefs(tx, ids, 'share');
+async function checkPremises(tx: Tx, fleet: string, ids: readonly string[], field: string): Promise<BeliefRow | null> {
+  const rows = await lockBeliefs(tx, fleet, ids, 'share');
   if (rows.length !== ids.length) {
     const missing = ids.find((id) => !rows.some((r) => r.id === id))!;
     throw new DomainError('NOT_FOUND', `${field}: belief ${missing} not found`, field);
@@ -80,25 +78,13 @@ export async function assertBelief(core: Core, actor: Actor, input: AssertBelief
  */
 export const experimentFlags = { skipClaimLock: false };
 
-/** lockClaimReadActive without the row lock: the claim row is created if needed and read, not locked. Experiment only. */
-async function claimWithoutLock(tx: Parameters<typeof lockBeliefs>[0], fleet: string, key: string, value: string | null, snapshot: string | null): Promise<LockedClaim> {
-  await tx.insertInto('claims').values({ fleet_id: fleet, key }).onConflict((oc) => oc.doNothing()).execute();
-  const row = await tx
-    .selectFrom('claims')
-    .select(['version', lastWriteVisibleIn('last_tx', snapshot).as('visible')])
-    .where('fleet_id', '=', fleet)
-    .where('key', '=', key)
-    .executeTakeFirstOrThrow();
-  return { version: String(row.version), visibleInSnapshot: row.visible, active: await activeBeliefComparedTo(tx, fleet, key, value) };
-}
-
 /** A COMMIT that refuses: thrown to roll back its transaction (so not even the claim row it created stays), caught in assertBelief. */
 class Refused {
   constructor(readonly result: AssertBeliefResult) {}
 }
 
 async function commitTurn(
-  tx: Parameters<typeof lockBeliefs>[0],
+  tx: Tx,
   actor: Actor,
   i: ReturnType<typeof validateAssert>,
   vector: string,
@@ -106,9 +92,9 @@ async function commitTurn(
 ): Promise<AssertBeliefResult> {
   const snapshot = readPoint?.snapshot ?? null;
   const claim = experimentFlags.skipClaimLock
-    ? await claimWithoutLock(tx, actor.fleet, i.claimKey, i.value, snapshot)
+    ? await claimReadUnlocked(tx, actor.fleet, i.claimKey, i.value, snapshot)
     : await lockClaimReadActive(tx, actor.fleet, i.claimKey, i.value, snapshot);
-  const fallen = await checkPremises(tx, i.derivedFrom, 'derivedFrom');
+  const fallen = await checkPremises(tx, actor.fleet, i.derivedFrom, 'derivedFrom');
   await pausePoint('assertBelief:premises-locked');
   if (fallen) throw new Refused({ kind: 'premiseRetracted', premise: fallen });
   const found = claim.active;
@@ -117,30 +103,20 @@ async function commitTurn(
 
   if (active) {
     if (found.sameValue) {
-      if (i.derivedFrom.length > 0 && !active.grounded && !(await hasJustification(tx, active.id, i.derivedFrom))) {
-        if (!(await firstDescendantAmong(tx, active.id, i.derivedFrom))) {
+      if (i.derivedFrom.length > 0 && !active.grounded && !(await hasJustification(tx, actor.fleet, active.id, i.derivedFrom))) {
+        if (!(await firstDescendantAmong(tx, actor.fleet, active.id, i.derivedFrom))) {
           await insertJustification(tx, actor.fleet, active.id, i.derivedFrom, actor.agentId);
         }
       }
       await appendEvent(tx, { fleet: actor.fleet, type: 'BeliefCorroborated', actorId: actor.agentId, ids: [active.id] });
       return { kind: 'corroborated', belief: active };
     }
-    const c = await tx
-      .insertInto('contradictions')
-      .values({
-        fleet_id: actor.fleet,
-        claim_key: i.claimKey,
-        existing_id: active.id,
-        proposed_statement: i.statement,
-        proposed_value: i.value,
-        proposed_evidence: i.evidence,
-        proposed_author_id: actor.agentId,
-        proposed_derived_from: i.derivedFrom,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    await appendEvent(tx, { fleet: actor.fleet, type: 'ContradictionRaised', actorId: actor.agentId, ids: [c.id], data: { claimKey: i.claimKey } });
-    return { kind: 'contradiction', contradictionId: c.id };
+    const id = await insertContradiction(tx, actor.fleet, {
+      claim_key: i.claimKey, existing_id: active.id, proposed_statement: i.statement, proposed_value: i.value,
+      proposed_evidence: i.evidence, proposed_author_id: actor.agentId, proposed_derived_from: i.derivedFrom,
+    });
+    await appendEvent(tx, { fleet: actor.fleet, type: 'ContradictionRaised', actorId: actor.agentId, ids: [id], data: { claimKey: i.claimKey } });
+    return { kind: 'contradiction', contradictionId: id };
   }
 
   const belief = await insertBelief(tx, actor, { ...i, vector });
@@ -149,7 +125,7 @@ async function commitTurn(
 
 /** Writes a new ACTIVE belief with its justification, bumps the claim, appends BeliefAsserted (two statements with a justification, else one). Caller holds the claim lock. */
 export async function insertBelief(
-  tx: Parameters<typeof lockBeliefs>[0],
+  tx: Tx,
   actor: Actor,
   b: { claimKey: string; statement: string; value: string | null; evidence: string | null; derivedFrom: readonly string[]; vector: string },
 ): Promise<BeliefRow> {
@@ -176,14 +152,14 @@ export async function addJustification(core: Core, actor: Actor, input: { belief
   const beliefId = v.id('beliefId', input.beliefId);
   const premises = v.ids('premises', input.premises, 1, v.LIMITS.premisesMax);
   return inTx(core.store, { fleet: actor.fleet, wake: 'soon', fleetLock: 'exclusive' }, async (tx) => {
-    const [belief] = await lockBeliefs(tx, [beliefId], 'update');
+    const [belief] = await lockBeliefs(tx, actor.fleet, [beliefId], 'update');
     if (!belief) throw notFound('belief', beliefId, 'beliefId');
     if (belief.status !== 'ACTIVE') throw new DomainError('CONFLICT', `beliefId: belief ${beliefId} is retracted; a retracted belief cannot gain support`, 'beliefId');
     if (premises.includes(beliefId)) throw badInput('premises', 'a belief cannot be its own premise');
-    const fallen = await checkPremises(tx, premises, 'premises');
+    const fallen = await checkPremises(tx, actor.fleet, premises, 'premises');
     if (fallen) throw new DomainError('CONFLICT', `premises: belief ${fallen.id} is retracted`, 'premises');
-    if (await hasJustification(tx, beliefId, premises)) return belief;
-    const cyclic = await firstDescendantAmong(tx, beliefId, premises);
+    if (await hasJustification(tx, actor.fleet, beliefId, premises)) return belief;
+    const cyclic = await firstDescendantAmong(tx, actor.fleet, beliefId, premises);
     if (cyclic) {
       throw new DomainError('CONFLICT', `premises: belief ${cyclic} already rests on belief ${beliefId}; this justification would create a cycle`, 'premises');
     }

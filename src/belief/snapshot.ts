@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
 import { badInput } from '../errors/domain-error';
 import type { Db } from '../store/tx';
+import { currentSnapshot } from './nearest.repository';
 
 /**
  * A READ point: the database snapshot (pg_snapshot: xmin:xmax:xip) of the transaction that served
@@ -13,8 +13,7 @@ export interface ReadPoint {
 }
 
 export async function takeReadPoint(db: Db, fleet: string): Promise<string> {
-  const r = await sql<{ s: string }>`SELECT pg_current_snapshot()::text AS s`.execute(db);
-  return encodeReadPoint({ fleet, snapshot: r.rows[0]!.s });
+  return encodeReadPoint({ fleet, snapshot: await currentSnapshot(db) });
 }
 
 export function encodeReadPoint(p: ReadPoint): string {

@@ -1,7 +1,7 @@
-import { sql } from 'kysely';
 import { pausePoint } from '../store/pause';
 import type { Actor, Core } from '../core';
 import type { Adjudicator, AdjudicationCase, Verdict } from '../adjudication/adjudicator';
+import { agentNames } from '../agent/agent.repository';
 import { DomainError, badInput, notFound } from '../errors/domain-error';
 import { appendEvent } from '../event/event.repository';
 import { activeBeliefForClaim, lockBeliefs, lockClaim } from '../belief/belief.repository';
@@ -9,26 +9,10 @@ import { insertBelief } from '../belief/belief.service';
 import { retractInTx } from '../retraction/retraction.service';
 import { type Tx, writeTx } from '../store/tx';
 import * as v from '../validation';
+import {
+  type ContradictionRow, leaseHolds, liveLease, lockContradiction as lockRow, releaseLease, takeLease as takeLeaseRow, updateContradiction,
+} from './contradiction.repository';
 
-export interface ContradictionRow {
-  id: string;
-  fleet_id: string;
-  claim_key: string;
-  existing_id: string;
-  proposed_statement: string;
-  proposed_value: unknown;
-  proposed_evidence: string | null;
-  proposed_author_id: string;
-  proposed_derived_from: string[];
-  status: 'OPEN' | 'ADJUDICATING' | 'RESOLVED';
-  verdict: Verdict | null;
-  rationale: string | null;
-  adjudicator: string | null;
-  resolution_id: string | null;
-  accepted_id: string | null;
-  created_at: Date;
-  resolved_at: Date | null;
-}
 
 export interface Lease {
   contradictionId: string;
@@ -40,8 +24,8 @@ export interface Lease {
 
 const DEFAULT_LEASE_MS = Number(process.env.RETRACT_ADJUDICATION_LEASE_MS ?? 60_000);
 
-async function lockContradiction(tx: Tx, id: string): Promise<ContradictionRow> {
-  const c = (await tx.selectFrom('contradictions').selectAll().where('id', '=', id).forUpdate().executeTakeFirst()) as ContradictionRow | undefined;
+async function lockContradiction(tx: Tx, fleet: string, id: string): Promise<ContradictionRow> {
+  const c = await lockRow(tx, fleet, id);
   if (!c) throw notFound('contradiction', id);
   return c;
 }
@@ -53,26 +37,16 @@ async function lockContradiction(tx: Tx, id: string): Promise<ContradictionRow> 
  */
 export async function takeLease(core: Core, actor: Actor, contradictionId: string, holder: string, leaseMs = DEFAULT_LEASE_MS): Promise<{ lease: Lease; input: AdjudicationCase }> {
   return writeTx(core.store, actor.fleet, async (tx) => {
-    const c = await lockContradiction(tx, contradictionId);
+    const c = await lockContradiction(tx, actor.fleet, contradictionId);
     if (c.status === 'RESOLVED') throw new DomainError('CONFLICT', `contradiction ${contradictionId} is already resolved (${c.verdict})`);
     await pausePoint('adjudicate:contradiction-locked');
-    const live = await sql<{ holder: string; expires_at: Date }>`
-      SELECT holder, expires_at FROM adjudication_leases
-       WHERE fleet_id = ${actor.fleet} AND claim_key = ${c.claim_key} AND expires_at > now() FOR UPDATE`.execute(tx);
-    if (live.rows[0]) {
-      throw new DomainError('CONFLICT', `claim ${c.claim_key} is being adjudicated by ${live.rows[0].holder} until ${live.rows[0].expires_at.toISOString()}`);
-    }
-    const lease = await sql<{ fencing_token: string; expires_at: Date }>`
-      INSERT INTO adjudication_leases (fleet_id, claim_key, contradiction_id, holder, fencing_token, expires_at)
-      VALUES (${actor.fleet}, ${c.claim_key}, ${c.id}, ${holder}, nextval('fencing_tokens'), now() + ${`${leaseMs} milliseconds`}::interval)
-      ON CONFLICT (fleet_id, claim_key) DO UPDATE SET contradiction_id = EXCLUDED.contradiction_id, holder = EXCLUDED.holder,
-        fencing_token = EXCLUDED.fencing_token, expires_at = EXCLUDED.expires_at
-      RETURNING fencing_token::text, expires_at`.execute(tx);
-    await tx.updateTable('contradictions').set({ status: 'ADJUDICATING' }).where('id', '=', c.id).execute();
-    const [existing] = await lockBeliefs(tx, [c.existing_id], 'share');
-    const authors = await tx.selectFrom('agents').select(['id', 'name']).where('id', 'in', [existing!.author_id, c.proposed_author_id]).execute();
-    const nameOf = (id: string) => authors.find((a) => a.id === id)?.name ?? `agent ${id}`;
-    const l = lease.rows[0]!;
+    const live = await liveLease(tx, actor.fleet, c.claim_key);
+    if (live) throw new DomainError('CONFLICT', `claim ${c.claim_key} is being adjudicated by ${live.holder} until ${live.expires_at.toISOString()}`);
+    const l = await takeLeaseRow(tx, actor.fleet, { claimKey: c.claim_key, contradictionId: c.id, holder, leaseMs });
+    await updateContradiction(tx, actor.fleet, c.id, { status: 'ADJUDICATING' });
+    const [existing] = await lockBeliefs(tx, actor.fleet, [c.existing_id], 'share');
+    const authors = await agentNames(tx, actor.fleet, [existing!.author_id, c.proposed_author_id]);
+    const nameOf = (id: string) => authors.get(id) ?? `agent ${id}`;
     return {
       lease: { contradictionId: c.id, claimKey: c.claim_key, holder, fencingToken: l.fencing_token, expiresAt: l.expires_at },
       input: {
@@ -87,7 +61,7 @@ export async function takeLease(core: Core, actor: Actor, contradictionId: strin
 /** Applies a verdict inside the caller's transaction (lease already checked, or none needed). */
 async function applyVerdict(tx: Tx, actor: Actor, c: ContradictionRow, verdict: Verdict, rationale: string, adjudicator: string, vector: string | null): Promise<void> {
   if (verdict === 'ESCALATE') {
-    await tx.updateTable('contradictions').set({ status: 'OPEN', verdict, rationale, adjudicator }).where('id', '=', c.id).execute();
+    await updateContradiction(tx, actor.fleet, c.id, { status: 'OPEN', verdict, rationale, adjudicator });
     await appendEvent(tx, { fleet: actor.fleet, type: 'ContradictionResolved', actorId: actor.agentId, ids: [c.id], data: { verdict } });
     return;
   }
@@ -96,7 +70,7 @@ async function applyVerdict(tx: Tx, actor: Actor, c: ContradictionRow, verdict: 
   if (verdict === 'ACCEPT_PROPOSED') {
     if (!vector) throw new Error('ACCEPT_PROPOSED needs the proposal\'s embedding');
     await lockClaim(tx, actor.fleet, c.claim_key);
-    const [existing] = await lockBeliefs(tx, [c.existing_id], 'update');
+    const [existing] = await lockBeliefs(tx, actor.fleet, [c.existing_id], 'update');
     if (existing!.status === 'ACTIVE') {
       resolution = (await retractInTx(tx, actor, c.existing_id, `contradiction ${c.id}: the proposal was accepted (${rationale.slice(0, 200)})`)).retractionId;
     } else {
@@ -104,7 +78,7 @@ async function applyVerdict(tx: Tx, actor: Actor, c: ContradictionRow, verdict: 
     }
     const current = await activeBeliefForClaim(tx, actor.fleet, c.claim_key);
     if (current) throw new DomainError('CONFLICT', `claim ${c.claim_key} already holds another ACTIVE belief (${current.id}); raise a new contradiction`);
-    const premises = await lockBeliefs(tx, c.proposed_derived_from, 'share');
+    const premises = await lockBeliefs(tx, actor.fleet, c.proposed_derived_from, 'share');
     const fallen = premises.find((p) => p.status !== 'ACTIVE');
     if (fallen) throw new DomainError('CONFLICT', `the proposal rests on belief ${fallen.id}, which has been retracted; it cannot be accepted`);
     const b = await insertBelief(tx, { fleet: actor.fleet, agentId: c.proposed_author_id }, {
@@ -114,11 +88,7 @@ async function applyVerdict(tx: Tx, actor: Actor, c: ContradictionRow, verdict: 
     });
     accepted = b.id;
   }
-  await tx
-    .updateTable('contradictions')
-    .set({ status: 'RESOLVED', verdict, rationale, adjudicator, resolution_id: resolution, accepted_id: accepted, resolved_at: new Date() })
-    .where('id', '=', c.id)
-    .execute();
+  await updateContradiction(tx, actor.fleet, c.id, { status: 'RESOLVED', verdict, rationale, adjudicator, resolution_id: resolution, accepted_id: accepted, resolved_at: new Date() });
   await appendEvent(tx, { fleet: actor.fleet, type: 'ContradictionResolved', actorId: actor.agentId, ids: [c.id], data: { verdict } });
 }
 
@@ -135,20 +105,17 @@ async function proposalVector(core: Core, c: { proposed_statement: string }): Pr
 export async function commitVerdict(core: Core, actor: Actor, lease: Lease, result: { verdict: Verdict; rationale: string }, adjudicatorId: string): Promise<void> {
   const vector = result.verdict === 'ACCEPT_PROPOSED' ? await proposalVector(core, await contradictionRow(core, actor, lease.contradictionId)) : null;
   await writeTx(core.store, actor.fleet, async (tx) => {
-    const current = await sql<{ ok: boolean }>`
-      SELECT (fencing_token = ${lease.fencingToken}::bigint AND expires_at > now()) AS ok
-        FROM adjudication_leases WHERE fleet_id = ${actor.fleet} AND claim_key = ${lease.claimKey} FOR UPDATE`.execute(tx);
-    if (!current.rows[0]?.ok) {
+    if (!(await leaseHolds(tx, actor.fleet, lease.claimKey, lease.fencingToken))) {
       throw new DomainError('CONFLICT', `the adjudication lease on ${lease.claimKey} (token ${lease.fencingToken}) expired or was taken over; the verdict was rejected`);
     }
-    const c = await lockContradiction(tx, lease.contradictionId);
+    const c = await lockContradiction(tx, actor.fleet, lease.contradictionId);
     await applyVerdict(tx, actor, c, result.verdict, result.rationale, adjudicatorId, vector);
-    await sql`DELETE FROM adjudication_leases WHERE fleet_id = ${actor.fleet} AND claim_key = ${lease.claimKey} AND fencing_token = ${lease.fencingToken}::bigint`.execute(tx);
+    await releaseLease(tx, actor.fleet, lease.claimKey, lease.fencingToken);
   });
 }
 
 async function contradictionRow(core: Core, actor: Actor, id: string): Promise<ContradictionRow> {
-  return writeTx(core.store, actor.fleet, (tx) => lockContradiction(tx, id));
+  return writeTx(core.store, actor.fleet, (tx) => lockContradiction(tx, actor.fleet, id));
 }
 
 /**
@@ -174,11 +141,10 @@ export async function resolveContradiction(core: Core, actor: Actor, agentName: 
   const row = await contradictionRow(core, actor, id);
   const vector = input.verdict === 'ACCEPT_PROPOSED' ? await proposalVector(core, row) : null;
   await writeTx(core.store, actor.fleet, async (tx) => {
-    const c = await lockContradiction(tx, id);
+    const c = await lockContradiction(tx, actor.fleet, id);
     if (c.status === 'RESOLVED') throw new DomainError('CONFLICT', `contradiction ${id} is already resolved (${c.verdict})`);
-    const live = await sql<{ holder: string }>`
-      SELECT holder FROM adjudication_leases WHERE fleet_id = ${actor.fleet} AND claim_key = ${c.claim_key} AND expires_at > now() FOR UPDATE`.execute(tx);
-    if (live.rows[0]) throw new DomainError('CONFLICT', `claim ${c.claim_key} is being adjudicated by ${live.rows[0].holder}`);
+    const live = await liveLease(tx, actor.fleet, c.claim_key);
+    if (live) throw new DomainError('CONFLICT', `claim ${c.claim_key} is being adjudicated by ${live.holder}`);
     await applyVerdict(tx, actor, c, input.verdict, rationale, `agent:${agentName}`, vector);
   });
   return id;

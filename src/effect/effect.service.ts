@@ -1,14 +1,16 @@
-import { sql } from 'kysely';
 import { pausePoint } from '../store/pause';
 import type { Actor, Core } from '../core';
 import { DomainError, badInput, notFound } from '../errors/domain-error';
 import { appendEvent } from '../event/event.repository';
 import { lockBeliefs, type BeliefRow } from '../belief/belief.repository';
-import { recordReversals } from '../derivation/cascade';
+import { recordReversals } from '../reversal/reversal.repository';
 import { gid } from '../kernel/ids';
 import { type Tx, writeTx } from '../store/tx';
 import * as v from '../validation';
-import { type EffectRow, effectByKey, lockEffect } from './effect.repository';
+import {
+  type EffectRow, effectByKey, effectKind, insertEffect, insertEffectKind, insertSupports, lockEffect, lockNextReady, payloadAndSupports,
+  reachingRetraction, updateEffect,
+} from './effect.repository';
 
 /**
  * Registers an effect kind; `reversible` says whether a compensation handler exists. Registering
@@ -19,16 +21,12 @@ export async function registerEffectKind(core: Core, actor: Actor, input: { kind
   const kind = v.kind('kind', input.kind);
   if (typeof input.reversible !== 'boolean') throw badInput('reversible', 'must be true or false');
   return writeTx(core.store, actor.fleet, async (tx) => {
-    const existing = await tx.selectFrom('effect_kinds').select(['kind', 'reversible']).where('fleet_id', '=', actor.fleet).where('kind', '=', kind).executeTakeFirst();
+    const existing = await effectKind(tx, actor.fleet, kind);
     if (existing) {
       if (existing.reversible === input.reversible) return existing;
       throw new DomainError('CONFLICT', `kind: effect kind "${kind}" is already registered with reversible=${existing.reversible}`, 'kind');
     }
-    const row = await tx
-      .insertInto('effect_kinds')
-      .values({ fleet_id: actor.fleet, kind, reversible: input.reversible })
-      .returning(['kind', 'reversible'])
-      .executeTakeFirstOrThrow();
+    const row = await insertEffectKind(tx, actor.fleet, kind, input.reversible);
     await appendEvent(tx, { fleet: actor.fleet, type: 'EffectKindRegistered', actorId: actor.agentId, data: row });
     return row;
   });
@@ -59,30 +57,12 @@ export async function proposeEffect(core: Core, actor: Actor, input: ProposeEffe
   const key = v.text('idempotencyKey', input.idempotencyKey, v.LIMITS.idempotencyKeyMax);
   try {
     return await writeTx(core.store, actor.fleet, async (tx) => {
-      const k = await tx.selectFrom('effect_kinds').select('reversible').where('fleet_id', '=', actor.fleet).where('kind', '=', kind).executeTakeFirst();
-      // The key is looked up only when inserting under it conflicts: under SERIALIZABLE a lookup that
-      // finds nothing predicate-locks the key index's page, where concurrent proposals insert theirs,
-      // and two proposals that both looked formed a cycle one of them had to retry (FINDINGS §5.2, stress).
-      const effect = k
-        ? ((await tx
-            .insertInto('effects')
-            .values({
-              fleet_id: actor.fleet,
-              kind,
-              amount_minor: amount?.amountMinor ?? null,
-              currency: amount?.currency ?? null,
-              payload,
-              idempotency_key: key,
-              proposed_by: actor.agentId,
-            })
-            .onConflict((oc) => oc.columns(['fleet_id', 'idempotency_key']).doNothing())
-            .returningAll()
-            .executeTakeFirst()) as EffectRow | undefined)
-        : undefined;
+      const known = await effectKind(tx, actor.fleet, kind);
+      const effect = known ? await insertEffect(tx, { fleet: actor.fleet, kind, amount, payload, key, proposedBy: actor.agentId }) : undefined;
       if (!effect) {
         const existing = await effectByKey(tx, actor.fleet, key);
         if (!existing) throw badInput('kind', `effect kind "${kind}" is not registered (registerEffectKind first)`);
-        const differs = await reuseDiffers(tx, existing, { kind, amount, payload, supports });
+        const differs = await reuseDiffers(tx, actor.fleet, existing, { kind, amount, payload, supports });
         if (differs.length > 0) {
           const effectId = gid('Effect', existing.id);
           throw new DomainError('CONFLICT', `idempotencyKey: "${key}" already names effect ${effectId}, proposed with a different ${differs.join(', ')}; ` +
@@ -90,7 +70,7 @@ export async function proposeEffect(core: Core, actor: Actor, input: ProposeEffe
         }
         return { kind: 'proposed', effect: existing, created: false };
       }
-      const rows = await lockBeliefs(tx, supports, 'share');
+      const rows = await lockBeliefs(tx, actor.fleet, supports, 'share');
       if (rows.length !== supports.length) {
         const missing = supports.find((id) => !rows.some((r) => r.id === id))!;
         throw new DomainError('NOT_FOUND', `supportedBy: belief ${missing} not found`, 'supportedBy');
@@ -98,7 +78,7 @@ export async function proposeEffect(core: Core, actor: Actor, input: ProposeEffe
       const fallen = rows.find((r) => r.status !== 'ACTIVE');
       // Thrown to roll the effect back, caught below.
       if (fallen) throw new Refused({ kind: 'premiseRetracted', premise: fallen });
-      await tx.insertInto('effect_supports').values(supports.map((b) => ({ effect_id: effect.id, belief_id: b, fleet_id: actor.fleet }))).execute();
+      await insertSupports(tx, actor.fleet, effect.id, supports);
       await appendEvent(tx, { fleet: actor.fleet, type: 'EffectProposed', actorId: actor.agentId, ids: [effect.id] });
       return { kind: 'proposed', effect, created: true };
     });
@@ -114,18 +94,14 @@ class Refused {
 }
 
 /** Which of kind, amount, currency, payload and supports a reuse of `existing`'s key changes (payload compared as jsonb). */
-async function reuseDiffers(tx: Tx, existing: EffectRow, p: { kind: string; amount: { amountMinor: number; currency: string } | null; payload: string | null; supports: string[] }): Promise<string[]> {
-  const r = await sql<{ same_payload: boolean; supports: string[] }>`
-    SELECT (e.payload IS NOT DISTINCT FROM ${p.payload}::jsonb) AS same_payload,
-           ARRAY(SELECT s.belief_id::text FROM effect_supports s WHERE s.effect_id = e.id ORDER BY s.belief_id) AS supports
-      FROM effects e WHERE e.id = ${existing.id}`.execute(tx);
-  const row = r.rows[0]!;
+async function reuseDiffers(tx: Tx, fleet: string, existing: EffectRow, p: { kind: string; amount: { amountMinor: number; currency: string } | null; payload: string | null; supports: string[] }): Promise<string[]> {
+  const row = await payloadAndSupports(tx, fleet, existing.id, p.payload);
   const given = [...p.supports].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0));
   const out: string[] = [];
   if (existing.kind !== p.kind) out.push('kind');
   if ((existing.amount_minor == null ? null : String(existing.amount_minor)) !== (p.amount ? String(p.amount.amountMinor) : null)) out.push('amount');
   if ((existing.currency ?? null) !== (p.amount?.currency ?? null)) out.push('currency');
-  if (!row.same_payload) out.push('payload');
+  if (!row.samePayload) out.push('payload');
   if (row.supports.join(',') !== given.join(',')) out.push('supportedBy');
   return out;
 }
@@ -140,23 +116,10 @@ export async function claimEffect(core: Core, actor: Actor, input: { kinds?: rea
   const kinds = input.kinds ? input.kinds.map((k, i) => v.kind(`kinds[${i}]`, k)) : null;
   if (kinds && kinds.length > 64) throw badInput('kinds', 'must name at most 64 kinds');
   return writeTx(core.store, actor.fleet, async (tx) => {
-    const r = await sql<{ id: string }>`
-      SELECT e.id::text AS id FROM effects e
-       WHERE e.fleet_id = ${actor.fleet} AND e.status = 'PENDING'
-         ${kinds ? sql`AND e.kind = ANY(${kinds}::text[])` : sql``}
-         AND NOT EXISTS (SELECT 1 FROM effect_supports s
-                          WHERE s.effect_id = e.id AND (SELECT b.status FROM beliefs b WHERE b.id = s.belief_id) <> 'ACTIVE')
-       ORDER BY e.id LIMIT 1
-       FOR UPDATE OF e SKIP LOCKED`.execute(tx);
-    const id = r.rows[0]?.id;
+    const id = await lockNextReady(tx, actor.fleet, kinds);
     if (!id) return null;
     await pausePoint('claimEffect:locked');
-    const effect = (await tx
-      .updateTable('effects')
-      .set({ status: 'EXECUTING', claimed_by: actor.agentId, claimed_at: new Date() })
-      .where('id', '=', id)
-      .returningAll()
-      .executeTakeFirstOrThrow()) as EffectRow;
+    const effect = await updateEffect(tx, actor.fleet, id, { status: 'EXECUTING', claimed_by: actor.agentId, claimed_at: new Date() });
     await appendEvent(tx, { fleet: actor.fleet, type: 'EffectClaimed', actorId: actor.agentId, ids: [id] });
     return effect;
   });
@@ -171,27 +134,16 @@ export async function completeEffect(core: Core, actor: Actor, input: { effectId
   const effectId = v.id('effectId', input.effectId);
   const ref = v.text('externalRef', input.externalRef, v.LIMITS.providerRefMax);
   return writeTx(core.store, actor.fleet, async (tx) => {
-    const e = await lockEffect(tx, effectId);
+    const e = await lockEffect(tx, actor.fleet, effectId);
     if (!e) throw notFound('effect', effectId, 'effectId');
     await pausePoint('completeEffect:locked');
     if (e.status === 'EXECUTED' && e.external_ref === ref) return e;
     if (e.status !== 'EXECUTING') throw new DomainError('CONFLICT', `effectId: effect ${effectId} is ${e.status}, not EXECUTING`, 'effectId');
-    const done = (await tx
-      .updateTable('effects')
-      .set({ status: 'EXECUTED', external_ref: ref, executed_at: new Date() })
-      .where('id', '=', effectId)
-      .returningAll()
-      .executeTakeFirstOrThrow()) as EffectRow;
+    const done = await updateEffect(tx, actor.fleet, effectId, { status: 'EXECUTED', external_ref: ref, executed_at: new Date() });
     await appendEvent(tx, { fleet: actor.fleet, type: 'EffectExecuted', actorId: actor.agentId, ids: [effectId] });
     // Which retraction reached it: the one that marked it, else (defensively) the first that took a support down.
-    // Each support's belief by its primary key: as a join, a table without statistics was read over the
-    // whole fleet, predicate-locking every belief page against concurrent inserts (as in lockBeliefs).
-    const reach = await sql<{ rid: string | null }>`
-      SELECT coalesce(${e.reached_by}::bigint,
-        (SELECT min((SELECT b.retraction_id FROM beliefs b WHERE b.id = s.belief_id)) FROM effect_supports s
-          WHERE s.effect_id = ${effectId}))::text AS rid`.execute(tx);
-    const rid = reach.rows[0]!.rid;
-    if (rid) await recordReversals(tx, actor.fleet, rid, actor.agentId, sql`SELECT ${effectId}::bigint`);
+    const rid = await reachingRetraction(tx, actor.fleet, e);
+    if (rid) await recordReversals(tx, actor.fleet, rid, actor.agentId, { effectId });
     return done;
   });
 }
@@ -201,18 +153,13 @@ export async function failEffect(core: Core, actor: Actor, input: { effectId: st
   const effectId = v.id('effectId', input.effectId);
   const reason = v.text('reason', input.reason, v.LIMITS.reasonMax, { multiline: true });
   return writeTx(core.store, actor.fleet, async (tx) => {
-    const e = await lockEffect(tx, effectId);
+    const e = await lockEffect(tx, actor.fleet, effectId);
     if (!e) throw notFound('effect', effectId, 'effectId');
     if (e.status === 'FAILED') return e;
     if (e.status !== 'EXECUTING' && e.status !== 'PENDING') {
       throw new DomainError('CONFLICT', `effectId: effect ${effectId} is ${e.status}; only PENDING or EXECUTING effects can fail`, 'effectId');
     }
-    const failed = (await tx
-      .updateTable('effects')
-      .set({ status: 'FAILED', failure_reason: reason, failed_at: new Date() })
-      .where('id', '=', effectId)
-      .returningAll()
-      .executeTakeFirstOrThrow()) as EffectRow;
+    const failed = await updateEffect(tx, actor.fleet, effectId, { status: 'FAILED', failure_reason: reason, failed_at: new Date() });
     await appendEvent(tx, { fleet: actor.fleet, type: 'EffectFailed', actorId: actor.agentId, ids: [effectId], data: { reason } });
     return failed;
   });

@@ -126,12 +126,12 @@ export async function isAhead(db: Db, c: Cursor): Promise<boolean> {
  * consumed), oldest first, never past the horizon of transactions that might still commit.
  * `types` filters by event type (the filter is applied after ordering, so cursors stay valid).
  */
-export async function tail(db: Db, after: Cursor, limit: number, types?: readonly EventType[]): Promise<EventRow[]> {
+export async function tail(db: Db, fleet: string, after: Cursor, limit: number, types?: readonly EventType[]): Promise<EventRow[]> {
   const r = await sql<EventRow>`
     SELECT seq::text AS seq, tx::text AS tx, type, retraction_id::text AS retraction_id, depth,
            ids::text[] AS ids, data, at
       FROM events
-     WHERE (tx, seq) ${after.index >= 0 ? sql`>=` : sql`>`} (${after.tx}::xid8, ${after.seq}::bigint)
+     WHERE fleet_id = ${fleet} AND (tx, seq) ${after.index >= 0 ? sql`>=` : sql`>`} (${after.tx}::xid8, ${after.seq}::bigint)
        AND tx < ${HORIZON}
        ${types ? sql`AND type = ANY(${types as string[]}::text[])` : sql``}
      ORDER BY events.tx, events.seq
@@ -140,10 +140,10 @@ export async function tail(db: Db, after: Cursor, limit: number, types?: readonl
 }
 
 /** The cursor that means "from now": just past everything currently readable. */
-export async function headCursor(db: Db): Promise<Cursor> {
+export async function headCursor(db: Db, fleet: string): Promise<Cursor> {
   const r = await sql<{ tx: string | null; seq: string | null; xmin: string }>`
-    SELECT (SELECT tx::text FROM events WHERE tx < ${HORIZON} ORDER BY events.tx DESC, events.seq DESC LIMIT 1) AS tx,
-           (SELECT seq::text FROM events WHERE tx < ${HORIZON} ORDER BY events.tx DESC, events.seq DESC LIMIT 1) AS seq,
+    SELECT (SELECT tx::text FROM events WHERE fleet_id = ${fleet} AND tx < ${HORIZON} ORDER BY events.tx DESC, events.seq DESC LIMIT 1) AS tx,
+           (SELECT seq::text FROM events WHERE fleet_id = ${fleet} AND tx < ${HORIZON} ORDER BY events.tx DESC, events.seq DESC LIMIT 1) AS seq,
            ${HORIZON}::text AS xmin`.execute(db);
   const row = r.rows[0]!;
   return row.tx && row.seq ? { tx: row.tx, seq: row.seq, index: -1 } : START;

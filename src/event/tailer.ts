@@ -123,7 +123,7 @@ function sharedTail(store: Store, waker: Waker, fleet: string, cursor: Cursor, l
   const hit = reads.get(key);
   if (hit) return hit;
   tailStats.reads++;
-  const read = readTx(store, fleet, (tx) => tail(tx, cursor, limit)).finally(() => reads.delete(key));
+  const read = readTx(store, fleet, (tx) => tail(tx, fleet, cursor, limit)).finally(() => reads.delete(key));
   reads.set(key, read);
   return read;
 }
@@ -136,7 +136,7 @@ function sharedTail(store: Store, waker: Waker, fleet: string, cursor: Cursor, l
  * cursors are the same kind: either resumes a subscription of either granularity.
  */
 export async function* retractionEvents(store: Store, waker: Waker, fleet: string, after: Cursor | null, signal: AbortSignal, granularity: Granularity = 'BELIEF', pollMs = 1000): AsyncGenerator<StreamEvent> {
-  let cursor: Cursor = after ?? (await readTx(store, fleet, (tx) => headCursor(tx)));
+  let cursor: Cursor = after ?? (await readTx(store, fleet, (tx) => headCursor(tx, fleet)));
   while (!signal.aborted) {
     const rows = await sharedTail(store, waker, fleet, cursor, 200);
     if (rows.length === 0) {

@@ -43,3 +43,8 @@ export function capped(amountMinor: string | number | bigint): { amountMinor: nu
   if (x < -SAFE_MAX) return { amountMinor: -Number.MAX_SAFE_INTEGER, capped: true };
   return { amountMinor: Number(x), capped: false };
 }
+
+/** The totals of a retraction that took nothing down (a preview of a belief already retracted). */
+export function emptyTotals(): Totals {
+  return { beliefsRetracted: 0, effectsCancelled: 0, effectsReached: 0, reversalsOwed: 0, unreachable: 0, exposure: [], owed: [], unreachableAmount: [], settled: [] };
+}

@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { AgentRow } from '../agent/agent.service';
+import type { AgentRow } from '../agent/agent.repository';
 import { authenticateReader, canReadReceipts } from './reader';
 import { type McpDeps, createMcpServer } from './server';
 

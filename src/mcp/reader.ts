@@ -1,7 +1,8 @@
-import { sql } from 'kysely';
-import { type AgentRow, hashToken } from '../agent/agent.service';
+import { type AgentRow, agentByTokenHash } from '../agent/agent.repository';
+import { hashToken } from '../agent/token';
 import { mayRead } from '../agent/access';
 import type { Store } from '../store/engine';
+import { hasColumn, probeWrite, writableTables as writableBy } from '../store/privileges';
 import { type Tx, inTx } from '../store/tx';
 
 /**
@@ -21,10 +22,7 @@ export function readerTx<T>(store: Store, fleet: string | null, fn: (tx: Tx) => 
 /** The agent holding `token`, looked up through the reader path (retract_authenticate), or null. */
 export async function authenticateReader(store: Store, token: string | null | undefined): Promise<AgentRow | null> {
   if (typeof token !== 'string' || token.length < 8 || token.length > 512) return null;
-  return readerTx(store, null, async (tx) => {
-    const r = await sql<AgentRow>`SELECT id::text AS id, fleet_id, name, scopes, operator FROM retract_authenticate(${hashToken(token)})`.execute(tx);
-    return r.rows[0] ?? null;
-  });
+  return readerTx(store, null, (tx) => agentByTokenHash(tx, hashToken(token)));
 }
 
 /** True when the agent may read receipts (`receipts:read`, or `admin`, which implies every scope): the bar to serve it at all. */
@@ -47,22 +45,13 @@ export interface ReadOnlyProof {
 export async function proveReadOnly(store: Store): Promise<ReadOnlyProof> {
   let refusedWith: string | null = null;
   try {
-    await readerTx(store, null, async (tx) => {
-      await sql`INSERT INTO store_meta (key, value) VALUES ('mcp.write-probe', 'must never be written')`.execute(tx);
-    });
+    await readerTx(store, null, probeWrite);
   } catch (e) {
     refusedWith = (e as { code?: string }).code ?? null;
     if (refusedWith !== '25006' && refusedWith !== '42501') throw e;
   }
   if (!refusedWith) throw new Error('the reader path wrote to the database; refusing to serve receipts through it');
-  const writableTables = await readerTx(store, null, async (tx) =>
-    (await sql<{ t: string }>`
-      SELECT c.relname AS t FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-       WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm')
-         AND (has_table_privilege(${READER_ROLE}, c.oid, 'INSERT') OR has_table_privilege(${READER_ROLE}, c.oid, 'UPDATE')
-           OR has_table_privilege(${READER_ROLE}, c.oid, 'DELETE') OR has_table_privilege(${READER_ROLE}, c.oid, 'TRUNCATE'))
-       ORDER BY 1`.execute(tx)).rows.map((r) => r.t),
-  );
+  const writableTables = await readerTx(store, null, (tx) => writableBy(tx, READER_ROLE));
   if (writableTables.length > 0) {
     throw new Error(`role ${READER_ROLE} holds write privileges on ${writableTables.join(', ')}; revoke them before serving receipts`);
   }
@@ -71,10 +60,6 @@ export async function proveReadOnly(store: Store): Promise<ReadOnlyProof> {
 
 /** True when the schema the tools read exists (the store was migrated). */
 export async function isMigrated(store: Store): Promise<boolean> {
-  return readerTx(store, null, async (tx) => {
-    // reversals.last_error arrives with 0002_dispatch, the newest schema the tools read.
-    const r = await sql<{ ok: boolean }>`
-      SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('reversals') AND attname = 'last_error' AND NOT attisdropped) AS ok`.execute(tx);
-    return r.rows[0]!.ok;
-  });
+  // reversals.last_error arrives with 0002_dispatch, the newest schema the tools read.
+  return readerTx(store, null, (tx) => hasColumn(tx, 'reversals', 'last_error'));
 }

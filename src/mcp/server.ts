@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { sql } from 'kysely';
-import type { AgentRow } from '../agent/agent.service';
+import type { AgentRow } from '../agent/agent.repository';
 import { type Readable, forbiddenReason, mayRead } from '../agent/access';
 import type { Embedder } from '../embedding/embedder';
 import { DomainError } from '../errors/domain-error';
 import type { Store } from '../store/engine';
+import { storedEmbedder } from '../store/meta';
 import * as v from '../validation';
 import { canReadReceipts, readerTx } from './reader';
-import { explainBelief, getReceipt, listOwedReversals, searchBeliefs } from './receipts';
+import { explainBelief } from './explain';
+import { getReceipt, listOwedReversals, searchBeliefs } from './receipts';
 import {
   explainBeliefInput, explainBeliefOutput, getReceiptInput, getReceiptOutput, listOwedReversalsInput, listOwedReversalsOutput,
   searchBeliefsInput, searchBeliefsOutput,
@@ -167,8 +168,7 @@ export function createMcpServer(deps: McpDeps, agent: AgentRow): McpServer {
 /** Refuses a search when the store's vectors were written by another embedder than the configured one. */
 async function checkEmbedder(deps: McpDeps): Promise<void> {
   const want = `${deps.embedder.id}@${deps.embedder.dimensions}`;
-  const have = await readerTx(deps.store, null, async (tx) =>
-    (await sql<{ value: string }>`SELECT value FROM store_meta WHERE key = 'embedder'`.execute(tx)).rows[0]?.value ?? null);
+  const have = await readerTx(deps.store, null, storedEmbedder);
   if (have && have !== want) {
     throw new DomainError('CONFLICT', `this store's embeddings were written by ${have}, but this server embeds with ${want}; set RETRACT_EMBEDDER to match`);
   }

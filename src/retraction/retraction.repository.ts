@@ -1,23 +1,41 @@
-import { sql } from 'kysely';
-import { decodeCursor, encodeCursor } from '../kernel/cursor';
-import type { Money, Totals } from '../kernel/money';
+import { type Selectable, sql } from 'kysely';
+import type { Totals } from '../kernel/money';
+import { decodeDepthCursor, encodeDepthCursor, encodeIdCursor, type Page, pageOf } from '../kernel/page';
+import type { RetractionTable } from '../store/schema';
 import type { Db } from '../store/tx';
 
-export type { Money, Totals };
+/**
+ * The SQL of retractions (receipts): the row, its totals, and the beliefs it took down. Every
+ * statement names its fleet on every relation; row-level security stays as the second wall.
+ */
+export type RetractionRow = Selectable<RetractionTable>;
 
-export interface RetractionRow {
-  id: string;
-  fleet_id: string;
-  root_id: string;
-  reason: string;
-  actor_id: string;
-  beliefs_retracted: number;
-  created_at: Date;
+export async function insertRetraction(db: Db, fleet: string, r: { rootId: string; reason: string; actorId: string }): Promise<string> {
+  const row = await db.insertInto('retractions').values({ fleet_id: fleet, root_id: r.rootId, reason: r.reason, actor_id: r.actorId })
+    .returning('id').executeTakeFirstOrThrow();
+  return row.id;
 }
 
-export async function retractionsByIds(db: Db, ids: readonly string[]): Promise<RetractionRow[]> {
+export async function setBeliefsRetracted(db: Db, fleet: string, id: string, n: number): Promise<void> {
+  await db.updateTable('retractions').set({ beliefs_retracted: n }).where('fleet_id', '=', fleet).where('id', '=', id).execute();
+}
+
+export async function retractionsByIds(db: Db, fleet: string, ids: readonly string[]): Promise<RetractionRow[]> {
   if (ids.length === 0) return [];
-  return (await db.selectFrom('retractions').selectAll().where('id', 'in', ids as string[]).execute()) as RetractionRow[];
+  return db.selectFrom('retractions').selectAll().where('fleet_id', '=', fleet).where('id', 'in', ids as string[]).execute();
+}
+
+/** The fleet's newest retraction's id, or null when it has none. */
+export async function newestRetractionId(db: Db, fleet: string): Promise<string | null> {
+  return (await db.selectFrom('retractions').select('id').where('fleet_id', '=', fleet).orderBy('id', 'desc').limit(1).executeTakeFirst())?.id ?? null;
+}
+
+/** A newest-first page of the fleet's retractions. */
+export async function retractionPage(db: Db, fleet: string, first: number, after: string | null): Promise<Page<RetractionRow>> {
+  const q = db.selectFrom('retractions').where('fleet_id', '=', fleet);
+  const rows = await (after ? q.where('id', '<', after) : q).selectAll().orderBy('id', 'desc').limit(first + 1).execute();
+  const total = await q.select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  return pageOf(rows, first, (r) => encodeIdCursor(r.id), Number(total.n));
 }
 
 /**
@@ -25,23 +43,23 @@ export async function retractionsByIds(db: Db, ids: readonly string[]): Promise<
  * dispatch state; settled sums only CONFIRMED ones (a provider's reference arrived). Every
  * currency that appears in exposure appears in owed, unreachableAmount and settled (0 when none).
  */
-export async function totalsFor(db: Db, retractionId: string): Promise<Totals> {
+export async function totalsFor(db: Db, fleet: string, retractionId: string): Promise<Totals> {
   const r = await sql<{
     beliefs: number; cancelled: number; owed: number; unreachable: number;
     money: Array<{ currency: string; exposure: string; owed: string; unreachable: string; settled: string }> | null;
   }>`
     SELECT r.beliefs_retracted AS beliefs,
-           (SELECT count(*)::int FROM effects WHERE cancelled_by = r.id) AS cancelled,
-           (SELECT count(*)::int FROM reversals WHERE retraction_id = r.id AND status <> 'UNREACHABLE') AS owed,
-           (SELECT count(*)::int FROM reversals WHERE retraction_id = r.id AND status = 'UNREACHABLE') AS unreachable,
+           (SELECT count(*)::int FROM effects WHERE fleet_id = ${fleet} AND cancelled_by = r.id) AS cancelled,
+           (SELECT count(*)::int FROM reversals WHERE fleet_id = ${fleet} AND retraction_id = r.id AND status <> 'UNREACHABLE') AS owed,
+           (SELECT count(*)::int FROM reversals WHERE fleet_id = ${fleet} AND retraction_id = r.id AND status = 'UNREACHABLE') AS unreachable,
            (SELECT json_agg(m ORDER BY m.currency) FROM (
               SELECT currency,
                      sum(amount_minor)::text AS exposure,
                      coalesce(sum(amount_minor) FILTER (WHERE status <> 'UNREACHABLE'), 0)::text AS owed,
                      coalesce(sum(amount_minor) FILTER (WHERE status = 'UNREACHABLE'), 0)::text AS unreachable,
                      coalesce(sum(amount_minor) FILTER (WHERE status = 'CONFIRMED'), 0)::text AS settled
-                FROM reversals WHERE retraction_id = r.id AND currency IS NOT NULL GROUP BY currency) m) AS money
-      FROM retractions r WHERE r.id = ${retractionId}`.execute(db);
+                FROM reversals WHERE fleet_id = ${fleet} AND retraction_id = r.id AND currency IS NOT NULL GROUP BY currency) m) AS money
+      FROM retractions r WHERE r.fleet_id = ${fleet} AND r.id = ${retractionId}`.execute(db);
   const row = r.rows[0];
   if (!row) throw new Error(`retraction ${retractionId} vanished`);
   const money = row.money ?? [];
@@ -59,42 +77,17 @@ export async function totalsFor(db: Db, retractionId: string): Promise<Totals> {
   };
 }
 
-export interface Page<T> {
-  items: T[];
-  hasNextPage: boolean;
-  endCursor: string | null;
-  totalCount: number;
-}
-
 /**
  * Beliefs a retraction took down, root first then cascade order (depth, id), keyset-paged. Ordered
  * by the bigint id, not its text alias (which would put 10 before 9 and make the cursor skip beliefs).
  */
-export async function retractedBeliefPage(db: Db, retractionId: string, first: number, after: string | null): Promise<Page<{ id: string; depth: number }>> {
+export async function retractedBeliefPage(db: Db, fleet: string, retractionId: string, first: number, after: string | null): Promise<Page<{ id: string; depth: number }>> {
   const pos = after ? decodeDepthCursor('after', after) : null;
   const rows = await sql<{ id: string; depth: number }>`
     SELECT id::text AS id, retraction_depth AS depth FROM beliefs
-     WHERE retraction_id = ${retractionId}
+     WHERE fleet_id = ${fleet} AND retraction_id = ${retractionId}
        ${pos ? sql`AND (retraction_depth, id) > (${pos.depth}, ${pos.id}::bigint)` : sql``}
      ORDER BY retraction_depth, beliefs.id LIMIT ${first + 1}`.execute(db);
-  const total = await sql<{ n: number }>`SELECT beliefs_retracted AS n FROM retractions WHERE id = ${retractionId}`.execute(db);
-  const items = rows.rows.slice(0, first);
-  const last = items[items.length - 1];
-  return {
-    items,
-    hasNextPage: rows.rows.length > first,
-    endCursor: last ? encodeDepthCursor(last.depth, last.id) : null,
-    totalCount: total.rows[0]?.n ?? 0,
-  };
-}
-
-/** Keyset cursor over cascade order (depth, id). */
-export function encodeDepthCursor(depth: number, id: string): string {
-  return encodeCursor('d1', [depth, id]);
-}
-
-/** A cascade-order position; BAD_USER_INPUT naming `field` when `s` is not such a cursor. */
-export function decodeDepthCursor(field: string, s: string, rule?: string): { depth: number; id: string } {
-  const [depth, id] = decodeCursor(field, s, 'd1', ['int', 'id'], rule);
-  return { depth: Number(depth), id: id! };
+  const total = await db.selectFrom('retractions').select('beliefs_retracted').where('fleet_id', '=', fleet).where('id', '=', retractionId).executeTakeFirst();
+  return pageOf(rows.rows, first, (b) => encodeDepthCursor(b.depth, b.id), total?.beliefs_retracted ?? 0);
 }

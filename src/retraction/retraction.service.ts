@@ -1,15 +1,17 @@
-import { sql } from 'kysely';
 import { pausePoint } from '../store/pause';
 import type { Actor, Core } from '../core';
-import { badInput, notFound } from '../errors/domain-error';
-import { cascade, reachEffects, survivorIds } from '../derivation/cascade';
+import { notFound } from '../errors/domain-error';
+import { cascade } from '../derivation/cascade';
+import { survivorIds } from '../derivation/justification.repository';
+import { effectsTouchedBy } from '../effect/effect.repository';
+import { reachEffects } from '../effect/reach';
 import { appendEvent } from '../event/event.repository';
 import { lockBeliefs } from '../belief/belief.repository';
-import { type Tx, writeTx, inTx } from '../store/tx';
+import { type Totals, emptyTotals } from '../kernel/money';
+import { type Page, decodeDepthCursor, pageSize } from '../kernel/page';
+import { type Tx, inTx } from '../store/tx';
 import * as v from '../validation';
-import { type Page, type Totals, decodeDepthCursor, retractedBeliefPage, totalsFor } from './retraction.repository';
-
-export const MAX_PAGE = 500;
+import { insertRetraction, retractedBeliefPage, setBeliefsRetracted, totalsFor } from './retraction.repository';
 
 /**
  * Retracts a belief and everything that rested on it alone, in the caller's transaction: the
@@ -18,24 +20,20 @@ export const MAX_PAGE = 500;
  * is already RETRACTED returns the retraction that took it down and writes nothing.
  */
 export async function retractInTx(tx: Tx, actor: Actor, beliefId: string, reason: string): Promise<{ retractionId: string; created: boolean }> {
-  const [root] = await lockBeliefs(tx, [beliefId], 'update');
+  const [root] = await lockBeliefs(tx, actor.fleet, [beliefId], 'update');
   if (!root) throw notFound('belief', beliefId, 'beliefId');
   if (root.status === 'RETRACTED') return { retractionId: root.retraction_id!, created: false };
   await pausePoint('retract:root-locked');
-  const r = await tx
-    .insertInto('retractions')
-    .values({ fleet_id: actor.fleet, root_id: beliefId, reason, actor_id: actor.agentId })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  await appendEvent(tx, { fleet: actor.fleet, type: 'RetractionStarted', actorId: actor.agentId, retractionId: r.id, ids: [beliefId], data: { reason } });
-  const n = await cascade(tx, actor.fleet, r.id, beliefId, actor.agentId);
-  await sql`UPDATE retractions SET beliefs_retracted = ${n} WHERE id = ${r.id}`.execute(tx);
+  const id = await insertRetraction(tx, actor.fleet, { rootId: beliefId, reason, actorId: actor.agentId });
+  await appendEvent(tx, { fleet: actor.fleet, type: 'RetractionStarted', actorId: actor.agentId, retractionId: id, ids: [beliefId], data: { reason } });
+  const n = await cascade(tx, actor.fleet, id, beliefId, actor.agentId);
+  await setBeliefsRetracted(tx, actor.fleet, id, n);
   await pausePoint('retract:cascaded');
-  await reachEffects(tx, actor.fleet, r.id, actor.agentId);
+  await reachEffects(tx, actor.fleet, id, actor.agentId);
   await pausePoint('retract:effects-reached');
-  const totals = await totalsFor(tx, r.id);
-  await appendEvent(tx, { fleet: actor.fleet, type: 'RetractionCommitted', actorId: actor.agentId, retractionId: r.id, data: totals });
-  return { retractionId: r.id, created: true };
+  const totals = await totalsFor(tx, actor.fleet, id);
+  await appendEvent(tx, { fleet: actor.fleet, type: 'RetractionCommitted', actorId: actor.agentId, retractionId: id, data: totals });
+  return { retractionId: id, created: true };
 }
 
 /** retractBelief: one SERIALIZABLE transaction around retractInTx. */
@@ -77,7 +75,7 @@ export async function previewRetraction(core: Core, actor: Actor, input: { belie
     // REPEATABLE READ, not SERIALIZABLE: the transaction never commits, so serializable conflict
     // detection could only make it fail; one snapshot is what a preview needs.
     await inTx(core.store, { fleet: actor.fleet, isolation: 'repeatable read', maxAttempts: RETRACTION_ATTEMPTS }, async (tx) => {
-      const [root] = await lockBeliefs(tx, [beliefId], 'share');
+      const [root] = await lockBeliefs(tx, actor.fleet, [beliefId], 'share');
       if (!root) throw notFound('belief', beliefId, 'beliefId');
       if (root.status === 'RETRACTED') {
         throw new Rollback({
@@ -88,19 +86,15 @@ export async function previewRetraction(core: Core, actor: Actor, input: { belie
         });
       }
       const { retractionId } = await retractInTx(tx, actor, beliefId, 'preview');
-      const affected = await sql<{ id: string; status: string }>`
-        SELECT e.id::text AS id, e.status FROM effects e
-         WHERE e.cancelled_by = ${retractionId} OR e.reached_by = ${retractionId}
-            OR e.id IN (SELECT effect_id FROM reversals WHERE retraction_id = ${retractionId})
-         ORDER BY e.id`.execute(tx);
+      const affected = await effectsTouchedBy(tx, actor.fleet, retractionId);
       throw new Rollback({
         rootId: beliefId,
-        beliefs: await retractedBeliefPage(tx, retractionId, first, input.after ?? null),
-        survivors: await survivorIds(tx, retractionId, 10_000),
-        pendingEffects: affected.rows.filter((e) => e.status === 'CANCELLED').map((e) => e.id),
-        executingEffects: affected.rows.filter((e) => e.status === 'EXECUTING').map((e) => e.id),
-        executedEffects: affected.rows.filter((e) => e.status === 'EXECUTED').map((e) => e.id),
-        totals: await totalsFor(tx, retractionId),
+        beliefs: await retractedBeliefPage(tx, actor.fleet, retractionId, first, input.after ?? null),
+        survivors: await survivorIds(tx, actor.fleet, retractionId, 10_000),
+        pendingEffects: affected.filter((e) => e.status === 'CANCELLED').map((e) => e.id),
+        executingEffects: affected.filter((e) => e.status === 'EXECUTING').map((e) => e.id),
+        executedEffects: affected.filter((e) => e.status === 'EXECUTED').map((e) => e.id),
+        totals: await totalsFor(tx, actor.fleet, retractionId),
       });
     });
   } catch (e) {
@@ -108,15 +102,4 @@ export async function previewRetraction(core: Core, actor: Actor, input: { belie
     throw e;
   }
   throw new Error('preview transaction committed; it must always roll back');
-}
-
-export function emptyTotals(): Totals {
-  return { beliefsRetracted: 0, effectsCancelled: 0, effectsReached: 0, reversalsOwed: 0, unreachable: 0, exposure: [], owed: [], unreachableAmount: [], settled: [] };
-}
-
-/** Validates a page size: 1…MAX_PAGE, default 50. */
-export function pageSize(field: string, first: number | null | undefined, dflt = 50): number {
-  if (first === undefined || first === null) return dflt;
-  if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE) throw badInput(field, `must be an integer from 1 to ${MAX_PAGE}`);
-  return first;
 }

@@ -1,8 +1,8 @@
-import { type RawBuilder, sql } from 'kysely';
 import { DomainError } from '../errors/domain-error';
 import { asDbId, asGlobalId } from '../kernel/provider-ref';
 import type { Store } from '../store/engine';
 import { type Tx, readTx } from '../store/tx';
+import { issuedRefKind } from './reversal.repository';
 
 /**
  * "A reference we issued", the one definition every confirmation path applies (confirmReversal, the signed
@@ -19,35 +19,11 @@ import { type Tx, readTx } from '../store/tx';
 const PROVIDER_REF_RULE =
   "a provider reference must be the provider's own: RETRACT refuses its global ids, the ids of the fleet's rows, and the fleet's effect idempotency keys and reversal keys, compared after Unicode NFC, trimming and ASCII case folding";
 
-const ID_TABLES = [
-  ['agents', 'an agent'],
-  ['beliefs', 'a belief'],
-  ['justifications', 'a justification'],
-  ['effects', 'an effect'],
-  ['reversals', 'a reversal'],
-  ['retractions', 'a retraction'],
-  ['contradictions', 'a contradiction'],
-] as const;
-
-/** What `ref` is when it is a reference RETRACT issued in `fleet` (read under the transaction's row security); else null. */
+/** What `ref` is when it is a reference RETRACT issued in `fleet`; else null. */
 async function issuedRef(tx: Tx, fleet: string, ref: string): Promise<string | null> {
   const type = asGlobalId(ref);
   if (type) return `a global id (${type})`;
-  const checks: Array<[string, RawBuilder<unknown>]> = [
-    ["an effect's idempotency key", sql`SELECT 1 FROM effects WHERE fleet_id = ${fleet} AND retract_ref_fold(idempotency_key) = retract_ref_fold(${ref})`],
-    ['a reversal key', sql`SELECT 1 FROM reversals WHERE fleet_id = ${fleet} AND retract_ref_fold(idempotency_key) = retract_ref_fold(${ref})`],
-  ];
-  const id = asDbId(ref);
-  if (id !== null) {
-    for (const [table, what] of ID_TABLES) {
-      checks.push([`the id of ${what}`, sql`SELECT 1 FROM ${sql.table(table)} WHERE fleet_id = ${fleet} AND id = ${id}::bigint`]);
-    }
-  }
-  const r = await sql<{ k: number }>`
-    SELECT k FROM (${sql.join(checks.map(([, q], k) => sql`SELECT ${sql.lit(k)} AS k WHERE EXISTS (${q})`), sql` UNION ALL `)}) found
-     ORDER BY k LIMIT 1`.execute(tx);
-  const hit = r.rows[0];
-  return hit === undefined ? null : checks[Number(hit.k)]![0];
+  return issuedRefKind(tx, fleet, ref, asDbId(ref));
 }
 
 /** Throws BAD_USER_INPUT on `providerRef` when `ref` is a reference RETRACT issued in `fleet`. Writes nothing. */

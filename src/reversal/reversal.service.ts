@@ -1,31 +1,10 @@
 import type { Actor, Core } from '../core';
 import { DomainError, notFound } from '../errors/domain-error';
 import { appendEvent } from '../event/event.repository';
-import type { ReversalStatus } from '../store/schema';
 import { writeTx } from '../store/tx';
 import * as v from '../validation';
 import { issuedRefBefore, refuseIssuedRef } from './provider-ref';
-
-export { reversalKey } from '../derivation/cascade';
-
-export interface ReversalRow {
-  id: string;
-  fleet_id: string;
-  effect_id: string;
-  retraction_id: string;
-  status: ReversalStatus;
-  idempotency_key: string;
-  amount_minor: string | null;
-  currency: string | null;
-  reason: string | null;
-  provider_ref: string | null;
-  attempts: number;
-  lease_expires_at: Date | null;
-  created_at: Date;
-  dispatched_at: Date | null;
-  confirmed_at: Date | null;
-  failed_at: Date | null;
-}
+import { type ReversalRow, lockReversal, updateReversal } from './reversal.repository';
 
 /**
  * Records a provider's confirmation: the reversal becomes CONFIRMED carrying the provider's
@@ -39,7 +18,7 @@ export async function confirmReversal(core: Core, actor: Actor, input: { reversa
   const ref = v.text('providerRef', input.providerRef, v.LIMITS.providerRefMax);
   const issued = await issuedRefBefore(core.store, actor.fleet, ref);
   return writeTx(core.store, actor.fleet, async (tx) => {
-    const r = (await tx.selectFrom('reversals').selectAll().where('id', '=', reversalId).forUpdate().executeTakeFirst()) as ReversalRow | undefined;
+    const r = await lockReversal(tx, actor.fleet, reversalId);
     if (!r) throw notFound('reversal', reversalId, 'reversalId');
     if (r.status === 'CONFIRMED') {
       if (r.provider_ref === ref) return r;
@@ -49,12 +28,7 @@ export async function confirmReversal(core: Core, actor: Actor, input: { reversa
       throw new DomainError('CONFLICT', `reversalId: reversal ${reversalId} is UNREACHABLE: no compensation exists for its effect`, 'reversalId');
     }
     refuseIssuedRef(issued);
-    const done = (await tx
-      .updateTable('reversals')
-      .set({ status: 'CONFIRMED', provider_ref: ref, confirmed_at: new Date(), lease_expires_at: null })
-      .where('id', '=', reversalId)
-      .returningAll()
-      .executeTakeFirstOrThrow()) as ReversalRow;
+    const done = await updateReversal(tx, actor.fleet, reversalId, { status: 'CONFIRMED', provider_ref: ref, confirmed_at: new Date(), lease_expires_at: null });
     await appendEvent(tx, { fleet: actor.fleet, type: 'ReversalConfirmed', actorId: actor.agentId, retractionId: r.retraction_id, ids: [reversalId] });
     return done;
   });

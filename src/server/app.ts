@@ -2,7 +2,6 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { type ExecutionArgs, GraphQLError, getOperationAST } from 'graphql';
-import { sql } from 'kysely';
 import pino, { type Logger } from 'pino';
 import type { OperationResult } from 'graphql-ws';
 import { WebSocketServer } from 'ws';
@@ -10,12 +9,12 @@ import { createAdjudicator } from '../adjudication/index';
 import type { Adjudicator } from '../adjudication/adjudicator';
 import { ensureBootstrap } from '../agent/agent.service';
 import type { Core } from '../core';
-import { handleProviderCallback } from '../dispatch/callback';
+import { handleProviderCallback } from '../reversal/callback';
 import { createEmbedder } from '../embedding/index';
 import type { Embedder } from '../embedding/embedder';
 import { Waker } from '../event/tailer';
 import { createMcpHttpHandler } from '../mcp/http';
-import { type Store, openStore } from '../store/engine';
+import { type Store, answers, openStore } from '../store/engine';
 import { bindEmbedder } from '../store/meta';
 import { type Limits, type ServerConfig, configFromEnv } from './config';
 import { corsPolicy, normaliseMediaTypes, refusalBody, refuseClientErrors, timeoutOptions } from './edge';
@@ -104,7 +103,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
       if (url.pathname === '/health') {
         if (draining) return json(res, 503, { status: 'draining' });
         const ok = await Promise.race([
-          sql`SELECT 1`.execute(store.db).then(() => true, () => false),
+          answers(store.db),
           new Promise<boolean>((r) => setTimeout(() => r(false), 2000)),
         ]);
         return json(res, ok ? 200 : 503, { status: ok ? 'ok' : 'database unavailable', engine: store.engine, migrated: true });

@@ -1,6 +1,6 @@
 import { type DocumentNode, type FieldNode, type FragmentDefinitionNode, GraphQLError, Kind, type SelectionSetNode, type ValueNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { MAX_PAGE } from '../api/pagination';
+import { MAX_PAGE } from '../kernel/page';
 import { limitError } from './refusals';
 
 /** graphql-armor's cost model, kept so its documented figures still hold: an object 2, a scalar 1, ×1.5 per level. */

@@ -264,6 +264,11 @@ export async function engineVersions(db: Kysely<DB>): Promise<{ server: string; 
 }
 
 /** Opens the store the environment names: DATABASE_URL, else embedded PGlite in RETRACT_DATA_DIR. */
+/** Whether the database answers a trivial statement (the /health probe). */
+export async function answers(db: Kysely<DB>): Promise<boolean> {
+  return sql`SELECT 1`.execute(db).then(() => true, () => false);
+}
+
 export function openStoreFromEnv(env: NodeJS.ProcessEnv = process.env, extra: OpenOptions = {}): Promise<Store> {
   return openStore({ databaseUrl: env.DATABASE_URL || undefined, dataDir: env.RETRACT_DATA_DIR, ...extra });
 }

@@ -1,5 +1,10 @@
-import { sql } from 'kysely';
 import type { Store } from './engine';
+import type { Db } from './tx';
+
+/**
+ * store_meta: facts about the store itself, in no fleet (a reference table on Citus). Written on
+ * the owner connection only; the application and reader roles may read it.
+ */
 
 /** Raised when a store was written by another embedder (or dimension) than the one configured. */
 export class EmbedderMismatchError extends Error {
@@ -19,8 +24,12 @@ export class EmbedderMismatchError extends Error {
  */
 export async function bindEmbedder(store: Store, embedder: { readonly id: string; readonly dimensions: number }): Promise<void> {
   const want = `${embedder.id}@${embedder.dimensions}`;
-  await sql`INSERT INTO store_meta (key, value) VALUES ('embedder', ${want}) ON CONFLICT (key) DO NOTHING`.execute(store.db);
-  const r = await sql<{ value: string }>`SELECT value FROM store_meta WHERE key = 'embedder'`.execute(store.db);
-  const have = r.rows[0]!.value;
+  await store.db.insertInto('store_meta').values({ key: 'embedder', value: want }).onConflict((oc) => oc.column('key').doNothing()).execute();
+  const have = (await storedEmbedder(store.db))!;
   if (have !== want) throw new EmbedderMismatchError(have, want);
+}
+
+/** The embedder (`id@dimensions`) this store's vectors were written by, or null before the first start. */
+export async function storedEmbedder(db: Db): Promise<string | null> {
+  return (await db.selectFrom('store_meta').select('value').where('key', '=', 'embedder').executeTakeFirst())?.value ?? null;
 }

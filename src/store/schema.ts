@@ -42,6 +42,8 @@ export interface ReversalTable {
   amount_minor: Id | null; currency: string | null; reason: string | null; provider_ref: string | null;
   attempts: Generated<number>; lease_expires_at: NullableTimestamp; created_at: Generated<Date>;
   dispatched_at: NullableTimestamp; confirmed_at: NullableTimestamp; failed_at: NullableTimestamp;
+  /** From 0002_dispatch: the dispatcher holding the lease, and the provider's last inconclusive answer. */
+  lease_holder: string | null; last_error: string | null;
 }
 export type ContradictionStatus = 'OPEN' | 'ADJUDICATING' | 'RESOLVED';
 export type Verdict = 'KEEP_EXISTING' | 'ACCEPT_PROPOSED' | 'ESCALATE';

@@ -1,8 +1,8 @@
 import { LocalEmbedder } from '../embedding/local';
-import { DEFAULT_RESEND_WINDOW_MS } from '../dispatch/dispatch.service';
-import { createProvider } from '../dispatch/provider';
-import type { DispatchItem } from '../dispatch/dispatch.repository';
-import { type DispatcherHooks, type DispatcherStats, runDispatcher } from './dispatcher';
+import { DEFAULT_RESEND_WINDOW_MS } from '../reversal/dispatch.service';
+import { createProvider } from '../reversal/provider';
+import type { DispatchItem } from '../reversal/dispatch.service';
+import { type DispatcherHooks, type DispatcherStats, runDispatcher } from '../reversal/dispatcher';
 import { ConfigError, defaultHolder, intFromEnv } from './env';
 import { exitWithMain, runWorkerProcess } from './process';
 import { type WorkerLogger, errorText } from './wake';
@@ -11,7 +11,7 @@ import { type WorkerLogger, errorText } from './wake';
  * The dispatcher as its own process (`retract worker dispatcher`). Environment:
  * - DATABASE_URL — PostgreSQL (required in practice: the embedded engine is single-process, so a separate dispatcher
  *   can only use RETRACT_DATA_DIR when nothing else has it open).
- * - RETRACT_PROVIDER_URL (required), RETRACT_PROVIDER_TIMEOUT_MS — the provider (src/dispatch/provider).
+ * - RETRACT_PROVIDER_URL (required), RETRACT_PROVIDER_TIMEOUT_MS — the provider (src/reversal/provider).
  * - RETRACT_DISPATCH_LEASE_MS (default 60000): above the adapter's worst-case send (5 attempts × timeout + backoff).
  * - RETRACT_DISPATCH_BATCH (default 10), RETRACT_DISPATCH_POLL_MS (default 1000), RETRACT_DISPATCH_GRACE_MS
  *   (default 5000: how long in-flight sends may finish after SIGTERM).

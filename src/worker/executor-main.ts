@@ -4,7 +4,7 @@ import { authenticate } from '../agent/agent.service';
 import { LocalEmbedder } from '../embedding/local';
 import * as v from '../validation';
 import { ConfigError, intFromEnv } from './env';
-import { type EffectAdapter, runExecutor } from './executor';
+import { type EffectAdapter, runExecutor } from '../effect/executor';
 import { httpExecutorAdapter } from './http-executor';
 import { exitWithMain, runWorkerProcess } from './process';
 import { type WorkerLogger, errorText } from './wake';

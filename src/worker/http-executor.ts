@@ -1,5 +1,5 @@
-import { parseProviderUrl } from '../dispatch/provider/http';
-import type { EffectAdapter } from './executor';
+import { parseProviderUrl } from '../reversal/provider/http';
+import type { EffectAdapter } from '../effect/executor';
 
 export interface HttpExecutorOptions {
   /** Base URL; an effect of kind K is posted to `<baseUrl>/K`. */

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { hashToken, SCOPES } from '../../src/agent/agent.service';
+import { SCOPES } from '../../src/agent/scopes';
+import { hashToken } from '../../src/agent/token';
 import { engines, expectInvariants } from '../support/engines';
 import { codes, dbId, gql, ok, type GqlResponse } from '../support/api-client';
 import { type ApiServer, BOOTSTRAP_TOKEN, GatedHeuristic, agentWith, startApiServer, tableDigests } from '../support/api-server';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { gid, type NodeType } from '../../src/kernel/ids';
-import { SCOPES } from '../../src/agent/agent.service';
+import { SCOPES } from '../../src/agent/scopes';
 import { belief } from '../support/story';
 import { actorIn, engines, expectInvariants } from '../support/engines';
 import { type Fixture, fleetFixture } from '../support/api-fixture';

@@ -6,7 +6,7 @@ import { codes, gql, gqlRaw, ok, subscribeWs, wsClient, type GqlResponse, type W
 import { type ApiServer, agentWith, startApiServer, tableDigests, type TestAgent } from '../support/api-server';
 import { belief } from '../support/story';
 import { gid } from '../../src/kernel/ids';
-import { SCOPES } from '../../src/agent/agent.service';
+import { SCOPES } from '../../src/agent/scopes';
 
 const SECRET = 'embedder-secret-detail-7f3a';
 

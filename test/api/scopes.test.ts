@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GraphQLObjectType } from 'graphql';
 import { schema } from '../../src/api/schema';
-import { SCOPES, type Scope } from '../../src/agent/agent.service';
+import { SCOPES, type Scope } from '../../src/agent/scopes';
 import { actorIn, engines, expectInvariants } from '../support/engines';
 import { type Fixture, fleetFixture } from '../support/api-fixture';
 import { codes, gql, subscribeSse, subscribeWs, type WireError } from '../support/api-client';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gid } from '../../src/kernel/ids';
-import { SCOPES } from '../../src/agent/agent.service';
+import { SCOPES } from '../../src/agent/scopes';
 import { LEVEL_BATCH, tailStats } from '../../src/event/tailer';
 import { actorIn, engines, expectInvariants } from '../support/engines';
 import { belief, passportStory } from '../support/story';

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gid } from '../../src/kernel/ids';
-import { SCOPES } from '../../src/agent/agent.service';
+import { SCOPES } from '../../src/agent/scopes';
 import type { Store } from '../../src/store/engine';
 import { actorIn, engines, expectInvariants } from '../support/engines';
 import { belief, passportStory } from '../support/story';

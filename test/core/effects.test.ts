@@ -7,7 +7,7 @@ import { retractBelief } from '../../src/retraction/retraction.service';
 import type { Actor, Core } from '../../src/core';
 import { domainError, dump, expectUnchanged, read, fileStore, closeFileStores } from './helpers';
 import { totalsFor } from '../../src/retraction/retraction.repository';
-import { reversalKey } from '../../src/reversal/reversal.service';
+import { reversalKey } from '../../src/reversal/reversal.repository';
 import { gid } from '../../src/kernel/ids';
 
 /** Effects racing retractions, idempotent proposals and retractions, and at most one reversal per effect. */
@@ -180,7 +180,7 @@ describe.each(engines())('retraction idempotence on %s', (engine) => {
     expect(revs).toHaveLength(1);
     expect(revs[0]).toMatchObject({ idempotency_key: reversalKey('two:refund'), retraction_id: r1.retractionId, status: 'OWED' });
     expect(reversalKey('two:refund')).toBe('reversal:two:refund');
-    const [t1, t2] = await read(t.store, 'idem', async (tx) => [await totalsFor(tx, r1.retractionId), await totalsFor(tx, r2.retractionId)]);
+    const [t1, t2] = await read(t.store, 'idem', async (tx) => [await totalsFor(tx, 'idem', r1.retractionId), await totalsFor(tx, 'idem', r2.retractionId)]);
     expect(t1).toMatchObject({ effectsReached: 1, reversalsOwed: 1, owed: [{ amountMinor: '7700', currency: 'USD' }] });
     expect(t2).toMatchObject({ effectsReached: 0, reversalsOwed: 0, owed: [] });
     const recorded = await read(t.store, 'idem', (tx) => tx.selectFrom('events').select('retraction_id').where('type', '=', 'ReversalRecorded').where('retraction_id', 'in', [r1.retractionId, r2.retractionId]).execute());

@@ -45,7 +45,7 @@ describe.each(engines())('cascade shapes on %s', (engine) => {
       { id: c.id, status: 'RETRACTED', retraction_id: retractionId, retraction_depth: 1 },
       { id: d.id, status: 'RETRACTED', retraction_id: retractionId, retraction_depth: 2 },
     ]);
-    const page = await read(t.store, 'shapes', (tx) => retractedBeliefPage(tx, retractionId, 10, null));
+    const page = await read(t.store, 'shapes', (tx) => retractedBeliefPage(tx, 'shapes', retractionId, 10, null));
     expect(page.totalCount).toBe(4);
     expect(page.items.map((i) => i.id)).toEqual([a.id, b.id, c.id, d.id]);
     await expectInvariants(t.store);
@@ -135,7 +135,7 @@ describe.each(engines())('cascade shapes on %s', (engine) => {
       let after: string | null = null;
       for (let pages = 0; ; pages++) {
         expect(pages).toBeLessThanOrEqual(N);
-        const page = await read(t.store, 'shapes', (tx) => retractedBeliefPage(tx, retractionId, size, after));
+        const page = await read(t.store, 'shapes', (tx) => retractedBeliefPage(tx, 'shapes', retractionId, size, after));
         expect(page.totalCount).toBe(N);
         seen.push(...page.items);
         if (!page.hasNextPage) break;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { engines, testStore, type TestDb } from '../support/engines';
 import { createAgentDirect } from '../../src/agent/agent.service';
-import { searchInTx } from '../../src/api/types/search';
+import { searchInTx } from '../../src/belief/nearest.repository';
 import { readTx } from '../../src/store/tx';
 import { rng } from '../../experiments/bench/lib/prng';
 import { beliefScans } from '../../experiments/bench/lib/scans';

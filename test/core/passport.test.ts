@@ -28,7 +28,7 @@ describe.each(engines())('passport story on %s', (engine) => {
 
     const { retractionId, created } = await retractBelief(core, actor, { beliefId: s.passport.id, reason: 'passport came back forged' });
     expect(created).toBe(true);
-    const totals = await inTx(t.store, { fleet: 'acme', readOnly: true }, (tx) => totalsFor(tx, retractionId));
+    const totals = await inTx(t.store, { fleet: 'acme', readOnly: true }, (tx) => totalsFor(tx, 'acme', retractionId));
     expect(totals).toEqual({
       beliefsRetracted: 4,
       effectsCancelled: 1,
@@ -66,7 +66,7 @@ describe.each(engines())('passport story on %s', (engine) => {
     // Settled moves only on a provider's confirmation.
     const owed = await inTx(t.store, { fleet: 'acme', readOnly: true }, (tx) => tx.selectFrom('reversals').select('id').where('status', '=', 'OWED').executeTakeFirstOrThrow());
     await confirmReversal(core, actor, { reversalId: owed.id, providerRef: 'prv_abc123' });
-    const after = await inTx(t.store, { fleet: 'acme', readOnly: true }, (tx) => totalsFor(tx, retractionId));
+    const after = await inTx(t.store, { fleet: 'acme', readOnly: true }, (tx) => totalsFor(tx, 'acme', retractionId));
     expect(after.settled).toEqual([{ amountMinor: '124000', currency: 'USD' }]);
     expect(after.owed).toEqual([{ amountMinor: '124000', currency: 'USD' }]);
     await expectInvariants(t.store);

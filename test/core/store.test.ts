@@ -152,7 +152,7 @@ describe.each(engines())('events on %s', (engine) => {
     actor = await actorIn(t.store, 'ev');
   });
 
-  const tailFrom = (c: Cursor, limit = 1000, types?: Parameters<typeof tail>[3]) => readTx(t.store, 'ev', (tx) => tail(tx, c, limit, types));
+  const tailFrom = (c: Cursor, limit = 1000, types?: Parameters<typeof tail>[4]) => readTx(t.store, 'ev', (tx) => tail(tx, 'ev', c, limit, types));
   /**
    * Polls the tailer until `done` holds. The horizon is cluster-wide on PostgreSQL: a transaction
    * still running in another database (another test file) can hold committed events back briefly.
@@ -206,10 +206,10 @@ describe.each(engines())('events on %s', (engine) => {
       c = after(next);
     }
     expect(walked).toEqual(rows);
-    let headNow = await readTx(t.store, 'ev', (tx) => headCursor(tx));
+    let headNow = await readTx(t.store, 'ev', (tx) => headCursor(tx, 'ev'));
     for (const deadline = Date.now() + 20_000; headNow.seq !== rows.at(-1)!.seq && Date.now() < deadline; ) {
       await new Promise((r) => setTimeout(r, 25));
-      headNow = await readTx(t.store, 'ev', (tx) => headCursor(tx));
+      headNow = await readTx(t.store, 'ev', (tx) => headCursor(tx, 'ev'));
     }
     expect(headNow).toEqual(after(rows.at(-1)!));
     await expectInvariants(t.store);
@@ -221,10 +221,10 @@ describe.each(engines())('events on %s', (engine) => {
     const head = await caughtUp();
     // headCursor reaches the same point. (Not necessarily on the first read: the horizon leaves out other
     // databases' transactions by pg_stat_activity, so one that ends mid-read holds it back for that read.)
-    let headNow = await readTx(t.store, 'ev', (tx) => headCursor(tx));
+    let headNow = await readTx(t.store, 'ev', (tx) => headCursor(tx, 'ev'));
     for (const deadline = Date.now() + 20_000; JSON.stringify(headNow) !== JSON.stringify(head) && Date.now() < deadline; ) {
       await new Promise((r) => setTimeout(r, 25));
-      headNow = await readTx(t.store, 'ev', (tx) => headCursor(tx));
+      headNow = await readTx(t.store, 'ev', (tx) => headCursor(tx, 'ev'));
     }
     expect(headNow).toEqual(head);
     await previewRetraction(core, actor, { beliefId: s.passport.id }); // rolled back: appends nothing
@@ -246,7 +246,7 @@ describe.each(engines())('events on %s', (engine) => {
     for (let i = 1; i < keys.length; i++) expect(keys[i]![1] > keys[i - 1]![1]).toBe(true);
     expect(rows[0]!.data).toEqual({ reason: 'forged' });
     expect(rows[1]!.data).toEqual({ levels: [1, 2, 1] });
-    const totals = await read(t.store, 'ev', (tx) => totalsFor(tx, retractionId));
+    const totals = await read(t.store, 'ev', (tx) => totalsFor(tx, 'ev', retractionId));
     expect(rows.at(-1)!.data).toEqual(totals);
 
     // Paging one row at a time walks the same rows; a type filter keeps the order.

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Core } from '../../src/core';
-import { handleProviderCallback, type CallbackLogger } from '../../src/dispatch/callback';
-import { signBody } from '../../src/dispatch/provider';
-import { takeOwedReversals } from '../../src/dispatch/dispatch.service';
+import { handleProviderCallback, type CallbackLogger } from '../../src/reversal/callback';
+import { signBody } from '../../src/reversal/provider';
+import { takeOwedReversals } from '../../src/reversal/dispatch.service';
 import { retractBelief } from '../../src/retraction/retraction.service';
 import { actorIn, coreOf, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
 import { passportStory } from '../support/story';

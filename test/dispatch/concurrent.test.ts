@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { openStore, type Store } from '../../src/store/engine';
-import type { ReversalProvider } from '../../src/dispatch/provider';
-import { runDispatcher, type DispatcherStats } from '../../src/worker/dispatcher';
+import type { ReversalProvider } from '../../src/reversal/provider';
+import { runDispatcher, type DispatcherStats } from '../../src/reversal/dispatcher';
 import { actorIn, coreOf, expectInvariants, testStore, type TestDb } from '../support/engines';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider';
 import { allReversals, eventually, fastProvider, keysByReversal, owedReversals, settledMinor } from '../support/dispatch-fixtures';

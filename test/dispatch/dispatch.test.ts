@@ -8,9 +8,9 @@ import {
   recordOutcome,
   stuckReversals,
   takeOwedReversals,
-} from '../../src/dispatch/dispatch.service';
-import type { ReversalProvider } from '../../src/dispatch/provider';
-import { type DispatcherOptions, type DispatcherStats, requestOf, runDispatcher } from '../../src/worker/dispatcher';
+} from '../../src/reversal/dispatch.service';
+import type { ReversalProvider } from '../../src/reversal/provider';
+import { type DispatcherOptions, type DispatcherStats, requestOf, runDispatcher } from '../../src/reversal/dispatcher';
 import type { WorkerLogger } from '../../src/worker/wake';
 import { inTx } from '../../src/store/tx';
 import { totalsFor } from '../../src/retraction/retraction.repository';
@@ -104,7 +104,7 @@ describe.each(engines())('reversal dispatch on %s', (engine) => {
     expect(stats).toMatchObject({ confirmed: 1, failed: 0, stale: 0, conflicts: 0 });
     expect((await eventsFor(t.store, refundRev!.id)).map((e) => e.type)).toEqual(['ReversalRecorded', 'ReversalDispatched', 'ReversalConfirmed']);
 
-    const totals = await inTx(t.store, { fleet: 'acme', readOnly: true }, (tx) => totalsFor(tx, retractionId));
+    const totals = await inTx(t.store, { fleet: 'acme', readOnly: true }, (tx) => totalsFor(tx, 'acme', retractionId));
     expect(totals.settled).toEqual([{ amountMinor: '124000', currency: 'USD' }]);
     expect(fake.settledMinor('USD')).toBe(124_000);
     expect((await reversalState(t.store, chargeRev!.id)).status).toBe('UNREACHABLE');

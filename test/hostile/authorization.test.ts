@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Scope } from '../../src/agent/agent.service';
+import type { Scope } from '../../src/agent/scopes';
 import { READ_SCOPES } from '../../src/agent/access';
 import { schema } from '../../src/api/schema';
 import type { GraphQLInterfaceType, GraphQLObjectType } from 'graphql';

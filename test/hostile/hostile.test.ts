@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src/server/app';
-import { createAgentDirect, SCOPES } from '../../src/agent/agent.service';
+import { createAgentDirect } from '../../src/agent/agent.service';
+import { SCOPES } from '../../src/agent/scopes';
 import { gid } from '../../src/kernel/ids';
 import { embedder, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
 import { digestTables } from '../support/digest';

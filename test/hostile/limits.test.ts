@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { buildSchema, getNamedType, isLeafType, type GraphQLObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCOPES } from '../../src/agent/agent.service';
+import { SCOPES } from '../../src/agent/scopes';
 import { gid } from '../../src/kernel/ids';
 import { configFromEnv } from '../../src/server/config';
 import { LIMITS } from '../../src/server/yoga';

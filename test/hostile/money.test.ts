@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/server/app';
 import { startApiServer } from '../support/api-server';
-import { createAgentDirect, SCOPES } from '../../src/agent/agent.service';
+import { createAgentDirect } from '../../src/agent/agent.service';
+import { SCOPES } from '../../src/agent/scopes';
 import { registerEffectKind } from '../../src/effect/effect.service';
 import { gid } from '../../src/kernel/ids';
 import { coreOf, engines, expectInvariants, type TestDb } from '../support/engines';

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Actor } from '../../src/core';
-import { signBody } from '../../src/dispatch/provider';
+import { signBody } from '../../src/reversal/provider';
 import { gid } from '../../src/kernel/ids';
 import { EDGE, foldRef } from '../../src/kernel/provider-ref';
 import { codes, gql, ok, type GqlResponse } from '../support/api-client';

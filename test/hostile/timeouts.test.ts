@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCOPES } from '../../src/agent/agent.service';
+import { SCOPES } from '../../src/agent/scopes';
 import { gid } from '../../src/kernel/ids';
 import { configFromEnv, DEFAULT_LIMITS } from '../../src/server/config';
 import { gql, ok, subscribeSse } from '../support/api-client';

@@ -1,7 +1,7 @@
 import { createClient, type Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { SCOPES } from '../../src/agent/agent.service';
+import { SCOPES } from '../../src/agent/scopes';
 import { type ApiServer, agentWith, startApiServer, type TestAgent } from '../support/api-server';
 import { engines } from '../support/engines';
 

@@ -7,7 +7,8 @@ import { sql } from 'kysely';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { gid } from '../../src/kernel/ids';
-import { createAgentDirect, SCOPES } from '../../src/agent/agent.service';
+import { createAgentDirect } from '../../src/agent/agent.service';
+import { SCOPES } from '../../src/agent/scopes';
 import { assertBelief } from '../../src/belief/belief.service';
 import { claimEffect } from '../../src/effect/effect.service';
 import { proveReadOnly, readerTx } from '../../src/mcp/reader';
@@ -75,7 +76,7 @@ async function expectedFrom(store: Store, w: World) {
     reversals: await tx.selectFrom('reversals').select(['id', 'effect_id', 'status', 'idempotency_key', 'amount_minor']).where('retraction_id', '=', w.retractionId).orderBy('id').execute(),
     owed: await tx.selectFrom('reversals').select(['id', 'amount_minor']).where('status', 'in', ['OWED', 'DISPATCHED', 'FAILED']).orderBy('id').execute(),
     cancelled: await tx.selectFrom('effects').select('id').where('cancelled_by', '=', w.retractionId).execute(),
-    totals: await totalsFor(tx, w.retractionId),
+    totals: await totalsFor(tx, w.fleet, w.retractionId),
     active: new Set((await tx.selectFrom('beliefs').select('id').where('status', '=', 'ACTIVE').execute()).map((b) => b.id)),
   }));
 }

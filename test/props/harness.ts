@@ -14,7 +14,7 @@ import { sql } from 'kysely';
 import { expect } from 'vitest';
 import type { Actor, Core } from '../../src/core';
 import { addJustification, assertBelief } from '../../src/belief/belief.service';
-import { survivorIds } from '../../src/derivation/cascade';
+import { survivorIds } from '../../src/derivation/justification.repository';
 import { claimEffect, completeEffect, failEffect, proposeEffect, registerEffectKind } from '../../src/effect/effect.service';
 import { DomainError } from '../../src/errors/domain-error';
 import { checkInvariants } from '../../src/invariants/check';
@@ -427,11 +427,11 @@ export class Runner {
     }
     const done = await readTx(this.env.store, this.actor.fleet, async (tx) => ({
       beliefs: (await sql<{ id: string; depth: number }>`SELECT id::text AS id, retraction_depth AS depth FROM beliefs WHERE retraction_id = ${retractionId} ORDER BY retraction_depth, beliefs.id`.execute(tx)).rows,
-      survivors: (await survivorIds(tx, retractionId, 10_000)).sort(num),
+      survivors: (await survivorIds(tx, this.actor.fleet, retractionId, 10_000)).sort(num),
       cancelled: (await sql<{ id: string }>`SELECT id::text AS id FROM effects WHERE cancelled_by = ${retractionId} ORDER BY effects.id`.execute(tx)).rows.map((r) => r.id),
       reached: (await sql<{ id: string }>`SELECT id::text AS id FROM effects WHERE reached_by = ${retractionId} AND status = 'EXECUTING' ORDER BY effects.id`.execute(tx)).rows.map((r) => r.id),
       reversed: (await sql<{ id: string }>`SELECT effect_id::text AS id FROM reversals WHERE retraction_id = ${retractionId} ORDER BY effect_id`.execute(tx)).rows.map((r) => r.id),
-      totals: await totalsFor(tx, retractionId),
+      totals: await totalsFor(tx, this.actor.fleet, retractionId),
     }));
     expect(done).toEqual({
       beliefs: p.beliefs.items,
@@ -455,7 +455,7 @@ export class Runner {
             FROM justifications j JOIN justification_premises p ON p.justification_id = j.id GROUP BY j.fleet_id, j.id`.execute(tx)).rows.map((r) => r.j).sort(),
         effects: await tx.selectFrom('effects').select(['id', 'idempotency_key', 'kind', 'status', 'amount_minor', 'currency', 'reached_by', 'cancelled_by', 'external_ref']).orderBy('id').execute(),
         reversals: await tx.selectFrom('reversals').select(['effect_id', 'retraction_id', 'status', 'idempotency_key', 'provider_ref', 'amount_minor', 'currency']).orderBy('effect_id').execute(),
-        retractions: await Promise.all(retractions.map(async (r) => ({ ...r, totals: await totalsFor(tx, r.id) }))),
+        retractions: await Promise.all(retractions.map(async (r) => ({ ...r, totals: await totalsFor(tx, fleet, r.id) }))),
         events: (await sql<{ n: number }>`SELECT count(*)::int AS n FROM events`.execute(tx)).rows[0]!.n,
       };
     });

@@ -131,7 +131,7 @@ describe.each(engines())('property counterexamples on %s', (engine) => {
     expect(r2.created).toBe(true);
     const rows = await readTx(t.store, actor.fleet, async (tx) => ({
       reversals: await tx.selectFrom('reversals').select(['effect_id', 'retraction_id', 'status', 'idempotency_key']).execute(),
-      t2: await totalsFor(tx, r2.retractionId),
+      t2: await totalsFor(tx, actor.fleet, r2.retractionId),
     }));
     expect(rows.reversals).toEqual([{ effect_id: e.id, retraction_id: r1.retractionId, status: 'OWED', idempotency_key: 'reversal:y:refund-1' }]);
     expect(rows.t2).toMatchObject({ beliefsRetracted: 1, effectsReached: 0, reversalsOwed: 0 });
@@ -153,7 +153,7 @@ describe.each(engines())('property counterexamples on %s', (engine) => {
     const rows = await readTx(t.store, actor.fleet, async (tx) => ({
       effects: await tx.selectFrom('effects').select(['id', 'status', 'reached_by']).orderBy('id').execute(),
       reversals: await tx.selectFrom('reversals').select(['effect_id', 'retraction_id', 'status', 'idempotency_key']).execute(),
-      totals: await totalsFor(tx, r.retractionId),
+      totals: await totalsFor(tx, actor.fleet, r.retractionId),
     }));
     expect(rows.effects).toEqual([
       { id: done.id, status: 'EXECUTED', reached_by: r.retractionId },

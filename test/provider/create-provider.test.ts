@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createProvider, HttpReversalProvider } from '../../src/dispatch/provider/index';
+import { createProvider, HttpReversalProvider } from '../../src/reversal/provider/index';
 import { startFakeProvider } from '../support/fake-provider';
 
 describe('createProvider(env)', () => {

@@ -1,4 +1,4 @@
-import type { Scope } from '../../src/agent/agent.service';
+import type { Scope } from '../../src/agent/scopes';
 import type { Fixture } from './api-fixture';
 
 /**

@@ -3,7 +3,7 @@ import type { Actor, Core } from '../../src/core';
 import { claimEffect, completeEffect, proposeEffect, registerEffectKind } from '../../src/effect/effect.service';
 import { retractBelief } from '../../src/retraction/retraction.service';
 import { totalsFor } from '../../src/retraction/retraction.repository';
-import { HttpReversalProvider, type HttpReversalProviderOptions } from '../../src/dispatch/provider';
+import { HttpReversalProvider, type HttpReversalProviderOptions } from '../../src/reversal/provider';
 import type { Store } from '../../src/store/engine';
 import { inTx } from '../../src/store/tx';
 import { belief } from './story';
@@ -98,7 +98,7 @@ export async function eventsFor(store: Store, id: string, type?: string): Promis
 export async function settledMinor(store: Store, retractions: Array<{ fleet: string; retractionId: string }>): Promise<number> {
   let sum = 0;
   for (const { fleet, retractionId } of retractions) {
-    const t = await inTx(store, { fleet, readOnly: true }, (tx) => totalsFor(tx, retractionId));
+    const t = await inTx(store, { fleet, readOnly: true }, (tx) => totalsFor(tx, fleet, retractionId));
     sum += t.settled.reduce((n, m) => n + Number(m.amountMinor), 0);
   }
   return sum;

@@ -5,7 +5,8 @@ import { inject } from 'vitest';
 import type { Actor, Core } from '../../src/core';
 import { LocalEmbedder } from '../../src/embedding/local';
 import { type Store, openStore, type EngineName } from '../../src/store/engine';
-import { createAgentDirect, SCOPES } from '../../src/agent/agent.service';
+import { createAgentDirect } from '../../src/agent/agent.service';
+import { SCOPES } from '../../src/agent/scopes';
 import { checkInvariants } from '../../src/invariants/check';
 
 /** The engines every suite runs on: PGlite always, PostgreSQL when RETRACT_TEST_DATABASE_URL is set. */

@@ -4,7 +4,8 @@ import { createApp, type App } from '../../src/server/app';
 import { RetractClient, RetractApiError, TurnGaveUp } from '../../src/client';
 import { HeuristicAdjudicator } from '../../src/adjudication/heuristic';
 import { embedder, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
-import { createAgentDirect, SCOPES } from '../../src/agent/agent.service';
+import { createAgentDirect } from '../../src/agent/agent.service';
+import { SCOPES } from '../../src/agent/scopes';
 
 describe.each(engines())('READ, THINK, COMMIT through the typed client on %s', (engine) => {
   let t: TestDb;

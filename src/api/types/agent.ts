@@ -1,12 +1,9 @@
-import { type Context, builder } from '../builder';
-import { inOrder, loadRows } from '../loaders';
-import type { AgentRow } from '../../agent/agent.service';
+import { type AgentRow, agentsByIds } from '../../agent/agent.repository';
+import { createAgent } from '../../agent/agent.service';
+import { actorOf, builder } from '../builder';
+import { fleetNodeRef } from '../loaders';
 
-export const AgentRef = builder.loadableNodeRef('Agent', {
-  id: { resolve: (a) => a.id },
-  loaderOptions: { cache: false },
-  load: async (ids: string[], ctx: Context): Promise<Array<AgentRow | Error>> => inOrder('agent', ids, (await loadRows(ctx, 'agents', ids)) as unknown as AgentRow[]),
-});
+export const AgentRef = fleetNodeRef<AgentRow>('Agent', 'agent', agentsByIds);
 
 AgentRef.implement({
   description: 'An agent belongs to exactly one fleet; it never sees or changes another fleet\'s data.',
@@ -27,3 +24,27 @@ export const AgentCreatedRef = builder.simpleObject('AgentCreated', {
     token: t.string({ description: 'The bearer token, shown once; the server keeps only its hash.' }),
   }),
 });
+
+const CreateAgentInput = builder.inputType('CreateAgentInput', {
+  description: 'A new agent.',
+  fields: (t) => ({
+    name: t.string({ required: true, description: 'Unique within its fleet.' }),
+    scopes: t.stringList({ required: true, description: 'Scopes to grant.' }),
+    fleet: t.string({ description: 'Defaults to the caller\'s fleet. Only the operator (the bootstrap agent) may name another fleet.' }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  viewer: t.field({ type: AgentRef, authScopes: { authenticated: true }, description: 'The agent your token belongs to.', resolve: (_r, _a, ctx) => ctx.agent!.id }),
+}));
+
+builder.mutationFields((t) => ({
+  createAgent: t.field({
+    type: AgentCreatedRef, authScopes: { scope: 'admin' }, description: 'Admin only: creates an agent and its bearer token.',
+    args: { input: t.arg({ type: CreateAgentInput, required: true, description: 'The agent.' }) },
+    resolve: async (_r, a, ctx) => {
+      const { agent, token } = await createAgent(ctx.core, actorOf(ctx), a.input);
+      return { agent, token } as never;
+    },
+  }),
+}));

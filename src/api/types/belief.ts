@@ -1,10 +1,14 @@
-import { sql } from 'kysely';
-import type { BeliefRow } from '../../belief/belief.repository';
+import { type BeliefRow, activeBeliefIdForClaim, beliefPage, beliefsByIds } from '../../belief/belief.repository';
+import { addJustification } from '../../belief/belief.service';
 import { beliefReadable } from '../../agent/access';
-import { type Context, builder, readRule } from '../builder';
-import { gid } from '../../kernel/ids';
-import { fleetRead, inOrder, loadEffectIdsByBelief, loadJustifications, loadRows, type JustificationShape } from '../loaders';
-import { connectionOf, decodeIdCursor, encodeIdCursor, firstArg } from '../pagination';
+import { type JustificationShape, dependentPage, justificationsOf } from '../../derivation/justification.repository';
+import { supportsOf } from '../../effect/effect.repository';
+import { gid, parseGid, parseGids } from '../../kernel/ids';
+import { decodeIdCursor, encodeIdCursor } from '../../kernel/page';
+import * as v from '../../validation';
+import { actorOf, builder, grantRead, readRule } from '../builder';
+import { fleetNodeRef, fleetRead, grouped } from '../loaders';
+import { connectionOf, firstArg, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
 import { EffectRef } from './effect';
 import { RetractionRef } from './retraction';
@@ -14,11 +18,7 @@ export const BeliefStatusEnum = builder.enumType('BeliefStatus', {
   values: { ACTIVE: { description: 'Believed.' }, RETRACTED: { description: 'Taken down by a retraction.' } } as const,
 });
 
-export const BeliefRef = builder.loadableNodeRef('Belief', {
-  id: { resolve: (b) => b.id },
-  loaderOptions: { cache: false },
-  load: async (ids: string[], ctx: Context): Promise<Array<BeliefRow | Error>> => inOrder('belief', ids, (await loadRows(ctx, 'beliefs', ids)) as unknown as BeliefRow[]),
-});
+export const BeliefRef = fleetNodeRef<BeliefRow>('Belief', 'belief', beliefsByIds);
 
 BeliefRef.implement({
   description: 'An assertion about a claim: statement, JSON value, evidence, author, status. Needs beliefs:read; a RETRACTED one is also open to receipts:read.',
@@ -41,33 +41,25 @@ BeliefRef.implement({
     justifications: t.loadableList({
       type: JustificationRef,
       description: 'How this belief was derived. Empty for a premise. It stays ACTIVE while at least one justification has every premise ACTIVE.',
-      load: (ids: string[], ctx) => loadJustifications(ctx, ids),
+      load: async (ids: string[], ctx) => grouped(ids, await fleetRead(ctx, (tx, fleet) => justificationsOf(tx, fleet, ids)), (j) => j.belief_id),
       resolve: (b) => b.id,
     }),
     dependents: t.field({
       type: BeliefConnection,
       description: 'Beliefs that cite this one as a premise.',
-      args: { first: t.arg.int({ description: 'Page size, at most 500 (default 50).' }), after: t.arg.string({ description: 'A cursor from this connection.' }) },
+      args: pageArgs(t),
       resolve: async (b, args, ctx) => {
         const first = firstArg(args.first);
         const after = decodeIdCursor('after', args.after);
-        return fleetRead(ctx, async (tx) => {
-          const rows = await sql<BeliefRow>`
-            SELECT DISTINCT b.* FROM beliefs b JOIN justifications j ON j.belief_id = b.id
-              JOIN justification_premises p ON p.justification_id = j.id
-             WHERE p.premise_id = ${b.id} ${after ? sql`AND b.id < ${after}::bigint` : sql``}
-             ORDER BY b.id DESC LIMIT ${first + 1}`.execute(tx);
-          const total = await sql<{ n: number }>`
-            SELECT count(DISTINCT j.belief_id)::int AS n FROM justifications j JOIN justification_premises p ON p.justification_id = j.id
-             WHERE p.premise_id = ${b.id}`.execute(tx);
-          return connectionOf(rows.rows, first, (r) => encodeIdCursor(r.id), total.rows[0]!.n, after !== null) as never;
-        });
+        const page = await fleetRead(ctx, (tx, fleet) => dependentPage(tx, fleet, b.id, first, after));
+        return connectionOf(page, (r) => encodeIdCursor(r.id), after !== null) as never;
       },
     }),
     effects: t.loadableList({
       type: EffectRef,
       description: 'Effects that rest on this belief.',
-      load: (ids: string[], ctx) => loadEffectIdsByBelief(ctx, ids),
+      load: async (ids: string[], ctx) =>
+        grouped(ids, await fleetRead(ctx, (tx, fleet) => supportsOf(tx, fleet, 'belief_id', ids)), (s) => s.belief_id).map((g) => g.map((s) => s.effect_id)),
       resolve: (b) => b.id,
     }),
   }),
@@ -92,7 +84,54 @@ export const BeliefConnection = builder.connectionObject(
   { name: 'BeliefEdge', description: 'A belief and its cursor.' },
 );
 
-/** Loads belief rows by id for the caller's fleet (used by roots that need the row, not a key). */
-export async function beliefRows(ctx: Parameters<typeof loadRows>[0], ids: string[]): Promise<BeliefRow[]> {
-  return (await loadRows(ctx, 'beliefs', ids)) as unknown as BeliefRow[];
-}
+builder.queryFields((t) => ({
+  belief: t.field({
+    type: BeliefRef, nullable: true, authScopes: { scope: 'beliefs:read' }, description: 'A belief of your fleet by id.',
+    args: { id: t.arg.id({ required: true, description: 'Global id.' }) },
+    resolve: (_r, a) => parseGid('id', String(a.id), 'Belief'),
+  }),
+  beliefByClaim: t.field({
+    type: BeliefRef, nullable: true, authScopes: { scope: 'beliefs:read' }, description: 'The ACTIVE belief for a claim, if any.',
+    args: { claimKey: t.arg.string({ required: true, description: 'The claim key.' }) },
+    resolve: (_r, a, ctx) => {
+      const key = v.claimKey('claimKey', a.claimKey);
+      return fleetRead(ctx, (tx, fleet) => activeBeliefIdForClaim(tx, fleet, key));
+    },
+  }),
+  beliefs: t.field({
+    type: BeliefConnection, authScopes: { scope: 'beliefs:read' }, description: 'Beliefs of the caller\'s fleet, newest first.',
+    args: {
+      claimKeyPrefix: t.arg.string({ description: 'Only claims whose key starts with this.' }),
+      status: t.arg({ type: BeliefStatusEnum, description: 'Only beliefs in this status.' }),
+      ...pageArgs(t),
+    },
+    resolve: async (_r, a, ctx) => {
+      const prefix = v.claimKeyPrefix('claimKeyPrefix', a.claimKeyPrefix);
+      const first = firstArg(a.first);
+      const after = decodeIdCursor('after', a.after);
+      const page = await fleetRead(ctx, (tx, fleet) => beliefPage(tx, fleet, { prefix, status: a.status ?? null, first, after }));
+      return connectionOf(page, (r) => encodeIdCursor(r.id), after !== null) as never;
+    },
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  addJustification: t.field({
+    type: BeliefRef, authScopes: { scope: 'beliefs:write' }, description: 'Adds an alternative justification to an existing belief. Rejects cycles.',
+    args: { input: t.arg({ type: builder.inputType('AddJustificationInput', {
+      description: 'Another set of premises for a belief.',
+      fields: (f) => ({
+        beliefId: f.id({ required: true, description: 'The belief.' }),
+        premises: f.idList({ required: true, description: 'Its new premises (all ACTIVE).' }),
+      }),
+    }), required: true, description: 'The justification.' }) },
+    resolve: async (_r, a, ctx) => {
+      const b = await addJustification(ctx.core, actorOf(ctx), {
+        beliefId: parseGid('input.beliefId', String(a.input.beliefId), 'Belief'),
+        premises: parseGids('input.premises', a.input.premises as string[], 'Belief'),
+      });
+      grantRead(ctx, 'Belief', b.id);
+      return b;
+    },
+  }),
+}));

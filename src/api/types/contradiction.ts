@@ -1,6 +1,8 @@
-import type { ContradictionRow } from '../../contradiction/contradiction.service';
-import { type Context, builder, readRule } from '../builder';
-import { inOrder, loadRows } from '../loaders';
+import { type ContradictionRow, contradictionIds, contradictionsByIds } from '../../contradiction/contradiction.repository';
+import { adjudicateContradiction, resolveContradiction } from '../../contradiction/contradiction.service';
+import { parseGid } from '../../kernel/ids';
+import { actorOf, builder, readRule } from '../builder';
+import { fleetNodeRef, fleetRead } from '../loaders';
 import { AgentRef } from './agent';
 import { BeliefRef } from './belief';
 import { RetractionRef } from './retraction';
@@ -36,12 +38,7 @@ export const ProposedBeliefRef = builder.objectRef<ContradictionRow>('ProposedBe
   }),
 });
 
-export const ContradictionRef = builder.loadableNodeRef('Contradiction', {
-  id: { resolve: (c) => c.id },
-  loaderOptions: { cache: false },
-  load: async (ids: string[], ctx: Context): Promise<Array<ContradictionRow | Error>> =>
-    inOrder('contradiction', ids, (await loadRows(ctx, 'contradictions', ids)) as unknown as ContradictionRow[]),
-});
+export const ContradictionRef = fleetNodeRef<ContradictionRow>('Contradiction', 'contradiction', contradictionsByIds);
 
 ContradictionRef.implement({
   description: 'An assertion whose value differs from the ACTIVE belief on the same claim key. Needs beliefs:read or contradictions:adjudicate.',
@@ -61,7 +58,7 @@ ContradictionRef.implement({
   }),
 });
 
-export const ResolveContradictionInput = builder.inputType('ResolveContradictionInput', {
+const ResolveContradictionInput = builder.inputType('ResolveContradictionInput', {
   description: 'An agent\'s verdict.',
   fields: (t) => ({
     contradictionId: t.id({ required: true, description: 'The contradiction.' }),
@@ -69,3 +66,33 @@ export const ResolveContradictionInput = builder.inputType('ResolveContradiction
     rationale: t.string({ required: true, description: 'Why (recorded).' }),
   }),
 });
+
+builder.queryFields((t) => ({
+  contradictions: t.field({
+    // The Contradiction type's own rule: an adjudicator lists what it is to decide.
+    type: [ContradictionRef], authScopes: { $any: { scope: 'beliefs:read', $any: { scope: 'contradictions:adjudicate' } } } as never,
+    description: 'Contradictions of your fleet, oldest first (at most 500). Needs beliefs:read or contradictions:adjudicate.',
+    args: { status: t.arg({ type: ContradictionStatusEnum, description: 'Only contradictions in this status.' }) },
+    resolve: (_r, a, ctx) => fleetRead(ctx, (tx, fleet) => contradictionIds(tx, fleet, a.status ?? null, 500)),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  adjudicateContradiction: t.field({
+    type: ContradictionRef, authScopes: { scope: 'contradictions:adjudicate' },
+    description: 'Runs the configured adjudicator under the claim\'s lease; exactly one adjudicator holds a claim at a time.',
+    args: { contradictionId: t.arg.id({ required: true, description: 'The contradiction.' }) },
+    resolve: (_r, a, ctx) =>
+      adjudicateContradiction(ctx.core, actorOf(ctx), ctx.adjudicator, parseGid('contradictionId', String(a.contradictionId), 'Contradiction'), {
+        holder: `${ctx.agent!.name}#${ctx.requestId}`,
+      }),
+  }),
+  resolveContradiction: t.field({
+    type: ContradictionRef, authScopes: { scope: 'contradictions:adjudicate' }, description: 'An agent\'s own verdict on a contradiction not under a live lease.',
+    args: { input: t.arg({ type: ResolveContradictionInput, required: true, description: 'The verdict.' }) },
+    resolve: (_r, a, ctx) =>
+      resolveContradiction(ctx.core, actorOf(ctx), ctx.agent!.name, {
+        contradictionId: parseGid('input.contradictionId', String(a.input.contradictionId), 'Contradiction'), verdict: a.input.verdict, rationale: a.input.rationale,
+      }),
+  }),
+}));

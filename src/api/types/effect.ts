@@ -1,9 +1,15 @@
-import type { EffectRow } from '../../effect/effect.repository';
-import { type Context, builder, readRule } from '../builder';
-import { inOrder, loadReversalIdByEffect, loadRows, loadSupportIdsByEffect } from '../loaders';
+import { type EffectRow, effectKinds, effectPage, effectsByIds, supportsOf } from '../../effect/effect.repository';
+import { claimEffect, completeEffect, failEffect, proposeEffect, registerEffectKind } from '../../effect/effect.service';
+import { parseGid, parseGids } from '../../kernel/ids';
+import { decodeIdCursor, encodeIdCursor } from '../../kernel/page';
+import { reversalsOfEffects } from '../../reversal/reversal.repository';
+import { actorOf, builder, grantRead, readRule } from '../builder';
+import { fleetNodeRef, fleetRead, grouped } from '../loaders';
+import { connectionOf, firstArg, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
+import { PremiseRetractedRef, typed } from './assert-belief';
 import { BeliefRef } from './belief';
-import { MoneyRef, moneyOf } from './money';
+import { MoneyInput, MoneyRef, moneyOf } from './money';
 import { RetractionRef } from './retraction';
 import { ReversalRef } from './reversal';
 
@@ -18,11 +24,7 @@ export const EffectStatusEnum = builder.enumType('EffectStatus', {
   } as const,
 });
 
-export const EffectRef = builder.loadableNodeRef('Effect', {
-  id: { resolve: (e) => e.id },
-  loaderOptions: { cache: false },
-  load: async (ids: string[], ctx: Context): Promise<Array<EffectRow | Error>> => inOrder('effect', ids, (await loadRows(ctx, 'effects', ids)) as unknown as EffectRow[]),
-});
+export const EffectRef = fleetNodeRef<EffectRow>('Effect', 'effect', effectsByIds);
 
 EffectRef.implement({
   description: 'An action an agent takes on the strength of beliefs. Needs effects:propose, effects:execute or receipts:read.',
@@ -36,7 +38,8 @@ EffectRef.implement({
     supportedBy: t.loadableList({
       type: BeliefRef,
       description: 'The beliefs this effect rests on.',
-      load: (ids: string[], ctx) => loadSupportIdsByEffect(ctx, ids),
+      load: async (ids: string[], ctx) =>
+        grouped(ids, await fleetRead(ctx, (tx, fleet) => supportsOf(tx, fleet, 'effect_id', ids)), (s) => s.effect_id).map((g) => g.map((s) => s.belief_id)),
       resolve: (e) => e.id,
     }),
     proposedBy: t.field({ type: AgentRef, description: 'The agent that proposed it.', resolve: (e) => e.proposed_by }),
@@ -46,7 +49,10 @@ EffectRef.implement({
       type: ReversalRef,
       nullable: true,
       description: 'The reversal recorded when a supporting belief was retracted after execution.',
-      load: (ids: string[], ctx) => loadReversalIdByEffect(ctx, ids),
+      load: async (ids: string[], ctx) => {
+        const byEffect = new Map((await fleetRead(ctx, (tx, fleet) => reversalsOfEffects(tx, fleet, ids))).map((r) => [r.effect_id, r.id]));
+        return ids.map((id) => byEffect.get(String(id)) ?? null);
+      },
       resolve: (e) => e.id,
     }),
     reachedBy: t.field({ type: RetractionRef, nullable: true, description: 'The retraction that reached it while it was EXECUTING.', resolve: (e) => e.reached_by }),
@@ -79,3 +85,101 @@ export const EffectProposedRef = builder.simpleObject('EffectProposed', {
   description: 'The effect, PENDING (or as it stands, when the key was used before).',
   fields: (t) => ({ effect: t.field({ type: EffectRef, description: 'The effect.' }) }),
 });
+
+const ProposeEffectResult = builder.unionType('ProposeEffectResult', {
+  description: 'The effect, or the support that fell.',
+  types: [EffectProposedRef, PremiseRetractedRef],
+  resolveType: (r) => (r as unknown as { __typename: string }).__typename,
+});
+
+builder.queryFields((t) => ({
+  effects: t.field({
+    type: EffectConnection, authScopes: { $any: { scope: 'effects:propose', $any: { scope: 'effects:execute', $any: { scope: 'receipts:read' } } } } as never,
+    description: 'Effects of your fleet, newest first.',
+    args: { status: t.arg({ type: EffectStatusEnum, description: 'Only effects in this status.' }), ...pageArgs(t) },
+    resolve: async (_r, a, ctx) => {
+      const first = firstArg(a.first);
+      const after = decodeIdCursor('after', a.after);
+      const page = await fleetRead(ctx, (tx, fleet) => effectPage(tx, fleet, { status: a.status ?? null, first, after }));
+      return connectionOf(page, (r) => encodeIdCursor(r.id), after !== null) as never;
+    },
+  }),
+  effectKinds: t.field({
+    type: [EffectKindRef], authScopes: { authenticated: true }, description: 'The effect kinds registered in your fleet.',
+    resolve: (_r, _a, ctx) => fleetRead(ctx, effectKinds),
+  }),
+}));
+
+/** An executor's report on one effect: its id and one text field. */
+const reportInput = (name: string, description: string, field: string, fieldDescription: string) =>
+  builder.inputType(name, {
+    description,
+    fields: (f) => ({ effectId: f.id({ required: true, description: 'The effect.' }), [field]: f.string({ required: true, description: fieldDescription }) }),
+  });
+
+builder.mutationFields((t) => ({
+  registerEffectKind: t.field({
+    type: EffectKindRef, authScopes: { scope: 'admin' }, description: 'Registers a kind of effect and whether a compensation handler exists for it.',
+    args: { input: t.arg({ type: builder.inputType('RegisterEffectKindInput', {
+      description: 'An effect kind.',
+      fields: (f) => ({
+        kind: f.string({ required: true, description: 'Lower-case name, e.g. refund.' }),
+        reversible: f.boolean({ required: true, description: 'Whether a compensation handler exists.' }),
+      }),
+    }), required: true, description: 'The kind.' }) },
+    resolve: (_r, a, ctx) => registerEffectKind(ctx.core, actorOf(ctx), a.input),
+  }),
+  proposeEffect: t.field({
+    type: ProposeEffectResult, authScopes: { scope: 'effects:propose' }, description: 'Writes a PENDING effect resting on ACTIVE beliefs.',
+    args: { input: t.arg({ type: builder.inputType('ProposeEffectInput', {
+      description: 'An effect.',
+      fields: (f) => ({
+        kind: f.string({ required: true, description: 'A registered effect kind.' }),
+        amount: f.field({ type: MoneyInput, description: 'Money it moves, if any.' }),
+        payload: f.field({ type: 'JSON', description: 'What the executor needs.' }),
+        supportedBy: f.idList({ required: true, description: 'Beliefs this effect rests on. All must be ACTIVE at commit.' }),
+        idempotencyKey: f.string({ required: true, description: 'Caller\'s key; proposing the same effect again under it returns the first effect; a different effect under it is a CONFLICT naming the first.' }),
+      }),
+    }), required: true, description: 'The effect.' }) },
+    resolve: async (_r, a, ctx) => {
+      const r = await proposeEffect(ctx.core, actorOf(ctx), { ...a.input, supportedBy: parseGids('input.supportedBy', a.input.supportedBy as string[], 'Belief') });
+      // The effect it proposed; a premise that fell follows the Belief rule (see assertBelief).
+      if (r.kind === 'proposed') grantRead(ctx, 'Effect', r.effect.id);
+      return (r.kind === 'proposed' ? typed('EffectProposed', { effect: r.effect }) : typed('PremiseRetracted', { premise: r.premise })) as never;
+    },
+  }),
+  claimEffect: t.field({
+    type: EffectRef, nullable: true, authScopes: { scope: 'effects:execute' },
+    description: 'Executor takes the oldest PENDING effect whose supports are all ACTIVE and marks it EXECUTING. Null when none is ready.',
+    args: { input: t.arg({ type: builder.inputType('ClaimEffectInput', {
+      description: 'Which effects an executor takes.',
+      fields: (f) => ({ kinds: f.stringList({ description: 'Only these kinds.' }) }),
+    }), description: 'Filter.' }) },
+    resolve: async (_r, a, ctx) => {
+      const e = await claimEffect(ctx.core, actorOf(ctx), { kinds: a.input?.kinds ?? null });
+      grantRead(ctx, 'Effect', e?.id);
+      return e;
+    },
+  }),
+  completeEffect: t.field({
+    type: EffectRef, authScopes: { scope: 'effects:execute' },
+    description: 'EXECUTING to EXECUTED. If a support was retracted while it ran, its reversal is recorded in the same transaction.',
+    args: { input: t.arg({ type: reportInput('CompleteEffectInput', 'An executor\'s report that the effect happened.', 'externalRef', 'The executor\'s reference for what it did.'), required: true, description: 'The report.' }) },
+    resolve: async (_r, a, ctx) => {
+      const input = a.input as { effectId: string; externalRef: string };
+      const e = await completeEffect(ctx.core, actorOf(ctx), { effectId: parseGid('input.effectId', String(input.effectId), 'Effect'), externalRef: input.externalRef });
+      grantRead(ctx, 'Effect', e.id);
+      return e;
+    },
+  }),
+  failEffect: t.field({
+    type: EffectRef, authScopes: { scope: 'effects:execute' }, description: 'PENDING or EXECUTING to FAILED: the effect did not happen.',
+    args: { input: t.arg({ type: reportInput('FailEffectInput', 'An executor\'s report that the effect did not happen.', 'reason', 'Why.'), required: true, description: 'The report.' }) },
+    resolve: async (_r, a, ctx) => {
+      const input = a.input as { effectId: string; reason: string };
+      const e = await failEffect(ctx.core, actorOf(ctx), { effectId: parseGid('input.effectId', String(input.effectId), 'Effect'), reason: input.reason });
+      grantRead(ctx, 'Effect', e.id);
+      return e;
+    },
+  }),
+}));

@@ -1,5 +1,5 @@
 import { capped, exactMinor, type Money } from '../../kernel/money';
-import type { Totals } from '../../retraction/retraction.repository';
+import type { Totals } from '../../kernel/money';
 import { builder, readRule } from '../builder';
 
 export const MoneyRef = builder.objectRef<Money>('Money').implement({

@@ -1,10 +1,12 @@
-import { sql } from 'kysely';
-import { type RetractionRow, retractedBeliefPage, totalsFor } from '../../retraction/retraction.repository';
-import { type Preview, previewRetraction } from '../../retraction/retraction.service';
-import { type Context, actorOf, builder, readRule } from '../builder';
-import { fleetRead, inOrder, loadRows } from '../loaders';
-import { firstArg } from '../pagination';
-import { decodeDepthCursor, encodeDepthCursor } from '../../retraction/retraction.repository';
+import { parseGid } from '../../kernel/ids';
+import { type Page, decodeDepthCursor, decodeIdCursor, encodeDepthCursor, encodeIdCursor } from '../../kernel/page';
+import { receiptEffects } from '../../retraction/receipt';
+import { type RetractionRow, retractedBeliefPage, retractionPage, retractionsByIds, totalsFor } from '../../retraction/retraction.repository';
+import { type Preview, previewRetraction, retractBelief } from '../../retraction/retraction.service';
+import { reversalsOfRetraction } from '../../reversal/reversal.repository';
+import { actorOf, builder, grantRead, readRule } from '../builder';
+import { fleetNodeRef, fleetRead } from '../loaders';
+import { connectionOf, firstArg, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
 import { BeliefConnection, BeliefRef } from './belief';
 import { EffectRef } from './effect';
@@ -17,20 +19,11 @@ function depthAfter(after: string | null | undefined): string | null {
   return after;
 }
 
-function beliefPageConnection(page: Awaited<ReturnType<typeof retractedBeliefPage>>, hasPrevious: boolean) {
-  const edges = page.items.map((b) => ({ cursor: encodeDepthCursor(b.depth, b.id), node: b.id }));
-  return {
-    edges,
-    pageInfo: { hasNextPage: page.hasNextPage, hasPreviousPage: hasPrevious, startCursor: edges[0]?.cursor ?? null, endCursor: page.endCursor },
-    totalCount: page.totalCount,
-  };
+function beliefPageConnection(page: Page<{ id: string; depth: number }>, hasPrevious: boolean) {
+  return connectionOf(page, (b) => encodeDepthCursor(b.depth, b.id), hasPrevious, (b) => b.id);
 }
 
-export const RetractionRef = builder.loadableNodeRef('Retraction', {
-  id: { resolve: (r) => r.id },
-  loaderOptions: { cache: false },
-  load: async (ids: string[], ctx: Context): Promise<Array<RetractionRow | Error>> => inOrder('retraction', ids, (await loadRows(ctx, 'retractions', ids)) as unknown as RetractionRow[]),
-});
+export const RetractionRef = fleetNodeRef<RetractionRow>('Retraction', 'retraction', retractionsByIds);
 
 RetractionRef.implement({
   description: 'The receipt: root, reason, actor, and everything it took down, cancelled or reached, with totals. Needs receipts:read.',
@@ -43,27 +36,25 @@ RetractionRef.implement({
     beliefs: t.field({
       type: BeliefConnection,
       description: 'Every belief this retraction took down, root first, then in cascade order.',
-      args: { first: t.arg.int({ description: 'Page size, at most 500 (default 50).' }), after: t.arg.string({ description: 'A cursor from this connection.' }) },
+      args: pageArgs(t),
       resolve: async (r, args, ctx) => {
         const first = firstArg(args.first);
         const after = depthAfter(args.after);
-        const page = await fleetRead(ctx, (tx) => retractedBeliefPage(tx, r.id, first, after));
+        const page = await fleetRead(ctx, (tx, fleet) => retractedBeliefPage(tx, fleet, r.id, first, after));
         return beliefPageConnection(page, after !== null) as never;
       },
     }),
     cancelledEffects: t.field({
       type: [EffectRef],
       description: 'PENDING effects this retraction cancelled.',
-      resolve: (r, _a, ctx) =>
-        fleetRead(ctx, async (tx) => (await sql<{ id: string }>`SELECT id::text FROM effects WHERE cancelled_by = ${r.id} ORDER BY effects.id`.execute(tx)).rows.map((x) => x.id)),
+      resolve: (r, _a, ctx) => fleetRead(ctx, async (tx, fleet) => (await receiptEffects(tx, fleet, r.id)).cancelled.map((e) => e.id)),
     }),
     reversals: t.field({
       type: [ReversalRef],
       description: 'Reversals recorded for executed effects it reached (owed or unreachable).',
-      resolve: (r, _a, ctx) =>
-        fleetRead(ctx, async (tx) => (await sql<{ id: string }>`SELECT id::text FROM reversals WHERE retraction_id = ${r.id} ORDER BY reversals.id`.execute(tx)).rows.map((x) => x.id)),
+      resolve: (r, _a, ctx) => fleetRead(ctx, async (tx, fleet) => (await reversalsOfRetraction(tx, fleet, r.id)).map((x) => x.id)),
     }),
-    totals: t.field({ type: TotalsRef, description: 'Counts and money, per currency.', resolve: async (r, _a, ctx) => ({ ...(await fleetRead(ctx, (tx) => totalsFor(tx, r.id))), retractionId: r.id }) }),
+    totals: t.field({ type: TotalsRef, description: 'Counts and money, per currency.', resolve: async (r, _a, ctx) => ({ ...(await fleetRead(ctx, (tx, fleet) => totalsFor(tx, fleet, r.id))), retractionId: r.id }) }),
   }),
 });
 
@@ -84,7 +75,7 @@ export const PreviewRef = builder.objectRef<Preview>('RetractionPreview').implem
     beliefs: t.field({
       type: BeliefConnection,
       description: 'Every belief that would fall, root first, then in cascade order.',
-      args: { first: t.arg.int({ description: 'Page size, at most 500 (default 50).' }), after: t.arg.string({ description: 'A cursor from this connection.' }) },
+      args: pageArgs(t),
       resolve: async (p, args, ctx) => {
         const first = firstArg(args.first);
         const after = depthAfter(args.after);
@@ -100,3 +91,45 @@ export const PreviewRef = builder.objectRef<Preview>('RetractionPreview').implem
     totals: t.field({ type: TotalsRef, description: 'The receipt\'s figures, as they would be.', resolve: (p) => p.totals }),
   }),
 });
+
+builder.queryFields((t) => ({
+  previewRetraction: t.field({
+    type: PreviewRef, authScopes: { scope: 'beliefs:read' }, description: 'What retracting this belief would do, computed without changing anything.',
+    args: { beliefId: t.arg.id({ required: true, description: 'The belief to preview.' }) },
+    resolve: (_r, a, ctx) => previewRetraction(ctx.core, actorOf(ctx), { beliefId: parseGid('beliefId', String(a.beliefId), 'Belief') }),
+  }),
+  retraction: t.field({
+    type: RetractionRef, nullable: true, authScopes: { scope: 'receipts:read' }, description: 'A receipt by id.',
+    args: { id: t.arg.id({ required: true, description: 'Global id.' }) },
+    resolve: (_r, a) => parseGid('id', String(a.id), 'Retraction'),
+  }),
+  retractions: t.field({
+    type: RetractionConnection, authScopes: { scope: 'receipts:read' }, description: 'Receipts, newest first.',
+    args: pageArgs(t),
+    resolve: async (_r, a, ctx) => {
+      const first = firstArg(a.first);
+      const after = decodeIdCursor('after', a.after);
+      const page = await fleetRead(ctx, (tx, fleet) => retractionPage(tx, fleet, first, after));
+      return connectionOf(page, (r) => encodeIdCursor(r.id), after !== null) as never;
+    },
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  retractBelief: t.field({
+    type: RetractionRef, authScopes: { scope: 'beliefs:retract' },
+    description: 'Retracts a belief and cascades in one transaction. Retracting an already retracted belief returns its original receipt and writes nothing.',
+    args: { input: t.arg({ type: builder.inputType('RetractBeliefInput', {
+      description: 'What to retract and why.',
+      fields: (f) => ({
+        beliefId: f.id({ required: true, description: 'The belief that turned out false.' }),
+        reason: f.string({ required: true, description: 'Why (kept on the receipt).' }),
+      }),
+    }), required: true, description: 'The retraction.' }) },
+    resolve: async (_r, a, ctx) => {
+      const { retractionId } = await retractBelief(ctx.core, actorOf(ctx), { beliefId: parseGid('input.beliefId', String(a.input.beliefId), 'Belief'), reason: a.input.reason });
+      grantRead(ctx, 'Retraction', retractionId);
+      return retractionId;
+    },
+  }),
+}));

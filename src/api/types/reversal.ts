@@ -1,6 +1,10 @@
-import type { ReversalRow } from '../../reversal/reversal.service';
-import { type Context, builder, readRule } from '../builder';
-import { inOrder, loadRows } from '../loaders';
+import { parseGid } from '../../kernel/ids';
+import { decodeIdCursor, encodeIdCursor } from '../../kernel/page';
+import { type ReversalRow, reversalPage, reversalsByIds } from '../../reversal/reversal.repository';
+import { confirmReversal } from '../../reversal/reversal.service';
+import { actorOf, builder, grantRead, readRule } from '../builder';
+import { fleetNodeRef, fleetRead } from '../loaders';
+import { connectionOf, firstArg, pageArgs } from '../pagination';
 import { EffectRef } from './effect';
 import { MoneyRef, moneyOf } from './money';
 import { RetractionRef } from './retraction';
@@ -16,11 +20,7 @@ export const ReversalStatusEnum = builder.enumType('ReversalStatus', {
   } as const,
 });
 
-export const ReversalRef = builder.loadableNodeRef('Reversal', {
-  id: { resolve: (r) => r.id },
-  loaderOptions: { cache: false },
-  load: async (ids: string[], ctx: Context): Promise<Array<ReversalRow | Error>> => inOrder('reversal', ids, (await loadRows(ctx, 'reversals', ids)) as unknown as ReversalRow[]),
-});
+export const ReversalRef = fleetNodeRef<ReversalRow>('Reversal', 'reversal', reversalsByIds);
 
 ReversalRef.implement({
   description: 'The compensation owed for an EXECUTED effect whose support was retracted. Needs receipts:read.',
@@ -51,3 +51,41 @@ export const ReversalConnection = builder.connectionObject(
   },
   { name: 'ReversalEdge', description: 'A reversal and its cursor.' },
 );
+
+builder.queryFields((t) => ({
+  reversals: t.field({
+    type: ReversalConnection, authScopes: { scope: 'receipts:read' }, description: 'Reversals of your fleet, newest first.',
+    args: { status: t.arg({ type: ReversalStatusEnum, description: 'Only reversals in this status.' }), ...pageArgs(t) },
+    resolve: async (_r, a, ctx) => {
+      const first = firstArg(a.first);
+      const after = decodeIdCursor('after', a.after);
+      const page = await fleetRead(ctx, (tx, fleet) => reversalPage(tx, fleet, { status: a.status ?? null, first, after }));
+      return connectionOf(page, (r) => encodeIdCursor(r.id), after !== null) as never;
+    },
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  confirmReversal: t.field({
+    type: ReversalRef, authScopes: { scope: 'effects:execute' },
+    description: 'Records a provider\'s confirmation of a reversal; a CONFIRMED reversal counts toward settled. Only the provider\'s own ' +
+      'reference confirms it: a reference RETRACT issued is refused BAD_USER_INPUT (field providerRef), see the providerRef rule in docs/guarantees.md.',
+    args: { input: t.arg({ type: builder.inputType('ConfirmReversalInput', {
+      description: 'A provider\'s confirmation.',
+      fields: (f) => ({
+        reversalId: f.id({ required: true, description: 'The reversal.' }),
+        providerRef: f.string({
+          required: true,
+          description: 'The provider\'s own reference for the money it moved. Refused when it is, after NFC, trimming whitespace and ' +
+            'zero-width characters at both ends and folding A-Z to a-z: any of our global ids (encoded or decoded, e.g. Reversal:12), ' +
+            'the id of any row of the fleet, or the idempotency key of any effect or reversal of the fleet (docs/guarantees.md).',
+        }),
+      }),
+    }), required: true, description: 'The confirmation.' }) },
+    resolve: async (_r, a, ctx) => {
+      const r = await confirmReversal(ctx.core, actorOf(ctx), { reversalId: parseGid('input.reversalId', String(a.input.reversalId), 'Reversal'), providerRef: a.input.providerRef });
+      grantRead(ctx, 'Reversal', r.id);
+      return r;
+    },
+  }),
+}));

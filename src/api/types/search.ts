@@ -1,7 +1,4 @@
-import { sql } from 'kysely';
-import type { BeliefRow } from '../../belief/belief.repository';
-import { type Nearest, type NearestArgs, nearestBeliefs } from '../../belief/nearest';
-import type { Tx } from '../../store/tx';
+import { type Hit, searchInTx } from '../../belief/nearest.repository';
 import { takeReadPoint } from '../../belief/snapshot';
 import { badInput } from '../../errors/domain-error';
 import * as v from '../../validation';
@@ -11,9 +8,8 @@ import { BeliefRef } from './belief';
 
 /** Largest k a search may ask for. */
 export const SEARCH_K_MAX = 100;
-export { EF_SEARCH } from '../../belief/nearest';
 
-export const SearchInput = builder.inputType('SearchInput', {
+const SearchInput = builder.inputType('SearchInput', {
   description: 'A READ: nearest beliefs to a text.',
   fields: (t) => ({
     text: t.string({ required: true, description: 'What to look for (embedded with the store\'s embedder).' }),
@@ -23,12 +19,7 @@ export const SearchInput = builder.inputType('SearchInput', {
   }),
 });
 
-interface Hit {
-  belief: BeliefRow;
-  score: number;
-}
-
-export const SearchHitRef = builder.objectRef<Hit>('SearchHit').implement({
+const SearchHitRef = builder.objectRef<Hit>('SearchHit').implement({
   description: 'One nearest neighbour.',
   fields: (t) => ({
     belief: t.field({ type: BeliefRef, description: 'The belief.', resolve: (h) => h.belief }),
@@ -36,7 +27,7 @@ export const SearchHitRef = builder.objectRef<Hit>('SearchHit').implement({
   }),
 });
 
-export const SearchResultRef = builder.objectRef<{ snapshot: string; hits: Hit[] }>('SearchResult').implement({
+const SearchResultRef = builder.objectRef<{ snapshot: string; hits: Hit[] }>('SearchResult').implement({
   description: 'Hits and the read point they were taken at.',
   fields: (t) => ({
     snapshot: t.string({ description: 'Opaque read point. Pass it to assertBelief as basedOn.', resolve: (r) => r.snapshot }),
@@ -45,12 +36,12 @@ export const SearchResultRef = builder.objectRef<{ snapshot: string; hits: Hit[]
 });
 
 /**
- * READ: the k beliefs nearest to the text (src/belief/nearest.ts: exact within a claim-key prefix
+ * READ: the k beliefs nearest to the text (src/belief/nearest.repository.ts: exact within a claim-key prefix
  * of up to EXACT_PREFIX_MAX beliefs, else HNSW with pgvector's iterative scan, so the fleet,
  * status and prefix filters still return k hits; exact over the fleet with includeRetracted),
  * nearest first; and the snapshot of the same read-only transaction as the read point.
  */
-export async function search(ctx: Context, input: { text: string; k?: number | null; includeRetracted?: boolean | null; claimKeyPrefix?: string | null }) {
+async function search(ctx: Context, input: { text: string; k?: number | null; includeRetracted?: boolean | null; claimKeyPrefix?: string | null }) {
   const actor = actorOf(ctx);
   const text = v.text('input.text', input.text, v.LIMITS.statementMax, { multiline: true });
   const k = input.k ?? 10;
@@ -65,17 +56,11 @@ export async function search(ctx: Context, input: { text: string; k?: number | n
   });
 }
 
-/**
- * The search's query inside an open fleet transaction: the k nearest beliefs with their rows,
- * nearest first (ties by id), and which plan ranked them. Shared with the READ benchmark.
- */
-export async function searchInTx(tx: Tx, fleet: string, a: NearestArgs): Promise<{ hits: Hit[]; plan: Nearest['plan'] }> {
-  const near = await nearestBeliefs(tx, fleet, a);
-  const rows = await sql<BeliefRow & { distance: number }>`
-    WITH h AS MATERIALIZED (${near.query})
-    SELECT b.id::text, b.fleet_id, b.claim_key, b.statement, b.value, b.evidence, b.author_id::text, b.grounded, b.status, b.created_at,
-           b.retracted_at, b.retraction_id::text, b.retraction_depth, h.distance
-      FROM h JOIN beliefs b ON b.id = h.id
-     ORDER BY h.distance, h.id`.execute(tx);
-  return { hits: rows.rows.map((r) => ({ belief: r, score: 1 - Number(r.distance) })), plan: near.plan };
-}
+builder.queryFields((t) => ({
+  search: t.field({
+    type: SearchResultRef, authScopes: { scope: 'beliefs:read' },
+    description: 'READ phase: approximate nearest neighbours over belief embeddings, at a recorded snapshot.',
+    args: { input: t.arg({ type: SearchInput, required: true, description: 'What to search for.' }) },
+    resolve: (_r, a, ctx) => search(ctx, a.input),
+  }),
+}));

@@ -7,9 +7,9 @@ import {
   dispatchableFleets,
   recordOutcome,
   takeOwedReversals,
-} from '../dispatch/dispatch.service';
-import type { ProviderOutcome, ReversalProvider, ReversalRequest } from '../dispatch/provider/provider';
-import { type WorkerLogger, commitWaker, errorText, pause, silentLogger } from './wake';
+} from './dispatch.service';
+import type { ProviderOutcome, ReversalProvider, ReversalRequest } from './provider/provider';
+import { type WorkerLogger, commitWaker, errorText, pause, silentLogger } from '../worker/wake';
 
 /** Points a test (or an operator's tracer) can hook; awaited in line with the send. */
 export interface DispatcherHooks {

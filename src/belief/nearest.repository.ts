@@ -1,5 +1,11 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { Db } from '../store/tx';
+import { BELIEF_COLUMNS, type BeliefRow } from './belief.repository';
+
+/**
+ * The SQL of READ: nearest beliefs by embedding, and the snapshot a READ is taken at. Every
+ * statement names its fleet; row-level security stays as the second wall.
+ */
 
 /** HNSW candidate list size (hnsw.ef_search); the recall/latency trade-off is measured by the READ benchmark. */
 export const EF_SEARCH = Number(process.env.RETRACT_EF_SEARCH ?? 100);
@@ -105,4 +111,29 @@ export async function nearestBeliefs(tx: Db, fleet: string, a: NearestArgs): Pro
   }
   const ef = Math.max(a.ef ?? EF_SEARCH, a.k);
   return { plan: 'hnsw', query: sql`SELECT id, distance FROM beliefs_hnsw_nearest(${fleet}, ${a.prefix}, ${a.vector}::vector, ${a.k}, ${ef})` };
+}
+
+/** One nearest neighbour: the belief and its cosine similarity (higher is nearer). */
+export interface Hit {
+  belief: BeliefRow;
+  score: number;
+}
+
+/**
+ * The search inside an open fleet transaction: the k nearest beliefs with their rows, nearest
+ * first (ties by id), and which plan ranked them. GraphQL, MCP and the READ benchmark run it.
+ */
+export async function searchInTx(tx: Db, fleet: string, a: NearestArgs): Promise<{ hits: Hit[]; plan: Nearest['plan'] }> {
+  const near = await nearestBeliefs(tx, fleet, a);
+  const rows = await sql<BeliefRow & { distance: number }>`
+    WITH h AS MATERIALIZED (${near.query})
+    SELECT ${sql.join(BELIEF_COLUMNS.map((c) => sql.ref(`b.${c}`)))}, h.distance
+      FROM h JOIN beliefs b ON b.fleet_id = ${fleet} AND b.id = h.id
+     ORDER BY h.distance, h.id`.execute(tx);
+  return { hits: rows.rows.map(({ distance, ...belief }) => ({ belief, score: 1 - Number(distance) })), plan: near.plan };
+}
+
+/** The transaction's snapshot (pg_snapshot text, xmin:xmax:xip): where a READ was taken. */
+export async function currentSnapshot(db: Db): Promise<string> {
+  return (await sql<{ s: string }>`SELECT pg_current_snapshot()::text AS s`.execute(db)).rows[0]!.s;
 }

@@ -2,7 +2,7 @@ import type { Core } from '../core';
 import { DomainError } from '../errors/domain-error';
 import { inTx } from '../store/tx';
 import { verifyAndParseConfirmation } from './provider/webhook';
-import { locateReversal } from './dispatch.repository';
+import { locateReversal } from './reversal.repository';
 import { confirmFromProvider } from './dispatch.service';
 
 /** Minimal structured logger (a pino logger fits). */

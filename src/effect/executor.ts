@@ -1,11 +1,10 @@
-import { sql } from 'kysely';
 import type { Actor, Core } from '../core';
 import { DomainError } from '../errors/domain-error';
-import type { EffectRow } from '../effect/effect.repository';
-import { claimEffect, completeEffect, failEffect } from '../effect/effect.service';
 import { readTx } from '../store/tx';
 import * as v from '../validation';
-import { type WorkerLogger, commitWaker, errorText, pause, silentLogger } from './wake';
+import { type WorkerLogger, commitWaker, errorText, pause, silentLogger } from '../worker/wake';
+import { type EffectRow, anyPending as anyPendingIn } from './effect.repository';
+import { claimEffect, completeEffect, failEffect } from './effect.service';
 
 /**
  * Carries out one effect of a kind. Resolve `{ ok: true, ref }` with the executing system's own reference once it
@@ -99,11 +98,7 @@ export async function runExecutor(opts: ExecutorOptions): Promise<ExecutorStats>
   return stats;
 
   async function anyPending(): Promise<boolean> {
-    return readTx(core.store, actor.fleet, async (tx) => {
-      const r = await sql<{ any: boolean }>`
-        SELECT EXISTS (SELECT 1 FROM effects WHERE fleet_id = ${actor.fleet} AND status = 'PENDING' AND kind = ANY(${kinds}::text[])) AS any`.execute(tx);
-      return r.rows[0]!.any;
-    });
+    return readTx(core.store, actor.fleet, (tx) => anyPendingIn(tx, actor.fleet, kinds));
   }
 
   async function execute(effect: EffectRow): Promise<void> {
