@@ -55,7 +55,7 @@ export interface Store {
  * What src/store/tx.ts reports about, and lets a test inject into, one store's transactions: per
  * store, not per process, so two stores (or two suites) never read each other's counts.
  */
-export interface TxHooks {
+interface TxHooks {
   /** Attempts retried after a retryable error, and transactions given up after the retry bound. */
   readonly stats: { retries: number; exhausted: number };
   /**
