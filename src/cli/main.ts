@@ -111,7 +111,7 @@ storeOptions(
     .addOption(new Option('--http <port>', 'serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio').argParser(portArg))
     .option('--host <host>', 'address to bind with --http (default: HOST, else 127.0.0.1)')
     .addHelpText('after', `
-Tools: get_receipt, explain_belief, list_owed_reversals, search_beliefs. Reads through the role retract_reader in
+Tools: get_receipt, get_reinstatement, explain_belief, list_owed_reversals, search_beliefs. Reads through the role retract_reader in
 read-only transactions. stdio: the agent's token comes from RETRACT_TOKEN and needs receipts:read. --http: each
 request sends "Authorization: Bearer <token>". On the embedded engine the data directory must not be held by a
 server; when it is, use that server's /mcp endpoint instead.`),
