@@ -6,6 +6,7 @@ import * as m0004 from './0004_prefix_search';
 import * as m0005 from './0005_nearest';
 import * as m0006 from './0006_provider_ref';
 import * as m0007 from './0007_fleet_keys';
+import * as m0008 from './0008_reinstatement';
 
 /** Every migration, in order. A static list: the same on both engines, no file-system scanning. */
 export const migrations: Record<string, Migration> = {
@@ -16,6 +17,7 @@ export const migrations: Record<string, Migration> = {
   '0005_nearest': m0005,
   '0006_provider_ref': m0006,
   '0007_fleet_keys': m0007,
+  '0008_reinstatement': m0008,
 };
 
 export const migrationProvider: MigrationProvider = {

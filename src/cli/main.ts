@@ -111,11 +111,21 @@ storeOptions(
     .addOption(new Option('--http <port>', 'serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio').argParser(portArg))
     .option('--host <host>', 'address to bind with --http (default: HOST, else 127.0.0.1)')
     .addHelpText('after', `
-Tools: get_receipt, explain_belief, list_owed_reversals, search_beliefs. Reads through the role retract_reader in
+Tools: get_receipt, get_reinstatement, explain_belief, list_owed_reversals, search_beliefs. Reads through the role retract_reader in
 read-only transactions. stdio: the agent's token comes from RETRACT_TOKEN and needs receipts:read. --http: each
 request sends "Authorization: Bearer <token>". On the embedded engine the data directory must not be held by a
 server; when it is, use that server's /mcp endpoint instead.`),
 ).action(action(async (opts) => (await import('./commands')).mcp(opts)));
+
+program
+  .command('reinstate')
+  .description('take a retraction back on a running server (reinstateRetraction) and print the reinstatement receipt')
+  .argument('<retraction>', 'the retraction: its global id, or its numeric id')
+  .requiredOption('--reason <text>', 'why the retraction was wrong (kept on the receipt)')
+  .option('--url <url>', 'the GraphQL endpoint (default: RETRACT_URL, else http://127.0.0.1:4000/graphql)')
+  .option('--json', 'print the mutation\'s answer as JSON')
+  .addHelpText('after', '\nThe token comes from RETRACT_TOKEN and needs beliefs:retract. Asking again prints the first receipt.')
+  .action(action(async (retraction: string, opts: { reason: string; url?: string; json?: boolean }) => (await import('./reinstate')).reinstate(retraction, opts)));
 
 program
   .command('bench')

@@ -89,7 +89,7 @@ export const EffectSummary = z.object({
 
 export const ReversalSummary = z.object({
   ...ids,
-  status: z.enum(['OWED', 'DISPATCHED', 'CONFIRMED', 'FAILED', 'UNREACHABLE']),
+  status: z.enum(['OWED', 'DISPATCHED', 'CONFIRMED', 'FAILED', 'UNREACHABLE', 'VOIDED']),
   reason: z.string().nullable(),
   amount: Money.nullable(),
   idempotencyKey: z.string(),

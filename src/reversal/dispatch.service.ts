@@ -6,6 +6,7 @@ import * as v from '../validation';
 import type { ProviderOutcome } from './provider/provider';
 import { MAX_REASON_CHARS, MAX_REFERENCE_CHARS } from './provider/http';
 import { assertProvidersOwnRef } from './provider-ref';
+import { recordWatchedOutcome, voidedConflict } from '../reinstatement/reinstatement.repository';
 import { type ReversalRow, dispatchFleets, lockReversal, stuckReversalRows, takeDispatchable, updateReversal } from './reversal.repository';
 
 /** A dispatch lease: who took the reversal and which take it was (the `attempts` count after that take). */
@@ -215,12 +216,14 @@ async function confirmInTx(tx: Tx, fleet: string, actorId: string | null, revers
   if (r.status === 'UNREACHABLE') {
     throw new DomainError('CONFLICT', `reversalId: reversal ${reversalId} is UNREACHABLE: no compensation exists for its effect`, 'reversalId');
   }
+  if (r.status === 'VOIDED') throw voidedConflict(reversalId);
   await assertProvidersOwnRef(tx, fleet, providerRef);
   const done = await updateReversal(tx, fleet, reversalId, { status: 'CONFIRMED', provider_ref: providerRef, confirmed_at: new Date(), lease_expires_at: null });
   await appendEvent(tx, {
     fleet, type: 'ReversalConfirmed', actorId, retractionId: r.retraction_id, ids: [reversalId],
     data: { providerRef, via, previousStatus: r.status },
   });
+  await recordWatchedOutcome(tx, fleet, actorId, reversalId, 'CONFIRMED');
   return { applied: true, status: 'CONFIRMED', reversal: done };
 }
 
@@ -241,6 +244,7 @@ async function failInTx(tx: Tx, fleet: string, actorId: string | null, reversalI
     fleet, type: 'ReversalFailed', actorId, retractionId: l.held.retraction_id, ids: [reversalId],
     data: { reason, holder: lease.holder, attempt: lease.attempt },
   });
+  await recordWatchedOutcome(tx, fleet, actorId, reversalId, 'FAILED');
   return { applied: true, status: 'FAILED', reversal: done };
 }
 

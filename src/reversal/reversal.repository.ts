@@ -39,7 +39,10 @@ export async function recordReversals(db: Db, fleet: string, retractionId: strin
         FROM effects e JOIN effect_kinds k ON k.fleet_id = ${fleet} AND k.kind = e.kind
        WHERE e.fleet_id = ${fleet} AND e.status = 'EXECUTED' AND e.id IN (${effectIds})
        ORDER BY e.id
-      ON CONFLICT (fleet_id, effect_id) DO NOTHING
+      -- A reversal VOIDED by a reinstatement is owed again when a later retraction reaches its effect:
+      -- still one reversal per effect, under the one key.
+      ON CONFLICT (fleet_id, effect_id) DO UPDATE SET status = EXCLUDED.status, retraction_id = EXCLUDED.retraction_id, reason = EXCLUDED.reason,
+        lease_expires_at = NULL WHERE reversals.status = 'VOIDED'
       RETURNING id
     ), ev AS (
       INSERT INTO events (fleet_id, type, retraction_id, ids, actor_id)

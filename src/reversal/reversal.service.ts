@@ -5,6 +5,7 @@ import { writeTx } from '../store/tx';
 import * as v from '../validation';
 import { issuedRefBefore, refuseIssuedRef } from './provider-ref';
 import { type ReversalRow, lockReversal, updateReversal } from './reversal.repository';
+import { recordWatchedOutcome, voidedConflict } from '../reinstatement/reinstatement.repository';
 
 /**
  * Records a provider's confirmation: the reversal becomes CONFIRMED carrying the provider's
@@ -27,9 +28,11 @@ export async function confirmReversal(core: Core, actor: Actor, input: { reversa
     if (r.status === 'UNREACHABLE') {
       throw new DomainError('CONFLICT', `reversalId: reversal ${reversalId} is UNREACHABLE: no compensation exists for its effect`, 'reversalId');
     }
+    if (r.status === 'VOIDED') throw voidedConflict(reversalId);
     refuseIssuedRef(issued);
     const done = await updateReversal(tx, actor.fleet, reversalId, { status: 'CONFIRMED', provider_ref: ref, confirmed_at: new Date(), lease_expires_at: null });
     await appendEvent(tx, { fleet: actor.fleet, type: 'ReversalConfirmed', actorId: actor.agentId, retractionId: r.retraction_id, ids: [reversalId] });
+    await recordWatchedOutcome(tx, actor.fleet, actor.agentId, reversalId, 'CONFIRMED');
     return done;
   });
 }
