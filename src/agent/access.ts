@@ -7,7 +7,8 @@ import type { Scope } from './agent.service';
  *
  * - Belief: `beliefs:read`. A RETRACTED belief is also part of the receipts that name it (root,
  *   beliefs taken down, events), so `receipts:read` opens it too; ACTIVE beliefs stay closed to it.
- *   A belief never returns from RETRACTED, so this cannot flip back.
+ *   A belief read as of a past instant (asOf, Effect.supportAtExecution, Retraction.before) follows the rule
+ *   of its status NOW, whatever its status then: the view shows the same belief's data.
  * - Effect: an effects scope, or `receipts:read` (receipts list the effects they cancelled or reached).
  * - Receipt: Retraction, Reversal, RetractionTotals and retraction events need `receipts:read`.
  * - Contradiction (and its ProposedBelief): `beliefs:read`, or `contradictions:adjudicate`: deciding a

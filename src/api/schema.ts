@@ -10,6 +10,7 @@ import './types/contradiction';
 import './types/search';
 import './types/events';
 import './types/roots';
+import './types/as-of';
 
 /** The executable schema, built once. */
 export const schema = builder.toSchema({ sortSchema: false });

@@ -58,6 +58,11 @@ export interface EventTable {
   depth: number | null; ids: ColumnType<string[], string[] | undefined, never>; data: ColumnType<unknown, string | null | undefined, never>;
   actor_id: Id | null; at: Generated<Date>;
 }
+/** Closed RETRACTED intervals [retracted_at, reinstated_at), one per reinstated belief (db/migrations/0009_belief_history.ts). */
+export interface BeliefStatusHistoryTable {
+  fleet_id: string; belief_id: Id; retraction_id: Id; retraction_depth: number; retracted_at: Timestamp;
+  reinstatement_id: Id; reinstated_by: Id; reinstated_at: Timestamp;
+}
 export interface StoreMetaTable { key: string; value: string }
 
 export interface DB {
@@ -76,4 +81,5 @@ export interface DB {
   contradictions: ContradictionTable;
   adjudication_leases: AdjudicationLeaseTable;
   events: EventTable;
+  belief_status_history: BeliefStatusHistoryTable;
 }

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { BeliefRow } from '../../belief/belief.repository';
+import type { BeliefAsOfRow } from '../../belief/belief-history.repository';
 import { beliefReadable } from '../../agent/access';
 import { type Context, builder, readRule } from '../builder';
 import { gid } from '../../kernel/ids';
@@ -22,7 +23,8 @@ export const BeliefRef = builder.loadableNodeRef('Belief', {
 
 BeliefRef.implement({
   description: 'An assertion about a claim: statement, JSON value, evidence, author, status. Needs beliefs:read; a RETRACTED one is also open to receipts:read.',
-  authScopes: (b, ctx) => readRule(ctx, beliefReadable(b.status), { type: 'Belief', id: b.id }),
+  // A view as of a past instant follows the rule of the belief's status now (access.ts).
+  authScopes: (b, ctx) => readRule(ctx, beliefReadable((b as Partial<BeliefAsOfRow>).current_status ?? b.status), { type: 'Belief', id: b.id }),
   fields: (t) => ({
     claimKey: t.string({
       description: 'Canonical identity of what the belief is about, e.g. customer:4411/passport.authentic. Identity never comes from the embedding.',
@@ -30,7 +32,7 @@ BeliefRef.implement({
     }),
     statement: t.exposeString('statement', { description: 'The assertion in words; what the embedding is computed from.' }),
     value: t.field({ type: 'JSON', nullable: true, description: 'The asserted value; two beliefs agree when their values are equal.', resolve: (b) => b.value ?? null }),
-    status: t.field({ type: BeliefStatusEnum, description: 'ACTIVE or RETRACTED.', resolve: (b) => b.status }),
+    status: t.field({ type: BeliefStatusEnum, description: 'ACTIVE or RETRACTED (as of `asOf` when that is set).', resolve: (b) => b.status }),
     evidence: t.string({ nullable: true, description: 'What the author cites as outside evidence.', resolve: (b) => b.evidence }),
     grounded: t.boolean({ description: 'True for a premise asserted on outside evidence: only a retraction of this belief itself takes it down.', resolve: (b) => b.grounded }),
     author: t.field({ type: AgentRef, description: 'The agent that asserted it.', resolve: (b) => b.author_id }),

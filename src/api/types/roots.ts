@@ -19,6 +19,10 @@ import { MoneyInput } from './money';
 import { PreviewRef, RetractionConnection, RetractionRef } from './retraction';
 import { ReversalConnection, ReversalRef, ReversalStatusEnum } from './reversal';
 import { SearchInput, SearchResultRef, search } from './search';
+import { activeOnClaimAsOf } from '../../belief/belief-history.repository';
+import { beliefsAsOfPage } from './as-of';
+
+const AS_OF = 'Read the fleet as it stood at this instant (every change dated at or before it, to the millisecond). Omitted: now.';
 
 const pageArgs = (t: { arg: { int: Function; string: Function } }) => ({
   first: (t.arg.int as (o: object) => never)({ description: 'Page size, at most 500 (default 50).' }),
@@ -46,10 +50,11 @@ builder.queryFields((t) => ({
     resolve: (_r, a) => parseGid('id', String(a.id), 'Belief'),
   }),
   beliefByClaim: t.field({
-    type: BeliefRef, nullable: true, authScopes: { scope: 'beliefs:read' }, description: 'The ACTIVE belief for a claim, if any.',
-    args: { claimKey: t.arg.string({ required: true, description: 'The claim key.' }) },
+    type: BeliefRef, nullable: true, authScopes: { scope: 'beliefs:read' }, description: 'The ACTIVE belief for a claim, if any (or the one ACTIVE at asOf).',
+    args: { claimKey: t.arg.string({ required: true, description: 'The claim key.' }), asOf: t.arg({ type: 'DateTime', description: AS_OF }) },
     resolve: async (_r, a, ctx) => {
       const key = v.claimKey('claimKey', a.claimKey);
+      if (a.asOf) return fleetRead(ctx, async (tx) => (await activeOnClaimAsOf(tx, ctx.agent!.fleet_id, key, a.asOf!)) ?? null);
       return fleetRead(ctx, async (tx) =>
         (await activeOnClaim(tx, ctx.agent!.fleet_id, key).select('id').executeTakeFirst())?.id ?? null);
     },
@@ -64,11 +69,13 @@ builder.queryFields((t) => ({
     type: BeliefConnection, authScopes: { scope: 'beliefs:read' }, description: 'Beliefs of the caller\'s fleet, newest first.',
     args: {
       claimKeyPrefix: t.arg.string({ description: 'Only claims whose key starts with this.' }),
-      status: t.arg({ type: BeliefStatusEnum, description: 'Only beliefs in this status.' }),
+      status: t.arg({ type: BeliefStatusEnum, description: 'Only beliefs in this status (at asOf, when given).' }),
+      asOf: t.arg({ type: 'DateTime', description: AS_OF }),
       ...pageArgs(t),
     },
     resolve: (_r, a, ctx) => {
       const prefix = v.claimKeyPrefix('claimKeyPrefix', a.claimKeyPrefix);
+      if (a.asOf) return beliefsAsOfPage(ctx, a.asOf, { prefix, status: a.status ?? null, first: a.first, after: a.after });
       const where = sql`fleet_id = ${ctx.agent!.fleet_id}
         ${prefix ? sql`AND claim_key LIKE ${prefix.replace(/[\\%_]/g, (c) => `\\${c}`) + '%'}` : sql``}
         ${a.status ? sql`AND status = ${a.status}` : sql``}`;

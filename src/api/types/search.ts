@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { BeliefRow } from '../../belief/belief.repository';
 import { type Nearest, type NearestArgs, nearestBeliefs } from '../../belief/nearest';
+import { beliefsAsOf, nearestAsOf } from '../../belief/belief-history.repository';
 import type { Tx } from '../../store/tx';
 import { takeReadPoint } from '../../belief/snapshot';
 import { badInput } from '../../errors/domain-error';
@@ -20,6 +21,10 @@ export const SearchInput = builder.inputType('SearchInput', {
     k: t.int({ defaultValue: 10, description: `How many hits, 1 to ${SEARCH_K_MAX}.` }),
     includeRetracted: t.boolean({ defaultValue: false, description: 'Include RETRACTED beliefs.' }),
     claimKeyPrefix: t.string({ description: 'Only claims whose key starts with this.' }),
+    asOf: t.field({
+      type: 'DateTime',
+      description: 'Search the beliefs ACTIVE at this instant (with includeRetracted: every belief that existed then), each as it stood then. Ranked exactly over the fleet\'s rows (of the prefix), not through the index. Omitted: now.',
+    }),
   }),
 });
 
@@ -50,7 +55,7 @@ export const SearchResultRef = builder.objectRef<{ snapshot: string; hits: Hit[]
  * status and prefix filters still return k hits; exact over the fleet with includeRetracted),
  * nearest first; and the snapshot of the same read-only transaction as the read point.
  */
-export async function search(ctx: Context, input: { text: string; k?: number | null; includeRetracted?: boolean | null; claimKeyPrefix?: string | null }) {
+export async function search(ctx: Context, input: { text: string; k?: number | null; includeRetracted?: boolean | null; claimKeyPrefix?: string | null; asOf?: Date | null }) {
   const actor = actorOf(ctx);
   const text = v.text('input.text', input.text, v.LIMITS.statementMax, { multiline: true });
   const k = input.k ?? 10;
@@ -60,7 +65,8 @@ export async function search(ctx: Context, input: { text: string; k?: number | n
   const vector = `[${e!.join(',')}]`;
   return fleetRead(ctx, async (tx) => {
     const snapshot = await takeReadPoint(tx, actor.fleet);
-    const { hits } = await searchInTx(tx, actor.fleet, { vector, k, includeRetracted: !!input.includeRetracted, prefix });
+    const a = { vector, k, includeRetracted: !!input.includeRetracted, prefix };
+    const { hits } = input.asOf ? await searchAsOf(tx, actor.fleet, input.asOf, a) : await searchInTx(tx, actor.fleet, a);
     return { snapshot, hits };
   });
 }
@@ -78,4 +84,11 @@ export async function searchInTx(tx: Tx, fleet: string, a: NearestArgs): Promise
       FROM h JOIN beliefs b ON b.id = h.id
      ORDER BY h.distance, h.id`.execute(tx);
   return { hits: rows.rows.map((r) => ({ belief: r, score: 1 - Number(r.distance) })), plan: near.plan };
+}
+
+/** The search as of a past instant: exact ranking over the beliefs of that instant (nearestAsOf), each row as it stood then. */
+async function searchAsOf(tx: Tx, fleet: string, at: Date, a: NearestArgs): Promise<{ hits: Hit[] }> {
+  const near = (await nearestAsOf(fleet, at, a).execute(tx)).rows;
+  const rows = new Map((await beliefsAsOf(tx, fleet, near.map((h) => String(h.id)), at)).map((r) => [r.id, r]));
+  return { hits: near.map((h) => ({ belief: rows.get(String(h.id))!, score: 1 - Number(h.distance) })) };
 }
