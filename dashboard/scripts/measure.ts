@@ -9,7 +9,7 @@ import { DEFAULT_LIMITS } from '../../src/server/config';
 import { operationCost } from '../../src/server/cost';
 
 /**
- * The largest `first` dashboard/src/main.ts sends (preview and receipt pages). The cost depends on
+ * The largest `first` the dashboard sends (preview-panel.ts and retract-panel.ts in dashboard/src). The cost depends on
  * variables (a page counts at its size), so every variable is measured at this: the worst case it sends.
  */
 export const DASHBOARD_MAX_PAGE = 100;

@@ -33,7 +33,7 @@ export function getToken(): string | null {
   return token;
 }
 
-export function httpEndpoint(): string {
+function httpEndpoint(): string {
   return new URL('/graphql', location.href).toString();
 }
 

@@ -16,7 +16,7 @@ function formatterFor(currency: string): Intl.NumberFormat | null {
 }
 
 /** Integer minor units → exact decimal string with `digits` fraction digits (no float rounding). */
-export function minorToDecimal(amountMinor: number, digits: number): string {
+function minorToDecimal(amountMinor: number, digits: number): string {
   const negative = amountMinor < 0;
   const abs = BigInt(Math.trunc(Math.abs(amountMinor)));
   if (digits === 0) return `${negative ? '-' : ''}${abs}`;

@@ -22,7 +22,7 @@ export async function gql<T>(url: string, token: string, query: string, variable
   return body.data;
 }
 
-export const ALL_SCOPES = [
+const ALL_SCOPES = [
   'beliefs:read', 'beliefs:write', 'beliefs:retract', 'effects:propose', 'effects:execute',
   'contradictions:adjudicate', 'receipts:read', 'admin',
 ];
@@ -38,7 +38,7 @@ export async function createAgent(url: string, bootstrapToken: string, fleet: st
 }
 
 /** Asserts one belief (optionally derived from premises) and returns its id; anything but BeliefAsserted throws. */
-export async function assertBelief(
+async function assertBelief(
   url: string, token: string,
   input: { claimKey: string; statement: string; value?: unknown; evidence?: string; derivedFrom?: string[] },
 ): Promise<string> {

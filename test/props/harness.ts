@@ -53,7 +53,7 @@ const money: fc.Arbitrary<Money | null> = fc.option(
 const reuseKey = fc.oneof({ weight: 6, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: pick });
 
 /** One random command; weights favour building a graph, executing effects and retracting. */
-export const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
+const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ t: fc.constant('assert' as const), reuseClaim: fc.boolean(), pick }) },
   { weight: 6, arbitrary: fc.record({ t: fc.constant('derive' as const), premises: picks, fit, recent: fc.boolean() }) },
   { weight: 4, arbitrary: fc.record({ t: fc.constant('justify' as const), aim: fc.constantFrom('fit', 'fit', 'fit', 'any', 'cycle', 'cycle', 'retracted', 'self', 'dup'), b: pick, premises: picks }) },

@@ -7,9 +7,9 @@
  * them is wrong.
  */
 
-export type BeliefStatus = 'ACTIVE' | 'RETRACTED';
-export type EffectStatus = 'PENDING' | 'EXECUTING' | 'EXECUTED' | 'CANCELLED' | 'FAILED';
-export type ReversalStatus = 'OWED' | 'CONFIRMED' | 'UNREACHABLE';
+type BeliefStatus = 'ACTIVE' | 'RETRACTED';
+type EffectStatus = 'PENDING' | 'EXECUTING' | 'EXECUTED' | 'CANCELLED' | 'FAILED';
+type ReversalStatus = 'OWED' | 'CONFIRMED' | 'UNREACHABLE';
 export type KindName = 'rev' | 'irr';
 export interface Money { amountMinor: number; currency: string }
 /** A receipt's per-currency sum: exact integer minor units as a decimal string, at any size. */
@@ -78,7 +78,7 @@ export type Refusal = { error: 'CONFLICT' | 'BAD_USER_INPUT'; because: string };
 export const REVERSIBLE: Record<KindName, boolean> = { rev: true, irr: false };
 
 /** The reversal's key as DESIGN.md fixes it: a pure function of the effect's key. */
-export const reversalKeyOf = (effectKey: string) => `reversal:${effectKey}`;
+const reversalKeyOf = (effectKey: string) => `reversal:${effectKey}`;
 
 const sorted = (xs: Iterable<number>) => [...new Set(xs)].sort((a, b) => a - b);
 const sameSet = (a: readonly number[], b: readonly number[]) => a.length === b.length && a.every((x, i) => x === b[i]);
@@ -372,6 +372,6 @@ export class Model {
 }
 
 /** The totals of a retraction that took nothing down (the preview of an already retracted root). */
-export function emptyTotals(): Totals {
+function emptyTotals(): Totals {
   return { beliefsRetracted: 0, effectsCancelled: 0, effectsReached: 0, reversalsOwed: 0, unreachable: 0, exposure: [], owed: [], unreachableAmount: [], settled: [] };
 }

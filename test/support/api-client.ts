@@ -112,15 +112,15 @@ export function wsClient(url: string, token?: string | null): Client {
   return nodeWsClient(url, token, { retryAttempts: 0, lazy: true, lazyCloseTimeout: 0 });
 }
 
-export interface Subscription<T> extends Collector<T> {
+interface Subscription<T> extends Collector<T> {
   close(): Promise<void>;
 }
 
 /** Subscribes over graphql-ws; the collector gathers every result. close() unsubscribes (and closes a client it made). */
-export function subscribeWs<T = any>(target: string | Client, query: string | AnyDocument, variables: Record<string, unknown> = {}, token?: string | null): Collector<T> & { close(): Promise<void> } {
+export function subscribeWs<T = any>(target: string | Client, query: string | AnyDocument, variables: Record<string, unknown> = {}, token?: string | null): Subscription<T> {
   const own = typeof target === 'string';
   const client = typeof target === 'string' ? wsClient(target, token) : target;
-  const c = new Collector<T>() as Collector<T> & { close(): Promise<void> };
+  const c = new Collector<T>() as Subscription<T>;
   const unsubscribe = client.subscribe<T>(
     { query: queryText(query), variables },
     {

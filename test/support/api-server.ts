@@ -16,7 +16,7 @@ import { embedder as testEmbedder, testStore, type TestDb } from './engines';
 export const BOOTSTRAP_TOKEN = 'bootstrap-token-for-api-tests-0123456789';
 
 /** Log lines a test server wrote, parsed (pino JSON), so a test can find what was logged for a request id. */
-export class LogCapture {
+class LogCapture {
   readonly lines: Array<Record<string, unknown>> = [];
   readonly logger: Logger;
   constructor() {
@@ -132,7 +132,7 @@ export async function agentWith(store: Store, fleet: string, scopes: readonly st
 export const NON_ADMIN_SCOPES = SCOPES.filter((s) => s !== 'admin') as Scope[];
 
 /** The public tables, as the owner sees them. */
-export async function tableNames(store: Store): Promise<string[]> {
+async function tableNames(store: Store): Promise<string[]> {
   const r = await sql<{ t: string }>`
     SELECT table_name AS t FROM information_schema.tables
      WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name`.execute(store.db);

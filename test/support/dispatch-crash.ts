@@ -10,8 +10,8 @@ import { allReversals, eventually, keysByReversal, owedReversals, settledMinor }
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const MAIN = path.join(ROOT, 'src/worker/dispatcher-main.ts');
 
-export type CrashPoint = 'before-send' | 'after-send' | 'after-record';
-export const CRASH_POINTS: readonly CrashPoint[] = ['before-send', 'after-send', 'after-record'];
+type CrashPoint = 'before-send' | 'after-send' | 'after-record';
+const CRASH_POINTS: readonly CrashPoint[] = ['before-send', 'after-send', 'after-record'];
 
 interface Child {
   proc: ChildProcess;
@@ -20,7 +20,7 @@ interface Child {
 }
 
 /** Starts src/worker/dispatcher-main.ts as its own Node process (through tsx), collecting its JSON log lines. */
-export function spawnDispatcher(env: Record<string, string>): Child {
+function spawnDispatcher(env: Record<string, string>): Child {
   const proc = spawn(process.execPath, ['--import', 'tsx', MAIN], {
     cwd: ROOT,
     env: { ...process.env, RETRACT_LOG_LEVEL: 'info', ...env },

@@ -17,7 +17,7 @@ import net from 'node:net';
 import { LocalEmbedder } from '../../src/embedding/local';
 
 /** What the fake does with one request. */
-export type FakeBehaviour =
+type FakeBehaviour =
   /** Answer normally (Titan: deterministic embedding; Converse: the default reply text). */
   | { kind: 'ok' }
   /** 429 with `x-amzn-ErrorType: ThrottlingException` and a JSON error body. */
@@ -40,10 +40,10 @@ export type FakeBehaviour =
   | { kind: 'raw'; status: number; headers?: Record<string, string>; body: string };
 
 /** A behaviour chosen by looking at the request. */
-export type FakeHandler = (call: RecordedCall) => FakeBehaviour;
+type FakeHandler = (call: RecordedCall) => FakeBehaviour;
 
 /** One request as the fake received it. */
-export interface RecordedCall {
+interface RecordedCall {
   /** 1-based arrival order. */
   seq: number;
   method: string;

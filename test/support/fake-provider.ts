@@ -18,7 +18,7 @@ import type { AddressInfo, Socket } from 'node:net';
  * - `accept-then-drop`: records the payment, then destroys the socket without answering
  * - `no-reference`: records the payment, answers 200 without a reference (a protocol violation)
  */
-export type Behaviour =
+type Behaviour =
   | 'ok'
   | 'fail'
   | '500'
@@ -32,7 +32,7 @@ export type Behaviour =
   | { kind: 'accept-then-drop' }
   | { kind: 'no-reference' };
 
-export interface FakeRequest {
+interface FakeRequest {
   key: string | null;
   headers: IncomingMessage['headers'];
   body: unknown;
@@ -40,7 +40,7 @@ export interface FakeRequest {
   at: number;
 }
 
-export interface FakePayment {
+interface FakePayment {
   reference: string;
   amount: { amountMinor: number; currency: string } | null;
   body: unknown;

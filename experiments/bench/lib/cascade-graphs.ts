@@ -38,7 +38,7 @@ export interface Graph {
 }
 
 /** Beliefs of the DAG that survive: i ≡ 5 (mod 10), 1 ≤ i < n. */
-export function dagSurvivors(n: number): number {
+function dagSurvivors(n: number): number {
   return n > 5 ? Math.floor((n - 1 - 5) / 10) + 1 : 0;
 }
 

@@ -2,7 +2,7 @@
  * A minimal, dependency-free SVG line chart: a few series of (x, y) points on linear or log10 axes,
  * with grid lines, tick labels, a legend and a title. Enough to see how a cost grows with a size.
  */
-export interface Series {
+interface Series {
   name: string;
   points: Array<[number, number]>;
   /** Dashed line (e.g. a limit or a baseline). */
