@@ -84,11 +84,12 @@ export async function activeOnClaimAsOf(db: Db, fleet: string, claimKey: string,
  */
 export async function beliefPageAsOf(
   db: Db, fleet: string, at: Date,
-  f: { prefix: string | null; status: BeliefRow['status'] | null; afterId: string | null; limit: number },
+  f: { prefix: string | null; status: BeliefRow['status'] | null; ids: string[] | null; afterId: string | null; limit: number },
 ): Promise<{ rows: BeliefAsOfRow[]; total: number }> {
   const bound = boundOf(at);
   const where = sql`b.fleet_id = ${fleet} AND b.created_at < ${bound}
     ${f.prefix === null ? sql`` : sql`AND b.claim_key ^@ ${f.prefix}`}
+    ${f.ids === null ? sql`` : sql`AND b.id = ANY(${f.ids}::bigint[])`}
     ${f.status === null ? sql`` : f.status === 'ACTIVE' ? sql`AND ${activeBefore(fleet, bound)}` : sql`AND NOT ${activeBefore(fleet, bound)}`}`;
   const rows = await sql<BeliefAsOfRow>`
     SELECT ${asOfColumns(bound, sql`${at.toISOString()}`)}

@@ -156,6 +156,31 @@ describe.each(engines())('as-of reads on %s', (engine) => {
     expect(rest.pageInfo.hasNextPage).toBe(false);
   });
 
+  it('beliefs(ids:, asOf:) reads given beliefs as of an instant (the dashboard\'s time slider); an id of another type is refused naming ids[0]', async () => {
+    const Q = `query($ids: [ID!], $at: DateTime) { beliefs(ids: $ids, asOf: $at, first: 10) { totalCount edges { node { id status } } } }`;
+    const ids = [gid('Belief', story.passport.id), gid('Belief', fresh)];
+    const then = ok(await gql(s.http, Q, { ids, at: at.story!.toISOString() }, reader)).beliefs;
+    expect(then.edges).toEqual([{ node: { id: ids[0], status: 'ACTIVE' } }]);
+    const later = ok(await gql(s.http, Q, { ids, at: at.reasserted!.toISOString() }, reader)).beliefs;
+    expect(later.edges).toEqual([{ node: { id: ids[1], status: 'ACTIVE' } }, { node: { id: ids[0], status: 'RETRACTED' } }]);
+    expect(ok(await gql(s.http, Q, { ids, at: null }, reader)).beliefs.edges.map((e: any) => e.node.status)).toEqual(['RETRACTED', 'RETRACTED']);
+    const bad = await gql(s.http, Q, { ids: [gid('Effect', newRefund)], at: null }, reader);
+    // As every id argument answers an id of another type: it names no belief.
+    expect(codes(bad.errors)).toEqual(['NOT_FOUND']);
+    expect(bad.errors![0]!.message).toMatch(/ids\[0\]/);
+  });
+
+  it('openMoney sums the fleet\'s OWED and DISPATCHED reversals per currency, as the reversals themselves add up', async () => {
+    const money = ok(await gql(s.http, `{ openMoney { owedCount owed { amountMinor currency } inFlightCount inFlight { amountMinor } } }`, {}, receipts)).openMoney;
+    const owed = ok(await gql(s.http, `{ reversals(status: OWED, first: 100) { totalCount edges { node { amount { amountMinor currency } } } } }`, {}, receipts)).reversals;
+    expect(money.owedCount).toBe(owed.totalCount);
+    expect(money.owed).toEqual([{ amountMinor: owed.edges.reduce((n: number, e: any) => n + e.node.amount.amountMinor, 0), currency: 'USD' }]);
+    expect(money.owed[0].amountMinor).toBe(124_000 + 5_000);
+    expect(money).toMatchObject({ inFlightCount: 0, inFlight: [] });
+    const refused = await gql(s.http, `{ openMoney { owedCount } }`, {}, (await agentWith(s.db.store, 'acme', ['beliefs:read'], 'no-receipts')).token);
+    expect(codes(refused.errors)).toEqual(['FORBIDDEN']);
+  });
+
   it('a bad asOf is refused naming the argument, with BAD_USER_INPUT', async () => {
     const r = await gql(s.http, BY_CLAIM, { k: 'customer:4411/passport.authentic', at: 'yesterday' }, reader);
     expect(codes(r.errors)).toEqual(['BAD_USER_INPUT']);

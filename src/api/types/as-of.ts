@@ -3,6 +3,8 @@ import { beliefPageAsOf, retractionBeforePage, statusIntervals, supportAtExecuti
 import { decodeDepthCursor, encodeDepthCursor } from '../../retraction/retraction.repository';
 import { beliefReadable } from '../../agent/access';
 import { type Context, builder, readRule } from '../builder';
+import { badInput } from '../../errors/domain-error';
+import { parseGids } from '../../kernel/ids';
 import { fleetRead, grouped } from '../loaders';
 import { connectionOf, decodeIdCursor, encodeIdCursor, firstArg } from '../pagination';
 import { AgentRef } from './agent';
@@ -79,11 +81,21 @@ builder.objectField(RetractionRef, 'before', (t) =>
 
 /** The `beliefs(asOf:)` page: newest first, keyset by id, with totalCount, each belief as it stood at `at`. */
 export async function beliefsAsOfPage(
-  ctx: Context, at: Date, f: { prefix: string | null; status: 'ACTIVE' | 'RETRACTED' | null; first?: number | null; after?: string | null },
+  ctx: Context, at: Date, f: { prefix: string | null; status: 'ACTIVE' | 'RETRACTED' | null; ids: string[] | null; first?: number | null; after?: string | null },
 ) {
   const first = firstArg(f.first);
   const after = decodeIdCursor('after', f.after);
   const fleet = ctx.agent!.fleet_id;
-  const page = await fleetRead(ctx, (tx) => beliefPageAsOf(tx, fleet, at, { prefix: f.prefix, status: f.status, afterId: after, limit: first + 1 }));
+  const page = await fleetRead(ctx, (tx) => beliefPageAsOf(tx, fleet, at, { prefix: f.prefix, status: f.status, ids: f.ids, afterId: after, limit: first + 1 }));
   return connectionOf(page.rows, first, (r) => encodeIdCursor(r.id), page.total, after !== null) as never;
+}
+
+/** Most ids `beliefs(ids:)` takes: a page's worth. */
+export const IDS_MAX = 500;
+
+/** The database ids of `beliefs(ids:)`, or null when not given; BAD_USER_INPUT naming `ids` for a non-Belief id or too many. */
+export function beliefIdsArg(ids: ReadonlyArray<string | number> | null | undefined): string[] | null {
+  if (ids == null) return null;
+  if (ids.length > IDS_MAX) throw badInput('ids', `at most ${IDS_MAX} ids`);
+  return parseGids('ids', ids.map(String), 'Belief');
 }

@@ -20,7 +20,7 @@ import { PreviewRef, RetractionConnection, RetractionRef } from './retraction';
 import { ReversalConnection, ReversalRef, ReversalStatusEnum } from './reversal';
 import { SearchInput, SearchResultRef, search } from './search';
 import { activeOnClaimAsOf } from '../../belief/belief-history.repository';
-import { beliefsAsOfPage } from './as-of';
+import { beliefIdsArg, beliefsAsOfPage, IDS_MAX } from './as-of';
 
 const AS_OF = 'Read the fleet as it stood at this instant (every change dated at or before it, to the millisecond). Omitted: now.';
 
@@ -71,12 +71,15 @@ builder.queryFields((t) => ({
       claimKeyPrefix: t.arg.string({ description: 'Only claims whose key starts with this.' }),
       status: t.arg({ type: BeliefStatusEnum, description: 'Only beliefs in this status (at asOf, when given).' }),
       asOf: t.arg({ type: 'DateTime', description: AS_OF }),
+      ids: t.arg.idList({ description: `Only these beliefs (global ids, at most ${IDS_MAX}); one that is not a belief of your fleet is simply absent.` }),
       ...pageArgs(t),
     },
     resolve: (_r, a, ctx) => {
       const prefix = v.claimKeyPrefix('claimKeyPrefix', a.claimKeyPrefix);
-      if (a.asOf) return beliefsAsOfPage(ctx, a.asOf, { prefix, status: a.status ?? null, first: a.first, after: a.after });
+      const ids = beliefIdsArg(a.ids);
+      if (a.asOf) return beliefsAsOfPage(ctx, a.asOf, { prefix, status: a.status ?? null, ids, first: a.first, after: a.after });
       const where = sql`fleet_id = ${ctx.agent!.fleet_id}
+        ${ids ? sql`AND id = ANY(${ids}::bigint[])` : sql``}
         ${prefix ? sql`AND claim_key LIKE ${prefix.replace(/[\\%_]/g, (c) => `\\${c}`) + '%'}` : sql``}
         ${a.status ? sql`AND status = ${a.status}` : sql``}`;
       return newestFirst(ctx, 'beliefs', where, a);
