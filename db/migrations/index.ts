@@ -5,6 +5,7 @@ import * as m0003 from './0003_embedding_active_only';
 import * as m0004 from './0004_prefix_search';
 import * as m0005 from './0005_nearest';
 import * as m0006 from './0006_provider_ref';
+import * as m0008 from './0008_reinstatement';
 import * as m0009 from './0009_belief_history';
 
 /** Every migration, in order. A static list: the same on both engines, no file-system scanning. */
@@ -15,6 +16,7 @@ export const migrations: Record<string, Migration> = {
   '0004_prefix_search': m0004,
   '0005_nearest': m0005,
   '0006_provider_ref': m0006,
+  '0008_reinstatement': m0008,
   '0009_belief_history': m0009,
 };
 

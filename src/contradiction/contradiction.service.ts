@@ -7,6 +7,7 @@ import { appendEvent } from '../event/event.repository';
 import { activeBeliefForClaim, lockBeliefs, lockClaim } from '../belief/belief.repository';
 import { insertBelief } from '../belief/belief.service';
 import { retractInTx } from '../retraction/retraction.service';
+import { resumeBlocked } from '../reinstatement/reinstatement.service';
 import { type Tx, writeTx } from '../store/tx';
 import * as v from '../validation';
 
@@ -28,6 +29,8 @@ export interface ContradictionRow {
   accepted_id: string | null;
   created_at: Date;
   resolved_at: Date | null;
+  reinstatement_id: string | null;
+  reinstates_id: string | null;
 }
 
 export interface Lease {
@@ -94,7 +97,6 @@ async function applyVerdict(tx: Tx, actor: Actor, c: ContradictionRow, verdict: 
   let resolution: string | null = null;
   let accepted: string | null = null;
   if (verdict === 'ACCEPT_PROPOSED') {
-    if (!vector) throw new Error('ACCEPT_PROPOSED needs the proposal\'s embedding');
     await lockClaim(tx, actor.fleet, c.claim_key);
     const [existing] = await lockBeliefs(tx, [c.existing_id], 'update');
     if (existing!.status === 'ACTIVE') {
@@ -102,6 +104,11 @@ async function applyVerdict(tx: Tx, actor: Actor, c: ContradictionRow, verdict: 
     } else {
       resolution = existing!.retraction_id;
     }
+    // A contradiction that blocks a reinstatement: accepting it brings the retracted root back itself.
+    accepted = await resumeBlocked(tx, actor, c);
+  }
+  if (verdict === 'ACCEPT_PROPOSED' && !accepted) {
+    if (!vector) throw new Error('ACCEPT_PROPOSED needs the proposal\'s embedding');
     const current = await activeBeliefForClaim(tx, actor.fleet, c.claim_key);
     if (current) throw new DomainError('CONFLICT', `claim ${c.claim_key} already holds another ACTIVE belief (${current.id}); raise a new contradiction`);
     const premises = await lockBeliefs(tx, c.proposed_derived_from, 'share');

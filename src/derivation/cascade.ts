@@ -140,7 +140,7 @@ export async function reachEffects(tx: Tx, fleet: string, retractionId: string, 
 
 /**
  * Records the reversal of every EXECUTED effect among `effectIds` (a subquery) under `retractionId`,
- * at most once per effect, and appends one ReversalRecorded event row for those it recorded.
+ * at most once per effect (a VOIDED one is owed again), and appends one ReversalRecorded event row for those it recorded.
  */
 export async function recordReversals(tx: Tx, fleet: string, retractionId: string, actorId: string | null, effectIds: ReturnType<typeof sql>): Promise<number> {
   const r = await sql<{ n: number }>`
@@ -154,7 +154,10 @@ export async function recordReversals(tx: Tx, fleet: string, retractionId: strin
         FROM effects e JOIN effect_kinds k ON k.fleet_id = e.fleet_id AND k.kind = e.kind
        WHERE e.status = 'EXECUTED' AND e.id IN (${effectIds})
        ORDER BY e.id
-      ON CONFLICT (effect_id) DO NOTHING
+      -- A reversal VOIDED by a reinstatement is owed again when a later retraction reaches its effect:
+      -- still one reversal per effect, under the one key.
+      ON CONFLICT (effect_id) DO UPDATE SET status = EXCLUDED.status, retraction_id = EXCLUDED.retraction_id, reason = EXCLUDED.reason,
+        lease_expires_at = NULL WHERE reversals.status = 'VOIDED'
       RETURNING id
     ), ev AS (
       INSERT INTO events (fleet_id, type, retraction_id, ids, actor_id)

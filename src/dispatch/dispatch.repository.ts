@@ -1,3 +1,4 @@
+import { recordWatchedOutcome, voidedConflict } from '../reinstatement/reinstatement.repository';
 import { sql } from 'kysely';
 import { DomainError, notFound } from '../errors/domain-error';
 import { appendEvent } from '../event/event.repository';
@@ -164,6 +165,7 @@ export async function confirmInTx(
   if (r.status === 'UNREACHABLE') {
     throw new DomainError('CONFLICT', `reversalId: reversal ${reversalId} is UNREACHABLE: no compensation exists for its effect`, 'reversalId');
   }
+  if (r.status === 'VOIDED') throw voidedConflict(reversalId);
   await assertProvidersOwnRef(tx, fleet, providerRef);
   const done = await sql<DispatchRow>`
     UPDATE reversals SET status = 'CONFIRMED', provider_ref = ${providerRef}, confirmed_at = now(), lease_expires_at = NULL
@@ -175,6 +177,7 @@ export async function confirmInTx(
     fleet, type: 'ReversalConfirmed', actorId, retractionId: r.retraction_id, ids: [reversalId],
     data: { providerRef, via, previousStatus: r.status },
   });
+  await recordWatchedOutcome(tx, fleet, actorId, reversalId, 'CONFIRMED');
   return { applied: true, status: 'CONFIRMED', reversal: done.rows[0]! };
 }
 
@@ -196,6 +199,7 @@ export async function failInTx(tx: Tx, fleet: string, actorId: string | null, re
     fleet, type: 'ReversalFailed', actorId, retractionId: r.retraction_id, ids: [reversalId],
     data: { reason, holder: lease.holder, attempt: lease.attempt },
   });
+  await recordWatchedOutcome(tx, fleet, actorId, reversalId, 'FAILED');
   return { applied: true, status: 'FAILED', reversal: done.rows[0]! };
 }
 

@@ -21,6 +21,7 @@ export interface EffectRow {
   executed_at: Date | null;
   cancelled_at: Date | null;
   failed_at: Date | null;
+  restored_by: string | null;
 }
 
 export async function effectsByIds(db: Db, ids: readonly string[]): Promise<EffectRow[]> {

@@ -30,7 +30,12 @@ export type EventType =
   | 'EffectFailed'
   | 'ReversalDispatched'
   | 'ReversalConfirmed'
-  | 'ReversalFailed';
+  | 'ReversalFailed'
+  | 'ReinstatementStarted'
+  | 'BeliefReinstated'
+  | 'ReversalVoided'
+  | 'ReinstatementCommitted'
+  | 'EffectRestored';
 
 export interface NewEvent {
   fleet: string;

@@ -51,9 +51,23 @@ const CHECKS: Array<{ invariant: number; rule: string; query: string }> = [
       JOIN effects e ON e.id = r.effect_id JOIN effect_kinds k ON k.fleet_id = e.fleet_id AND k.kind = e.kind
      WHERE e.status <> 'EXECUTED' OR r.fleet_id <> e.fleet_id
         OR r.idempotency_key <> 'reversal:' || e.idempotency_key
-        OR (r.status = 'UNREACHABLE') <> (NOT k.reversible)
+        OR (r.status <> 'VOIDED' AND (r.status = 'UNREACHABLE') <> (NOT k.reversible))
         OR r.amount_minor IS DISTINCT FROM e.amount_minor OR r.currency IS DISTINCT FROM e.currency
-        OR NOT EXISTS (SELECT 1 FROM effect_supports s JOIN beliefs b ON b.id = s.belief_id WHERE s.effect_id = e.id AND b.status = 'RETRACTED')` },
+        OR (r.status <> 'VOIDED' AND NOT EXISTS (SELECT 1 FROM reinstatement_money m WHERE m.reversal_id = r.id AND m.line <> 'VOIDED')
+            AND NOT EXISTS (SELECT 1 FROM effect_supports s JOIN beliefs b ON b.id = s.belief_id WHERE s.effect_id = e.id AND b.status = 'RETRACTED'))` },
+  // Reinstatement's money (DESIGN.md, reinstatement): nothing is voided that a retraction still holds down, and every
+  // VOIDED reversal, re-execution owed and watched reversal is one line of a reinstatement, under the derived key.
+  { invariant: 4, rule: 'a VOIDED reversal rests on no RETRACTED belief and a reinstatement line voided it', query: `
+    SELECT r.id::text, r.effect_id::text FROM reversals r
+     WHERE r.status = 'VOIDED'
+       AND (EXISTS (SELECT 1 FROM effect_supports s JOIN beliefs b ON b.id = s.belief_id WHERE s.effect_id = r.effect_id AND b.status = 'RETRACTED')
+            OR NOT EXISTS (SELECT 1 FROM reinstatement_money m WHERE m.reversal_id = r.id AND m.line = 'VOIDED'))` },
+  { invariant: 4, rule: 'a re-execution owed names a CONFIRMED reversal under reexecution: + its key, once; a watched line names a reversal still DISPATCHED or FAILED', query: `
+    SELECT m.reinstatement_id::text, m.reversal_id::text, m.line, r.status FROM reinstatement_money m JOIN reversals r ON r.id = m.reversal_id
+     WHERE m.fleet_id <> r.fleet_id OR m.effect_id <> r.effect_id
+        OR (m.line = 'REEXECUTION_OWED' AND (r.status <> 'CONFIRMED' OR m.reexecution_key <> 'reexecution:' || r.idempotency_key))
+        OR (m.line = 'IN_FLIGHT' AND r.status NOT IN ('DISPATCHED', 'FAILED'))
+        OR m.amount_minor IS DISTINCT FROM r.amount_minor OR m.currency IS DISTINCT FROM r.currency` },
   { invariant: 5, rule: 'a closed RETRACTED interval of a belief lies after its assertion, before its current interval, and overlaps no other', query: `
     SELECT h.belief_id::text, h.retracted_at, h.reinstated_at FROM belief_status_history h
       JOIN beliefs b ON b.fleet_id = h.fleet_id AND b.id = h.belief_id
@@ -62,9 +76,15 @@ const CHECKS: Array<{ invariant: number; rule: string; query: string }> = [
                     AND o.retracted_at > h.retracted_at AND o.retracted_at < h.reinstated_at)` },
   { invariant: 5, rule: 'a retraction took its root down and counts exactly the beliefs that carry it', query: `
     SELECT rt.id::text, rt.beliefs_retracted, (SELECT count(*)::int FROM beliefs b WHERE b.retraction_id = rt.id) AS carried
-      FROM retractions rt JOIN beliefs root ON root.id = rt.root_id
-     WHERE root.retraction_id IS DISTINCT FROM rt.id OR root.retraction_depth <> 0
-        OR rt.beliefs_retracted <> (SELECT count(*) FROM beliefs b WHERE b.retraction_id = rt.id)` },
+      FROM retractions rt JOIN beliefs root ON root.id = rt.root_id LEFT JOIN reinstatements ri ON ri.retraction_id = rt.id
+     WHERE (rt.reinstated_at IS NULL AND (root.retraction_id IS DISTINCT FROM rt.id OR root.retraction_depth <> 0))
+        OR (rt.reinstated_at IS NOT NULL AND (root.retraction_id IS NOT DISTINCT FROM rt.id OR ri.status IS DISTINCT FROM 'REINSTATED'))
+        OR rt.beliefs_retracted <> (SELECT count(*) FROM beliefs b WHERE b.retraction_id = rt.id) + coalesce(cardinality(ri.belief_ids), 0)` },
+  { invariant: 5, rule: 'a reinstatement brought back only beliefs of its retraction, root first, each once, and a BLOCKED one brought back none', query: `
+    SELECT ri.id::text, ri.status FROM reinstatements ri JOIN retractions rt ON rt.id = ri.retraction_id
+     WHERE (ri.status = 'BLOCKED' AND (cardinality(ri.belief_ids) > 0 OR rt.reinstated_at IS NOT NULL))
+        OR (ri.status = 'REINSTATED' AND (ri.belief_ids[1] IS DISTINCT FROM rt.root_id OR rt.reinstated_at IS NULL))
+        OR cardinality(ri.belief_ids) <> (SELECT count(DISTINCT x) FROM unnest(ri.belief_ids) x)` },
   // Joins, not EXISTS under OR: an OR'd EXISTS stays a subplan run once per retracted belief, and
   // with one retracted belief estimated it re-scanned standing for each of 100k (over 5 minutes).
   { invariant: 5, rule: 'a belief retracted by cascade (depth > 0) is derived and has no justification left standing', query: `
@@ -73,13 +93,24 @@ const CHECKS: Array<{ invariant: number; rule: string; query: string }> = [
       LEFT JOIN justified j ON j.belief_id = b.id
       LEFT JOIN standing s ON s.belief_id = b.id
      WHERE b.status = 'RETRACTED' AND b.retraction_depth > 0
-       AND (b.grounded OR j.belief_id IS NULL OR s.belief_id IS NOT NULL)` },
+       AND (b.grounded OR j.belief_id IS NULL OR s.belief_id IS NOT NULL)
+       -- A reinstatement brings back its own retraction's beliefs only: one that fell in another
+       -- retraction may stand again once a premise of it was reinstated, and one whose claim was taken
+       -- meanwhile waits on the contradiction its reinstatement raised.
+       AND NOT (s.belief_id IS NOT NULL AND NOT b.grounded AND (
+             EXISTS (SELECT 1 FROM contradictions c WHERE c.reinstates_id = b.id)
+             OR EXISTS (SELECT 1 FROM justifications j2 JOIN justification_premises p2 ON p2.justification_id = j2.id
+                          JOIN reinstatements ri ON p2.premise_id = ANY(ri.belief_ids)
+                         WHERE j2.belief_id = b.id AND ri.fleet_id = b.fleet_id)))` },
   { invariant: 5, rule: 'a cancelled or reached effect rests on a belief its retraction took down, and a cancelled effect never ran', query: `
     SELECT e.id::text, e.status FROM effects e
-     WHERE (e.cancelled_by IS NOT NULL AND (e.executed_at IS NOT NULL OR e.external_ref IS NOT NULL OR NOT EXISTS (
-              SELECT 1 FROM effect_supports s JOIN beliefs b ON b.id = s.belief_id WHERE s.effect_id = e.id AND b.retraction_id = e.cancelled_by)))
+     WHERE (e.cancelled_by IS NOT NULL AND (e.executed_at IS NOT NULL OR e.external_ref IS NOT NULL OR (NOT EXISTS (
+              SELECT 1 FROM effect_supports s JOIN beliefs b ON b.id = s.belief_id WHERE s.effect_id = e.id AND b.retraction_id = e.cancelled_by)
+              AND NOT EXISTS (SELECT 1 FROM retractions rt WHERE rt.id = e.cancelled_by AND rt.reinstated_at IS NOT NULL))))
         OR (e.reached_by IS NOT NULL AND NOT EXISTS (
-              SELECT 1 FROM effect_supports s JOIN beliefs b ON b.id = s.belief_id WHERE s.effect_id = e.id AND b.retraction_id = e.reached_by))` },
+              SELECT 1 FROM effect_supports s JOIN beliefs b ON b.id = s.belief_id WHERE s.effect_id = e.id AND b.retraction_id = e.reached_by)
+              AND NOT EXISTS (SELECT 1 FROM retractions rt WHERE rt.id = e.reached_by AND rt.reinstated_at IS NOT NULL))
+        OR (e.restored_by IS NOT NULL AND NOT EXISTS (SELECT 1 FROM reinstatements ri WHERE ri.id = e.restored_by AND ri.status = 'REINSTATED'))` },
   { invariant: 6, rule: 'CONFIRMED reversals carry a provider reference and a confirmation time; nothing else does', query: `
     SELECT id::text, status FROM reversals
      WHERE (status = 'CONFIRMED') <> (provider_ref IS NOT NULL) OR (status = 'CONFIRMED') <> (confirmed_at IS NOT NULL)` },
@@ -92,6 +123,14 @@ const CHECKS: Array<{ invariant: number; rule: string; query: string }> = [
      WHERE (SELECT count(*) FROM events e WHERE e.retraction_id = rt.id AND e.type = 'RetractionStarted') <> 1
         OR (SELECT count(*) FROM events e WHERE e.retraction_id = rt.id AND e.type = 'RetractionCommitted') <> 1
         OR (SELECT coalesce(sum(cardinality(e.ids)), 0) FROM events e WHERE e.retraction_id = rt.id AND e.type = 'BeliefRetracted') <> rt.beliefs_retracted` },
+  { invariant: 7, rule: 'every reinstatement has its Started event, a completed one its Committed event, and one BeliefReinstated event per belief', query: `
+    SELECT ri.id::text,
+           (SELECT count(*)::int FROM events e WHERE e.retraction_id = ri.retraction_id AND e.type = 'ReinstatementStarted') AS started,
+           (SELECT coalesce(sum(cardinality(e.ids)), 0)::int FROM events e WHERE e.retraction_id = ri.retraction_id AND e.type = 'BeliefReinstated') AS belief_events
+      FROM reinstatements ri
+     WHERE (SELECT count(*) FROM events e WHERE e.retraction_id = ri.retraction_id AND e.type = 'ReinstatementStarted') <> 1
+        OR (SELECT count(*) FROM events e WHERE e.retraction_id = ri.retraction_id AND e.type = 'ReinstatementCommitted') < 1
+        OR (SELECT coalesce(sum(cardinality(e.ids)), 0) FROM events e WHERE e.retraction_id = ri.retraction_id AND e.type = 'BeliefReinstated') <> cardinality(ri.belief_ids)` },
   { invariant: 7, rule: 'every belief, effect, cancellation and reversal has its event', query: `
     WITH ev AS (SELECT type, unnest(ids) AS id FROM events)
     SELECT 'belief' AS what, b.id::text FROM beliefs b WHERE NOT EXISTS (SELECT 1 FROM ev WHERE ev.type = 'BeliefAsserted' AND ev.id = b.id)

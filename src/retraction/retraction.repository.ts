@@ -22,22 +22,23 @@ export async function retractionsByIds(db: Db, ids: readonly string[]): Promise<
 
 /**
  * Totals of one retraction. Owed counts every reversal that is not UNREACHABLE, whatever its
- * dispatch state; settled sums only CONFIRMED ones (a provider's reference arrived). Every
+ * dispatch state, nor VOIDED (a reinstatement took the retraction back before it was sent); settled sums only CONFIRMED ones (a provider's reference arrived). Every
  * currency that appears in exposure appears in owed, unreachableAmount and settled (0 when none).
  */
 export async function totalsFor(db: Db, retractionId: string): Promise<Totals> {
   const r = await sql<{
-    beliefs: number; cancelled: number; owed: number; unreachable: number;
+    beliefs: number; cancelled: number; reached: number; owed: number; unreachable: number;
     money: Array<{ currency: string; exposure: string; owed: string; unreachable: string; settled: string }> | null;
   }>`
     SELECT r.beliefs_retracted AS beliefs,
            (SELECT count(*)::int FROM effects WHERE cancelled_by = r.id) AS cancelled,
-           (SELECT count(*)::int FROM reversals WHERE retraction_id = r.id AND status <> 'UNREACHABLE') AS owed,
+           (SELECT count(*)::int FROM reversals WHERE retraction_id = r.id) AS reached,
+           (SELECT count(*)::int FROM reversals WHERE retraction_id = r.id AND status NOT IN ('UNREACHABLE', 'VOIDED')) AS owed,
            (SELECT count(*)::int FROM reversals WHERE retraction_id = r.id AND status = 'UNREACHABLE') AS unreachable,
            (SELECT json_agg(m ORDER BY m.currency) FROM (
               SELECT currency,
                      sum(amount_minor)::text AS exposure,
-                     coalesce(sum(amount_minor) FILTER (WHERE status <> 'UNREACHABLE'), 0)::text AS owed,
+                     coalesce(sum(amount_minor) FILTER (WHERE status NOT IN ('UNREACHABLE', 'VOIDED')), 0)::text AS owed,
                      coalesce(sum(amount_minor) FILTER (WHERE status = 'UNREACHABLE'), 0)::text AS unreachable,
                      coalesce(sum(amount_minor) FILTER (WHERE status = 'CONFIRMED'), 0)::text AS settled
                 FROM reversals WHERE retraction_id = r.id AND currency IS NOT NULL GROUP BY currency) m) AS money
@@ -49,7 +50,7 @@ export async function totalsFor(db: Db, retractionId: string): Promise<Totals> {
   return {
     beliefsRetracted: row.beliefs,
     effectsCancelled: row.cancelled,
-    effectsReached: row.owed + row.unreachable,
+    effectsReached: row.reached,
     reversalsOwed: row.owed,
     unreachable: row.unreachable,
     exposure: pick('exposure'),

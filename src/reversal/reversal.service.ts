@@ -5,6 +5,7 @@ import type { ReversalStatus } from '../store/schema';
 import { writeTx } from '../store/tx';
 import * as v from '../validation';
 import { assertProvidersOwnRef } from './provider-ref';
+import { recordWatchedOutcome, voidedConflict } from '../reinstatement/reinstatement.repository';
 
 export { reversalKey } from '../derivation/cascade';
 
@@ -47,6 +48,7 @@ export async function confirmReversal(core: Core, actor: Actor, input: { reversa
     if (r.status === 'UNREACHABLE') {
       throw new DomainError('CONFLICT', `reversalId: reversal ${reversalId} is UNREACHABLE: no compensation exists for its effect`, 'reversalId');
     }
+    if (r.status === 'VOIDED') throw voidedConflict(reversalId);
     await assertProvidersOwnRef(tx, actor.fleet, ref);
     const done = (await tx
       .updateTable('reversals')
@@ -55,6 +57,7 @@ export async function confirmReversal(core: Core, actor: Actor, input: { reversa
       .returningAll()
       .executeTakeFirstOrThrow()) as ReversalRow;
     await appendEvent(tx, { fleet: actor.fleet, type: 'ReversalConfirmed', actorId: actor.agentId, retractionId: r.retraction_id, ids: [reversalId] });
+    await recordWatchedOutcome(tx, actor.fleet, actor.agentId, reversalId, 'CONFIRMED');
     return done;
   });
 }

@@ -14,7 +14,7 @@ export interface AgentTable {
 export interface ClaimTable { fleet_id: string; key: string; version: ColumnType<string, string | number | undefined, string | number>; last_tx: string | null }
 export interface RetractionTable {
   id: GeneratedId; fleet_id: string; root_id: Id; reason: string; actor_id: Id;
-  beliefs_retracted: ColumnType<number, number | undefined, number>; created_at: Generated<Date>;
+  beliefs_retracted: ColumnType<number, number | undefined, number>; created_at: Generated<Date>; reinstated_at: NullableTimestamp;
 }
 export interface BeliefTable {
   id: GeneratedId; fleet_id: string; claim_key: string; statement: string;
@@ -31,10 +31,10 @@ export interface EffectTable {
   amount_minor: Id | null; currency: string | null; payload: ColumnType<unknown, string | null, string | null>;
   idempotency_key: string; proposed_by: Id; claimed_by: Id | null; external_ref: string | null; failure_reason: string | null;
   reached_by: Id | null; cancelled_by: Id | null; created_at: Generated<Date>; claimed_at: NullableTimestamp;
-  executed_at: NullableTimestamp; cancelled_at: NullableTimestamp; failed_at: NullableTimestamp;
+  executed_at: NullableTimestamp; cancelled_at: NullableTimestamp; failed_at: NullableTimestamp; restored_by: Id | null;
 }
 export interface EffectSupportTable { effect_id: Id; belief_id: Id; fleet_id: string }
-export type ReversalStatus = 'OWED' | 'DISPATCHED' | 'CONFIRMED' | 'FAILED' | 'UNREACHABLE';
+export type ReversalStatus = 'OWED' | 'DISPATCHED' | 'CONFIRMED' | 'FAILED' | 'UNREACHABLE' | 'VOIDED';
 export interface ReversalTable {
   id: GeneratedId; fleet_id: string; effect_id: Id; retraction_id: Id; status: ReversalStatus; idempotency_key: string;
   amount_minor: Id | null; currency: string | null; reason: string | null; provider_ref: string | null;
@@ -49,6 +49,7 @@ export interface ContradictionTable {
   proposed_derived_from: ColumnType<string[], string[] | undefined, string[]>;
   status: Generated<ContradictionStatus>; verdict: Verdict | null; rationale: string | null; adjudicator: string | null;
   resolution_id: Id | null; accepted_id: Id | null; created_at: Generated<Date>; resolved_at: NullableTimestamp;
+  reinstatement_id: Id | null; reinstates_id: Id | null;
 }
 export interface AdjudicationLeaseTable {
   fleet_id: string; claim_key: string; contradiction_id: Id; holder: string; fencing_token: Id; expires_at: Timestamp;
@@ -57,6 +58,19 @@ export interface EventTable {
   seq: GeneratedId; tx: ColumnType<string, never, never>; fleet_id: string; type: string; retraction_id: Id | null;
   depth: number | null; ids: ColumnType<string[], string[] | undefined, never>; data: ColumnType<unknown, string | null | undefined, never>;
   actor_id: Id | null; at: Generated<Date>;
+}
+export type ReinstatementStatus = 'REINSTATED' | 'BLOCKED';
+export interface ReinstatementTable {
+  fleet_id: string; id: GeneratedId; retraction_id: Id; status: ReinstatementStatus; reason: string; actor_id: Id; contradiction_id: Id | null;
+  belief_ids: ColumnType<string[], string | undefined, string>; belief_depths: ColumnType<number[], string | undefined, string>;
+  restorable_effect_ids: ColumnType<string[], string | undefined, string>; contradiction_ids: ColumnType<string[], string | undefined, string>;
+  created_at: Generated<Date>; completed_at: NullableTimestamp;
+}
+export type MoneyLine = 'VOIDED' | 'IN_FLIGHT' | 'REEXECUTION_OWED';
+export interface ReinstatementMoneyTable {
+  fleet_id: string; reinstatement_id: Id; reversal_id: Id; effect_id: Id; line: MoneyLine; prior_status: Exclude<ReversalStatus, 'VOIDED'>;
+  amount_minor: Id | null; currency: string | null; reexecution_key: string | null; outcome: 'CONFIRMED' | 'FAILED' | null;
+  outcome_at: NullableTimestamp; created_at: Generated<Date>;
 }
 /** Closed RETRACTED intervals [retracted_at, reinstated_at), one per reinstated belief (db/migrations/0009_belief_history.ts). */
 export interface BeliefStatusHistoryTable {
@@ -81,5 +95,7 @@ export interface DB {
   contradictions: ContradictionTable;
   adjudication_leases: AdjudicationLeaseTable;
   events: EventTable;
+  reinstatements: ReinstatementTable;
+  reinstatement_money: ReinstatementMoneyTable;
   belief_status_history: BeliefStatusHistoryTable;
 }

@@ -78,7 +78,7 @@ export interface Env {
 
 /** Empties every fleet-owned table (as the owner; TRUNCATE is not subject to row security). */
 export async function resetTables(store: Store): Promise<void> {
-  await sql`TRUNCATE events, adjudication_leases, contradictions, reversals, effect_supports, effects, effect_kinds,
+  await sql`TRUNCATE reinstatement_money, reinstatements, events, adjudication_leases, contradictions, reversals, effect_supports, effects, effect_kinds,
     justification_premises, justifications, beliefs, retractions, claims, agents, fleets`.execute(store.db);
 }
 

@@ -6,13 +6,14 @@ import { MoneyRef, moneyOf } from './money';
 import { RetractionRef } from './retraction';
 
 export const ReversalStatusEnum = builder.enumType('ReversalStatus', {
-  description: 'OWED → DISPATCHED → CONFIRMED / FAILED, or UNREACHABLE.',
+  description: 'OWED → DISPATCHED → CONFIRMED / FAILED, or UNREACHABLE; VOIDED when a reinstatement took its retraction back before any money moved.',
   values: {
     OWED: { description: 'Recorded as owed, not yet sent.' },
     DISPATCHED: { description: 'Sent to a provider, no confirmation yet.' },
     CONFIRMED: { description: 'A provider confirmed it with a reference this server did not generate.' },
     FAILED: { description: 'The provider refused it; reason says why.' },
     UNREACHABLE: { description: 'No compensation handler exists for the effect\'s kind.' },
+    VOIDED: { description: 'No longer owed: a reinstatement took its retraction back before it was sent (it was OWED or UNREACHABLE), or the provider refused one it watched.' },
   } as const,
 });
 
