@@ -211,7 +211,7 @@ export async function statusIntervals(db: Db, fleet: string, beliefIds: readonly
   return out;
 }
 
-/** What a reinstatement closes: the RETRACTED intervals that retraction `retractionId` opened on `ids` (a bigint[] expression). */
+/** What a reinstatement closes: the RETRACTED intervals that retraction `retractionId` opened on `ids` (a bigint[] expression, e.g. a sub-select of one). */
 export interface Reinstated {
   reinstatementId: string;
   retractionId: string;
@@ -236,7 +236,8 @@ export function reinstatedIntervals(fleet: string, r: Reinstated): RawBuilder<{ 
   return sql`
     INSERT INTO belief_status_history (fleet_id, belief_id, retraction_id, retraction_depth, retracted_at, reinstatement_id, reinstated_by, reinstated_at)
     SELECT b.fleet_id, b.id, b.retraction_id, b.retraction_depth, b.retracted_at, ${r.reinstatementId}, ${r.actorId}, now()
-      FROM beliefs b
-     WHERE b.fleet_id = ${fleet} AND b.id = ANY(${r.ids}) AND b.retraction_id = ${r.retractionId}
+      FROM unnest(${r.ids}) AS f(id)
+      JOIN beliefs b ON b.fleet_id = ${fleet} AND b.id = f.id
+     WHERE b.retraction_id = ${r.retractionId}
     RETURNING belief_id`;
 }

@@ -3,6 +3,7 @@ import { gid } from '../../src/kernel/ids';
 import { assertBelief } from '../../src/belief/belief.service';
 import { resolveContradiction } from '../../src/contradiction/contradiction.service';
 import { retractBelief } from '../../src/retraction/retraction.service';
+import { reinstateRetraction } from '../../src/reinstatement/reinstatement.service';
 import { actorIn, expectInvariants, engines } from '../support/engines';
 import { executed, passportStory, proposed } from '../support/story';
 import { codes, gql, ok } from '../support/api-client';
@@ -185,5 +186,82 @@ describe.each(engines())('as-of reads on %s', (engine) => {
     const r = await gql(s.http, BY_CLAIM, { k: 'customer:4411/passport.authentic', at: 'yesterday' }, reader);
     expect(codes(r.errors)).toEqual(['BAD_USER_INPUT']);
     expect(r.errors![0]!.message).toMatch(/\$at|DateTime/);
+  });
+});
+
+describe.each(engines())('as-of reads across a reinstatement on %s', (engine) => {
+  let s: ApiServer;
+  let reader: string;
+  const at: Record<string, Date> = {};
+  let story: Awaited<ReturnType<typeof passportStory>>;
+  let first: string;
+  let second: string;
+  let reinstatementId: string;
+
+  beforeAll(async () => {
+    s = await startApiServer(engine);
+    const core = { store: s.db.store, embedder: s.core.embedder };
+    const actor = await actorIn(s.db.store, 'acme');
+    reader = (await agentWith(s.db.store, 'acme', ['beliefs:read', 'receipts:read'], 'reader')).token;
+    story = await passportStory(core, actor);
+    at.story = await instant();
+    first = (await retractBelief(core, actor, { beliefId: story.passport.id, reason: 'passport came back forged' })).retractionId;
+    at.retracted = await instant();
+    const r = await reinstateRetraction(core, actor, { retractionId: first, reason: 'the lab was wrong: the passport is genuine' });
+    if (r.kind !== 'reinstated') throw new Error(r.kind);
+    reinstatementId = r.reinstatementId;
+    at.reinstated = await instant();
+    second = (await retractBelief(core, actor, { beliefId: story.passport.id, reason: 'forged after all' })).retractionId;
+    at.again = await instant();
+  });
+  afterAll(async () => {
+    if (s) await expectInvariants(s.db.store);
+    await s?.close();
+  });
+
+  const radius = () => [story.passport, ...story.derived].map((b) => gid('Belief', b.id)).sort();
+
+  it('each instant reads back exactly: ACTIVE, RETRACTED by the first retraction, ACTIVE again after the reinstatement, RETRACTED by the second', async () => {
+    const Q = `query($at: DateTime) { beliefs(claimKeyPrefix: "customer:4411/", asOf: $at, first: 50) { totalCount edges { node { id status retraction { id } retractionDepth } } } }`;
+    const read = async (t: Date) => ok(await gql(s.http, Q, { at: t.toISOString() }, reader)).beliefs.edges.map((e: any) => e.node);
+    const expectAll = (nodes: any[], status: string, retraction: string | null) => {
+      expect(nodes.map((n) => n.id).sort()).toEqual(radius());
+      for (const n of nodes) expect({ status: n.status, retraction: n.retraction?.id ?? null }).toEqual({ status, retraction: retraction && gid('Retraction', retraction) });
+    };
+    expectAll(await read(at.story!), 'ACTIVE', null);
+    const down = await read(at.retracted!);
+    expectAll(down, 'RETRACTED', first);
+    expect(down.map((n: any) => n.retractionDepth).sort()).toEqual([0, 1, 1, 2]);
+    expectAll(await read(at.reinstated!), 'ACTIVE', null);
+    expectAll(await read(at.again!), 'RETRACTED', second);
+    const byClaim = async (t: Date) => ok(await gql(s.http, BY_CLAIM, { k: 'customer:4411/passport.authentic', at: t.toISOString() }, reader)).beliefByClaim;
+    expect((await byClaim(at.retracted!))).toBeNull();
+    expect((await byClaim(at.reinstated!))).toMatchObject({ id: gid('Belief', story.passport.id), status: 'ACTIVE' });
+  });
+
+  it('search as of each instant finds the blast radius only while it was ACTIVE', async () => {
+    const hits = async (t: Date) => ok(await gql(s.http, SEARCH, { at: t.toISOString(), r: false }, reader)).search.hits.map((h: any) => h.belief.claimKey).sort();
+    const keys = ['customer:4411/identity.verified', 'customer:4411/kyc.tier', 'customer:4411/passport.authentic', 'customer:4411/refund.eligible'];
+    expect(await hits(at.story!)).toEqual(keys);
+    expect(await hits(at.retracted!)).toEqual([]);
+    expect(await hits(at.reinstated!)).toEqual(keys);
+    expect(await hits(at.again!)).toEqual([]);
+  });
+
+  it('statusHistory names who changed it and by which retraction or reinstatement; Retraction.before still reads the first blast radius', async () => {
+    const Q = `query($id: ID!) { node(id: $id) { ... on Belief { statusHistory { status from to retraction { id } reinstatementId } } } }`;
+    const h = ok(await gql(s.http, Q, { id: gid('Belief', story.derived[0]!.id) }, reader)).node.statusHistory;
+    expect(h.map((i: any) => [i.status, i.retraction?.id ?? null, i.reinstatementId])).toEqual([
+      ['ACTIVE', gid('Retraction', first), null],
+      ['RETRACTED', gid('Retraction', first), reinstatementId],
+      ['ACTIVE', gid('Retraction', second), reinstatementId],
+      ['RETRACTED', gid('Retraction', second), null],
+    ]);
+    for (let i = 1; i < h.length; i++) expect(h[i].from).toBe(h[i - 1].to);
+    expect(h[3].to).toBeNull();
+    const before = ok(await gql(s.http, `query($id: ID!) { retraction(id: $id) { before(first: 10) { totalCount edges { node { id status } } } } }`, { id: gid('Retraction', first) }, reader)).retraction.before;
+    expect(before.totalCount).toBe(4);
+    expect(before.edges.map((e: any) => e.node.id).sort()).toEqual(radius());
+    expect(before.edges.every((e: any) => e.node.status === 'ACTIVE')).toBe(true);
   });
 });
