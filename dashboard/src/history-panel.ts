@@ -59,6 +59,7 @@ function render(data: Awaited<ReturnType<typeof gql<typeof HISTORY>>>): void {
   strip().replaceChildren(
     h('span', { className: 'money-cell' }, 'Owed ', moneyText('open-money-owed', m.owed), h('span', { className: 'muted small', 'data-testid': 'open-money-owed-count' }, ` (${m.owedCount})`)),
     h('span', { className: 'money-cell' }, 'In flight ', moneyText('open-money-in-flight', m.inFlight), h('span', { className: 'muted small', 'data-testid': 'open-money-in-flight-count' }, ` (${m.inFlightCount})`)),
+    h('span', { className: 'money-cell' }, 'Re-execution owed ', moneyText('open-money-reexecution', m.reexecutionOwed), h('span', { className: 'muted small', 'data-testid': 'open-money-reexecution-count' }, ` (${m.reexecutionOwedCount})`)),
   );
   const r = data.retractions;
   summary().textContent = r.totalCount === 0 ? 'No retraction yet.' : `${r.totalCount} retraction${r.totalCount === 1 ? '' : 's'}, newest first${r.totalCount > HISTORY_FIRST ? ` (the last ${HISTORY_FIRST} shown)` : ''}.`;

@@ -112,7 +112,7 @@ export const HISTORY = graphql(`query History($first: Int) {
     totalCount
     edges { node { id reason createdAt root { id claimKey } actor { id name } totals { ...TotalsFields } } }
   }
-  openMoney { owedCount owed { ...MoneyFields } inFlightCount inFlight { ...MoneyFields } }
+  openMoney { owedCount owed { ...MoneyFields } inFlightCount inFlight { ...MoneyFields } reexecutionOwedCount reexecutionOwed { ...MoneyFields } }
 }`, [MoneyFields, TotalsFields]);
 
 /** The time slider: the graph's beliefs as they stood at an instant (absent: not yet asserted then). */

@@ -4,6 +4,8 @@ import { assertBelief } from '../../src/belief/belief.service';
 import { resolveContradiction } from '../../src/contradiction/contradiction.service';
 import { retractBelief } from '../../src/retraction/retraction.service';
 import { reinstateRetraction } from '../../src/reinstatement/reinstatement.service';
+import { confirmReversal } from '../../src/reversal/reversal.service';
+import { readTx } from '../../src/store/tx';
 import { actorIn, expectInvariants, engines } from '../support/engines';
 import { executed, passportStory, proposed } from '../support/story';
 import { codes, gql, ok } from '../support/api-client';
@@ -207,6 +209,9 @@ describe.each(engines())('as-of reads across a reinstatement on %s', (engine) =>
     at.story = await instant();
     first = (await retractBelief(core, actor, { beliefId: story.passport.id, reason: 'passport came back forged' })).retractionId;
     at.retracted = await instant();
+    // The refund's money came back before the retraction was taken back: the reinstatement owes its re-execution.
+    const owed = await readTx(s.db.store, 'acme', (tx) => tx.selectFrom('reversals').select('id').where('effect_id', '=', story.refund.id).executeTakeFirstOrThrow());
+    await confirmReversal(core, actor, { reversalId: owed.id, providerRef: 'prv_refund_back_1' });
     const r = await reinstateRetraction(core, actor, { retractionId: first, reason: 'the lab was wrong: the passport is genuine' });
     if (r.kind !== 'reinstated') throw new Error(r.kind);
     reinstatementId = r.reinstatementId;
@@ -246,6 +251,11 @@ describe.each(engines())('as-of reads across a reinstatement on %s', (engine) =>
     expect(await hits(at.retracted!)).toEqual([]);
     expect(await hits(at.reinstated!)).toEqual(keys);
     expect(await hits(at.again!)).toEqual([]);
+  });
+
+  it('openMoney names the $1,240.00 re-execution the reinstatement owes, beside nothing owed or in flight', async () => {
+    const m = ok(await gql(s.http, `{ openMoney { owedCount owed { amountMinor } inFlightCount reexecutionOwedCount reexecutionOwed { amountMinor currency } } }`, {}, reader)).openMoney;
+    expect(m).toEqual({ owedCount: 0, owed: [], inFlightCount: 0, reexecutionOwedCount: 1, reexecutionOwed: [{ amountMinor: 124_000, currency: 'USD' }] });
   });
 
   it('statusHistory names who changed it and by which retraction or reinstatement; Retraction.before still reads the first blast radius', async () => {

@@ -357,8 +357,8 @@ describe.skipIf(!HAVE_CHROMIUM)(`dashboard against the real server (${ENGINE})`,
   });
 
   it('shows the fleet\'s history and open money at sign-in, and the time slider redraws the graph as of a past instant', async () => {
-    const api = await gql<{ retractions: { totalCount: number; edges: { node: { id: string; createdAt: string; totals: Totals } }[] }; openMoney: { owed: Money[]; owedCount: number; inFlight: Money[] } }>(
-      url, token, `{ retractions(first: 20) { totalCount edges { node { id createdAt totals { ${TOTALS_SELECTION} } } } } openMoney { owedCount owed { amountMinor currency } inFlight { amountMinor currency } } }`);
+    const api = await gql<{ retractions: { totalCount: number; edges: { node: { id: string; createdAt: string; totals: Totals } }[] }; openMoney: { owed: Money[]; owedCount: number; inFlight: Money[]; reexecutionOwed: Money[] } }>(
+      url, token, `{ retractions(first: 20) { totalCount edges { node { id createdAt totals { ${TOTALS_SELECTION} } } } } openMoney { owedCount owed { amountMinor currency } inFlight { amountMinor currency } reexecutionOwed { amountMinor currency } } }`);
     expect(api.retractions.totalCount).toBe(2);
     const page = await openPage();
     await byTestId(page, 'token-input').fill(token);
@@ -374,6 +374,7 @@ describe.skipIf(!HAVE_CHROMIUM)(`dashboard against the real server (${ENGINE})`,
     expect(await byTestId(page, 'open-money-owed').textContent()).toBe('$2,480.00');
     expect(await byTestId(page, 'open-money-owed-count').textContent()).toBe(` (${api.openMoney.owedCount})`);
     expect(await amounts(byTestId(page, 'open-money-in-flight'))).toEqual(api.openMoney.inFlight);
+    expect(await amounts(byTestId(page, 'open-money-reexecution'))).toEqual(api.openMoney.reexecutionOwed);
 
     // Open the (retracted) passport; slide to just before its retraction: the blast radius stands again.
     await byTestId(page, 'search-input').fill('customer:4411/passport');

@@ -56,13 +56,15 @@ export const TotalsRef = builder.objectRef<Totals & { retractionId?: string }>('
 
 /** The fleet's open money (src/reversal/open-money.repository.ts); a receipt-level figure, so receipts:read. */
 export const OpenMoneyRef = builder.objectRef<OpenMoney>('OpenMoney').implement({
-  description: 'The fleet\'s money still on its way back: reversals OWED (not yet sent) and DISPATCHED (in flight). Needs receipts:read.',
+  description: 'The fleet\'s open money: reversals OWED (not yet sent) and DISPATCHED (in flight), and re-executions owed after reinstatements. Needs receipts:read.',
   authScopes: (_x, ctx) => readRule(ctx, 'Receipt'),
   fields: (t) => ({
     owedCount: t.exposeInt('owedCount', { description: 'Reversals OWED, not yet sent to a provider.' }),
     owed: t.field({ type: [MoneyRef], description: 'Their sum, per currency.', resolve: (x) => x.owed }),
     inFlightCount: t.exposeInt('inFlightCount', { description: 'Reversals DISPATCHED, awaiting the provider\'s answer.' }),
     inFlight: t.field({ type: [MoneyRef], description: 'Their sum, per currency.', resolve: (x) => x.inFlight }),
+    reexecutionOwedCount: t.exposeInt('reexecutionOwedCount', { description: 'Reversals a reinstatement found CONFIRMED: the money came back and should not have. Named, never executed by RETRACT.' }),
+    reexecutionOwed: t.field({ type: [MoneyRef], description: 'Their sum, per currency.', resolve: (x) => x.reexecutionOwed }),
   }),
 });
 
