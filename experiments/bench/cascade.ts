@@ -9,6 +9,7 @@ import type { Core } from '../../src/core';
 import { LocalEmbedder } from '../../src/embedding/local';
 import { checkInvariants } from '../../src/invariants/check';
 import { retractBelief } from '../../src/retraction/retraction.service';
+import { reinstateRetraction } from '../../src/reinstatement/reinstatement.service';
 import { engineVersions, type Store } from '../../src/store/engine';
 import type { DB } from '../../src/store/schema';
 import { inTx, readTx, type Tx, txStats } from '../../src/store/tx';
@@ -48,7 +49,7 @@ import { FLEET, type Graph, Loader, SHAPES, type Shape, expectedLevels, expected
  * the root), equal to the generator's expectation, and that the store holds every invariant after.
  *
  * Flags: --unrelated N (0: no second store) · --shapes tree,dag,chain,comb,star · --unrelated-shapes tree,dag · --repeat N · --repeat-large N ·
- * --per-belief-max N (10k) · --per-belief-everywhere · --hnsw on|off (rebuild the HNSW index in the
+ * --per-belief-max N (10k) · --per-belief-everywhere · --no-reinstate (skip reinstating each scenario's retraction) · --hnsw on|off (rebuild the HNSW index in the
  * graphs-only store; default on for PostgreSQL, off for PGlite, whose single-threaded build takes
  * ~1.5 ms a belief) · --hnsw-everywhere (in the unrelated store too: +3–4 min on PostgreSQL here;
  * retractions never touch it, see db/migrations/0003) ·
@@ -68,10 +69,13 @@ interface Task {
   shape: Shape;
   n: number;
   /** Run in this order, in one process (retractBelief first, so the process's peak RSS so far is its own). */
-  runs: Array<{ kind: 'service' | 'bare' | 'perBelief'; root: number }>;
+  runs: Array<{ kind: RunKind; root: number }>;
   /** PostgreSQL only: log every statement's plan (auto_explain, ANALYZE, BUFFERS) into this file. */
   explainFile?: string;
 }
+
+/** reinstate / bareReinstate: taking back the service copy's retraction, and the bare-SQL limit of that, after it. */
+type RunKind = 'service' | 'bare' | 'perBelief' | 'reinstate' | 'bareReinstate';
 
 interface Fingerprint {
   count: number;
@@ -151,6 +155,7 @@ export async function work(t: Task, measure: Measure): Promise<TaskOutput[]> {
 
 async function workOne(store: Store, t: Task, kind: Task['runs'][number]['kind'], root: number, measure: Measure): Promise<TaskOutput> {
   const retriesBefore = txStats.retries;
+  if (kind === 'reinstate' || kind === 'bareReinstate') return workReinstate(store, t, kind, root, measure);
   if (kind === 'service') {
     const core: Core = { store, embedder: new LocalEmbedder() };
     const actor = { fleet: FLEET, agentId: t.agentId };
@@ -215,6 +220,54 @@ async function bareLimit(tx: Tx, shape: Shape, root: number, rid: string): Promi
   return 1;
 }
 
+/**
+ * Reinstating the service copy's retraction (reinstateRetraction, committed), or — on the same copy
+ * retracted again, unmeasured — its bare-SQL limit: one statement, a recursive walk from the root
+ * through justification premises over that retraction's beliefs, feeding one UPDATE that brings them
+ * back (for these generators every belief that fell is justified again once the root returns). It
+ * writes no receipt, events, money lines or contradictions, and rolls back.
+ */
+async function workReinstate(store: Store, t: Task, kind: 'reinstate' | 'bareReinstate', root: number, measure: Measure): Promise<TaskOutput> {
+  const retriesBefore = txStats.retries;
+  const core: Core = { store, embedder: new LocalEmbedder() };
+  const actor = { fleet: FLEET, agentId: t.agentId };
+  const live = async () => (await readTx(store, FLEET, (tx) => sql<{ id: string }>`
+    SELECT id::text AS id FROM retractions WHERE fleet_id = ${FLEET} AND root_id = ${root} AND reinstated_at IS NULL`.execute(tx))).rows[0]?.id;
+  if (kind === 'reinstate') {
+    const rid = await live();
+    if (!rid) throw new Error(`no retraction of ${root} to reinstate`);
+    const r = await measure('reinstateRetraction', () => reinstateRetraction(core, actor, { retractionId: rid, reason: 'benchmark: the root was true after all' }));
+    if (r.kind !== 'reinstated') throw new Error(`reinstatement ${r.reinstatementId} was ${r.kind}`);
+    return readTx(store, FLEET, async (tx) => ({ fingerprint: await fingerprint(tx, root, t.n), retractionId: rid, statements: 7, retries: txStats.retries - retriesBefore, checkMs: 0 }));
+  }
+  const { retractionId: rid } = await retractBelief(core, actor, { beliefId: String(root), reason: 'benchmark: retracted again for the bare limit' });
+  return measure('bare SQL reinstatement limit', async () => {
+    try {
+      await inTx(store, { fleet: FLEET }, async (tx) => {
+        await sql`
+          WITH RECURSIVE walk(id) AS (
+            SELECT ${root}::bigint
+            UNION
+            SELECT j.belief_id FROM walk w
+              JOIN justification_premises p ON p.premise_id = w.id
+              JOIN justifications j ON j.id = p.justification_id
+              JOIN beliefs d ON d.id = j.belief_id
+             WHERE d.retraction_id = ${rid}
+          )
+          UPDATE beliefs b SET status = 'ACTIVE', retraction_id = NULL, retraction_depth = NULL, retracted_at = NULL
+            FROM walk w WHERE b.id = w.id AND b.retraction_id = ${rid}`.execute(tx);
+        const c0 = performance.now();
+        const fp = await fingerprint(tx, root, t.n);
+        throw new Rollback({ fingerprint: fp, retractionId: rid, statements: 1, retries: txStats.retries - retriesBefore, checkMs: performance.now() - c0 });
+      });
+    } catch (e) {
+      if (e instanceof Rollback) return e.value;
+      throw e;
+    }
+    throw new Error('baseline transaction committed; it must roll back');
+  });
+}
+
 /** The obvious implementation: breadth first, one query per fallen belief for its dependents, one UPDATE per dependent. */
 async function perBelief(tx: Tx, root: number, rid: string): Promise<number> {
   let statements = 1;
@@ -256,6 +309,9 @@ interface Row {
   serviceMs: number;
   bareMs: number;
   perBeliefMs: number | null;
+  /** reinstateRetraction of the service copy's retraction, and its bare-SQL limit (null with --no-reinstate). */
+  reinstateMs: number | null;
+  bareReinstateMs: number | null;
   serviceRssPeakBytes: number;
   serviceMaxRssBytes: number;
   /** Resident set of that process just before retractBelief (after start-up and opening the store). */
@@ -291,6 +347,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
   const poolSize = parseCount(f['vector-pool'], 1000, 'vector-pool');
   const explain = f.explain === true;
   const perBeliefEverywhere = f['per-belief-everywhere'] === true;
+  const reinstate = f['no-reinstate'] !== true;
   // Small scenarios are cheap and noisy: service and limit run `repeat` times (fresh copies) and report the median.
   const repeat = parseCount(f.repeat, 3, 'repeat');
   const repeatLarge = parseCount(f['repeat-large'], 2, 'repeat-large');
@@ -400,9 +457,13 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
     const base = { loc: db.location, agentId: loader.agentId, shape, n };
     // retractBelief first (so the child's peak RSS so far is its own), then the limit; repeated; per-belief last.
     const order = [...mine.filter((g) => g.copy === 'service' || g.copy === 'bare').sort((a, b) => a.rep - b.rep || (a.copy === 'service' ? -1 : 1)), ...mine.filter((g) => g.copy === 'perBelief')];
-    const runs = order.map((g) => ({ kind: g.copy as 'service' | 'bare' | 'perBelief', root: g.root }));
+    const runs: Task['runs'] = order.map((g) => ({ kind: g.copy as RunKind, root: g.root }));
+    // Then the retraction of the first service copy taken back, and the bare limit of that (on the same copy, retracted again).
+    const first = order.find((g) => g.copy === 'service');
+    if (reinstate && first) runs.splice(runs.findIndex((x) => x.kind === 'perBelief') < 0 ? runs.length : runs.findIndex((x) => x.kind === 'perBelief'), 0,
+      { kind: 'reinstate', root: first.root }, { kind: 'bareReinstate', root: first.root });
     const r = await time(`measure (${label})`, () => inChild<Task, TaskOutput[]>(SELF, { ...base, runs }));
-    const byKind: Record<string, Array<{ o: TaskOutput; m: Measurement }>> = { service: [], bare: [], perBelief: [] };
+    const byKind: Record<string, Array<{ o: TaskOutput; m: Measurement }>> = { service: [], bare: [], perBelief: [], reinstate: [], bareReinstate: [] };
     runs.forEach((run, i) => {
       const o = r.output[i]!;
       const ms = r.measurements[i]!;
@@ -415,7 +476,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
     };
     const m: Record<string, Measurement> = {};
     const st: Record<string, number | undefined> = {};
-    for (const k of ['service', 'bare', 'perBelief']) {
+    for (const k of ['service', 'bare', 'perBelief', 'reinstate', 'bareReinstate']) {
       const xs = byKind[k]!;
       if (!xs.length) continue;
       m[k] = { ...xs[0]!.m, ms: median(xs.map((x) => x.m.ms)) };
@@ -442,6 +503,10 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
     const deepest = shape === 'dag' ? svc.fingerprint.maxDepth : expectedLevels(shape, n);
     if (rc.levels !== (deepest ?? 0) + 1 || svc.fingerprint.maxDepth !== deepest) wrong.push(`${rc.levels} levels, the deepest ${svc.fingerprint.maxDepth}, expected every level 0…${deepest}`);
     if (rc.stillActive !== n - want) wrong.push(`${rc.stillActive} beliefs of the graph still ACTIVE, expected ${n - want} survivors`);
+    for (const k of ['reinstate', 'bareReinstate']) {
+      const x = byKind[k]![0]?.o;
+      if (x && x.fingerprint.count !== 0) wrong.push(`${k} left ${x.fingerprint.count} beliefs of the graph RETRACTED, expected every one back`);
+    }
     if (wrong.length) throw new Error(`cascade ${shape} ${fmtCount(n)} (${label}): ${wrong.join('; ')}`);
     const ex = of('explain');
     if (ex) {
@@ -464,6 +529,8 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
       serviceMs: m.service!.ms,
       bareMs: m.bare!.ms,
       perBeliefMs: m.perBelief?.ms ?? null,
+      reinstateMs: m.reinstate?.ms ?? null,
+      bareReinstateMs: m.bareReinstate?.ms ?? null,
       serviceRssPeakBytes: byKind.service![0]!.m.rssPeakSampledBytes,
       serviceMaxRssBytes: byKind.service![0]!.m.maxRssBytes,
       serviceRssBeforeBytes: byKind.service![0]!.m.rssBeforeBytes,
@@ -474,7 +541,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
       statements: st,
     });
     const last = rows[rows.length - 1]!;
-    opts.log(`  [${label}] ${shape} ${fmtCount(n)}: retractBelief ${fmtMs(last.serviceMs)}, limit ${fmtMs(last.bareMs)}${last.perBeliefMs !== null ? `, per-belief ${fmtMs(last.perBeliefMs)}` : ''}, peak RSS ${fmtMB(last.serviceMaxRssBytes)}`);
+    opts.log(`  [${label}] ${shape} ${fmtCount(n)}: retractBelief ${fmtMs(last.serviceMs)}, limit ${fmtMs(last.bareMs)}${last.perBeliefMs !== null ? `, per-belief ${fmtMs(last.perBeliefMs)}` : ''}${last.reinstateMs !== null ? `, reinstate ${fmtMs(last.reinstateMs)} (limit ${fmtMs(last.bareReinstateMs!)})` : ''}, peak RSS ${fmtMB(last.serviceMaxRssBytes)}`);
   };
 
   /** After every scenario of a store: one timed VACUUM of beliefs, the invariant check, drop. */
@@ -555,6 +622,16 @@ function report(
       figure: fmtMs(worst.serviceMs), limit: fmtMs(worst.bareMs), ratio: fmtRatio(ratio), target: `≤ ${factor(worst)}×`, met: ratio <= factor(worst),
     });
   }
+  // Reinstating the top size's blast radius: within 2× of its bare limit, worst shape.
+  const back = atTop.filter((r) => r.reinstateMs !== null && r.bareReinstateMs !== null);
+  const worstBack = back.reduce<Row | null>((w, r) => (!w || r.reinstateMs! / r.bareReinstateMs! > w.reinstateMs! / w.bareReinstateMs! ? r : w), null);
+  if (worstBack) {
+    const ratio = worstBack.reinstateMs! / worstBack.bareReinstateMs!;
+    targets.push({
+      label: `reinstateRetraction at ${fmtCount(top)}, worst of ${back.length} (${worstBack.shape}, ${worstBack.store})`,
+      figure: fmtMs(worstBack.reinstateMs!), limit: fmtMs(worstBack.bareReinstateMs!), ratio: fmtRatio(ratio), target: '≤ 2×', met: ratio <= 2,
+    });
+  }
   // The embedded engine's own bar for a deep graph: a 10k chain must feel instant enough.
   const chain10k = ctx.engine === 'pglite' ? rows.find((r) => r.shape === 'chain' && r.n === 10_000 && r.unrelated === 0) : undefined;
   if (chain10k) {
@@ -601,14 +678,17 @@ function report(
     `embeddings: ${ctx.vectors === 'pool' ? `${ctx.poolSize} distinct deterministic pseudo-random unit vectors, cycled` : 'one constant unit vector'}; HNSW index dropped for the bulk load and rebuilt before measuring`,
     'both baselines roll back after the timed work; retractBelief commits (its time includes the commit)',
     'the bare-SQL limit writes no receipt, events or depths; it is one statement: recursive closure + UPDATE of exactly the rows that fall',
+    'reinstate = reinstateRetraction of the first service copy\'s retraction (receipt, events, money lines, committed); its limit is one statement on the same copy retracted again: recursive walk over that retraction\'s beliefs + UPDATE back to ACTIVE, rolled back',
   );
 
   const table = {
-    columns: ['store', 'beliefs in store', 'HNSW', 'shape', 'blast radius', 'retracted', 'survivors', 'levels', 'retractBelief', 'bare-SQL limit', 'ratio', 'per-belief', 'speed-up', 'peak RSS', 'RSS rise', 'load'],
+    columns: ['store', 'beliefs in store', 'HNSW', 'shape', 'blast radius', 'retracted', 'survivors', 'levels', 'retractBelief', 'bare-SQL limit', 'ratio', 'per-belief', 'speed-up', 'reinstate', 'reinstate limit', 'reinstate ratio', 'peak RSS', 'RSS rise', 'load'],
     rows: [...rows].sort((a, b) => a.unrelated - b.unrelated || a.n - b.n || SHAPES.indexOf(a.shape) - SHAPES.indexOf(b.shape)).map((r): Cell[] => [
       r.store, fmtCount(r.storeBeliefs), r.hnsw ? 'yes' : 'no', r.shape, fmtCount(r.n), r.retracted, r.survivors, r.levels,
       fmtMs(r.serviceMs), fmtMs(r.bareMs), fmtRatio(r.serviceMs / r.bareMs),
       r.perBeliefMs === null ? null : fmtMs(r.perBeliefMs), r.perBeliefMs === null ? null : fmtRatio(r.perBeliefMs / r.serviceMs),
+      r.reinstateMs === null ? null : fmtMs(r.reinstateMs), r.bareReinstateMs === null ? null : fmtMs(r.bareReinstateMs),
+      r.reinstateMs === null || r.bareReinstateMs === null ? null : fmtRatio(r.reinstateMs / r.bareReinstateMs),
       fmtMB(r.serviceMaxRssBytes), fmtMB(r.serviceMaxRssBytes - r.serviceRssBeforeBytes), r.load1.toFixed(1),
     ]),
     notes: [

@@ -7,10 +7,11 @@ import type { Scope } from './agent.service';
  *
  * - Belief: `beliefs:read`. A RETRACTED belief is also part of the receipts that name it (root,
  *   beliefs taken down, events), so `receipts:read` opens it too; ACTIVE beliefs stay closed to it.
+ *   A reinstatement brings a belief back to ACTIVE: from then on it is closed to `receipts:read` again.
  *   A belief read as of a past instant (asOf, Effect.supportAtExecution, Retraction.before) follows the rule
  *   of its status NOW, whatever its status then: the view shows the same belief's data.
  * - Effect: an effects scope, or `receipts:read` (receipts list the effects they cancelled or reached).
- * - Receipt: Retraction, Reversal, RetractionTotals and retraction events need `receipts:read`.
+ * - Receipt: Retraction, Reinstatement, Reversal, their totals and money lines, and retraction events need `receipts:read`.
  * - Contradiction (and its ProposedBelief): `beliefs:read`, or `contradictions:adjudicate`: deciding a
  *   contradiction means reading both sides of it. The beliefs it links to (existing, accepted) and
  *   its resolution follow their own rules, so an adjudicator without `beliefs:read` sees the proposal
@@ -57,7 +58,7 @@ const NOUN: Record<Readable, string> = {
   Belief: 'an ACTIVE belief',
   RetractedBelief: 'a RETRACTED belief',
   Effect: 'an effect',
-  Receipt: 'a receipt (retraction, reversal, totals or retraction event)',
+  Receipt: 'a receipt (retraction, reinstatement, reversal, totals or retraction event)',
   Contradiction: 'a contradiction (or the belief it proposes)',
   AgentScopes: 'another agent\'s scopes',
 };

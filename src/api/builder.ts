@@ -27,7 +27,7 @@ export interface Context {
 }
 
 /** Lets the caller read `ids` of `type` for the rest of this request (a mutation's own answer). */
-export function grantRead(ctx: Context, type: 'Belief' | 'Contradiction' | 'Effect' | 'Retraction' | 'Reversal', ...ids: Array<string | number | bigint | null | undefined>): void {
+export function grantRead(ctx: Context, type: 'Belief' | 'Contradiction' | 'Effect' | 'Retraction' | 'Reversal' | 'Reinstatement', ...ids: Array<string | number | bigint | null | undefined>): void {
   for (const id of ids) if (id != null) ctx.grants.grant(type, id);
 }
 

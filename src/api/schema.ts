@@ -6,6 +6,7 @@ import './types/belief';
 import './types/effect';
 import './types/reversal';
 import './types/retraction';
+import './types/reinstatement';
 import './types/contradiction';
 import './types/search';
 import './types/events';

@@ -118,6 +118,16 @@ server; when it is, use that server's /mcp endpoint instead.`),
 ).action(action(async (opts) => (await import('./commands')).mcp(opts)));
 
 program
+  .command('reinstate')
+  .description('take a retraction back on a running server (reinstateRetraction) and print the reinstatement receipt')
+  .argument('<retraction>', 'the retraction: its global id, or its numeric id')
+  .requiredOption('--reason <text>', 'why the retraction was wrong (kept on the receipt)')
+  .option('--url <url>', 'the GraphQL endpoint (default: RETRACT_URL, else http://127.0.0.1:4000/graphql)')
+  .option('--json', 'print the mutation\'s answer as JSON')
+  .addHelpText('after', '\nThe token comes from RETRACT_TOKEN and needs beliefs:retract. Asking again prints the first receipt.')
+  .action(action(async (retraction: string, opts: { reason: string; url?: string; json?: boolean }) => (await import('./reinstate')).reinstate(retraction, opts)));
+
+program
   .command('bench')
   .description('run the benchmarks (experiments/bench/main.ts) with the remaining arguments')
   .argument('[args...]', 'arguments for the benchmark (e.g. --help)')

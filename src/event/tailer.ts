@@ -4,7 +4,11 @@ import { readTx } from '../store/tx';
 import type { Totals } from '../kernel/money';
 import { type Cursor, type EventRow, encodeCursor, headCursor, tail } from './event.repository';
 
-export const RETRACTION_EVENT_TYPES = ['RetractionStarted', 'BeliefRetracted', 'EffectCancelled', 'ReversalRecorded', 'RetractionCommitted'] as const;
+export const RETRACTION_EVENT_TYPES = [
+  'RetractionStarted', 'BeliefRetracted', 'EffectCancelled', 'ReversalRecorded', 'RetractionCommitted',
+  // A reinstatement is the cascade running back, on the same stream (its rows carry the retraction it takes back).
+  'ReinstatementStarted', 'BeliefReinstated', 'ReversalVoided', 'EffectRestored', 'ReinstatementCommitted',
+] as const;
 export type RetractionEventType = (typeof RETRACTION_EVENT_TYPES)[number];
 
 /** One cascade step as subscribers see it; `cursor` resumes right after it. */
@@ -18,6 +22,9 @@ export interface StreamEvent {
   effectId?: string;
   reversalId?: string;
   totals?: Totals;
+  /** Reinstatement events: the reinstatement, and (ReinstatementCommitted) its figures. */
+  reinstatementId?: string;
+  reinstatementTotals?: Record<string, unknown>;
   /** Batched events (granularity LEVEL): the ids of this batch, in cascade order. */
   ids?: string[];
 }
@@ -29,7 +36,10 @@ export interface StreamEvent {
  */
 export type Granularity = 'BELIEF' | 'LEVEL';
 /** The LEVEL event that carries a batch of each per-item event type. */
-const BATCH_OF = { BeliefRetracted: 'BeliefsRetracted', EffectCancelled: 'EffectsCancelled', ReversalRecorded: 'ReversalsRecorded' } as const;
+const BATCH_OF = {
+  BeliefRetracted: 'BeliefsRetracted', EffectCancelled: 'EffectsCancelled', ReversalRecorded: 'ReversalsRecorded',
+  BeliefReinstated: 'BeliefsReinstated', ReversalVoided: 'ReversalsVoided', EffectRestored: 'EffectsRestored',
+} as const;
 export type BatchEventType = (typeof BATCH_OF)[keyof typeof BATCH_OF];
 /** Largest number of ids one LEVEL event carries. */
 export const LEVEL_BATCH = 500;
@@ -67,18 +77,20 @@ export class Waker {
  */
 function levelsOf(row: EventRow): Array<{ depth: number; start: number; end: number }> {
   const sizes = (row.data as { levels?: number[] } | null)?.levels;
-  if (row.type !== 'BeliefRetracted' || !Array.isArray(sizes)) return [{ depth: row.depth ?? 0, start: 0, end: row.ids.length }];
+  if ((row.type !== 'BeliefRetracted' && row.type !== 'BeliefReinstated') || !Array.isArray(sizes)) return [{ depth: row.depth ?? 0, start: 0, end: row.ids.length }];
   let start = 0;
   return sizes.map((n, k) => ({ depth: (row.depth ?? 0) + k, start, end: (start += n) }));
 }
 
 function expand(row: EventRow, skipThrough: number, granularity: Granularity): StreamEvent[] {
   const type = row.type as RetractionEventType;
-  const base = { retractionId: String(row.retraction_id), at: row.at };
+  const reinstatementId = (row.data as { reinstatementId?: string } | null)?.reinstatementId;
+  const base = { retractionId: String(row.retraction_id), at: row.at, ...(reinstatementId ? { reinstatementId: String(reinstatementId) } : {}) };
   const cursorAt = (i: number) => encodeCursor({ tx: row.tx, seq: row.seq, index: i >= row.ids.length - 1 ? -1 : i });
-  if (type === 'RetractionStarted' || type === 'RetractionCommitted') {
+  if (type === 'RetractionStarted' || type === 'RetractionCommitted' || type === 'ReinstatementStarted' || type === 'ReinstatementCommitted') {
     if (skipThrough >= 0) return [];
-    return [{ __typename: type, ...base, cursor: cursorAt(-1), ...(type === 'RetractionCommitted' ? { totals: row.data as Totals } : {}) }];
+    const figures = type === 'RetractionCommitted' ? { totals: row.data as Totals } : type === 'ReinstatementCommitted' ? { reinstatementTotals: row.data as Record<string, unknown> } : {};
+    return [{ __typename: type, ...base, cursor: cursorAt(-1), ...figures }];
   }
   const out: StreamEvent[] = [];
   const levels = levelsOf(row);
@@ -87,7 +99,7 @@ function expand(row: EventRow, skipThrough: number, granularity: Granularity): S
     for (let from = skipThrough + 1; from < row.ids.length; ) {
       const level = levels.find((l) => from < l.end)!;
       const to = Math.min(level.end, level.start + (Math.floor((from - level.start) / LEVEL_BATCH) + 1) * LEVEL_BATCH);
-      out.push({ __typename: BATCH_OF[type as keyof typeof BATCH_OF], ...base, cursor: cursorAt(to - 1), ids: row.ids.slice(from, to).map(String), ...(type === 'BeliefRetracted' ? { depth: level.depth } : {}) });
+      out.push({ __typename: BATCH_OF[type as keyof typeof BATCH_OF], ...base, cursor: cursorAt(to - 1), ids: row.ids.slice(from, to).map(String), ...(type === 'BeliefRetracted' || type === 'BeliefReinstated' ? { depth: level.depth } : {}) });
       from = to;
     }
     return out;
@@ -97,8 +109,8 @@ function expand(row: EventRow, skipThrough: number, granularity: Granularity): S
     if (i <= skipThrough) return;
     const cursor = cursorAt(i);
     while (i >= levels[level]!.end) level++;
-    if (type === 'BeliefRetracted') out.push({ __typename: type, ...base, cursor, beliefId: id, depth: levels[level]!.depth });
-    else if (type === 'EffectCancelled') out.push({ __typename: type, ...base, cursor, effectId: id });
+    if (type === 'BeliefRetracted' || type === 'BeliefReinstated') out.push({ __typename: type, ...base, cursor, beliefId: id, depth: levels[level]!.depth });
+    else if (type === 'EffectCancelled' || type === 'EffectRestored') out.push({ __typename: type, ...base, cursor, effectId: id });
     else out.push({ __typename: type, ...base, cursor, reversalId: id });
   });
   return out;

@@ -2,7 +2,7 @@ import { decodeGlobalID, encodeGlobalID } from '@pothos/plugin-relay';
 import { DomainError, badInput } from '../errors/domain-error';
 import { inRange } from './cursor';
 
-export const NODE_TYPES = ['Agent', 'Belief', 'Effect', 'Reversal', 'Retraction', 'Contradiction', 'Justification'] as const;
+export const NODE_TYPES = ['Agent', 'Belief', 'Effect', 'Reversal', 'Retraction', 'Contradiction', 'Justification', 'Reinstatement'] as const;
 export type NodeType = (typeof NODE_TYPES)[number];
 
 export const gid = (type: NodeType, id: string | number) => encodeGlobalID(type, String(id));

@@ -90,7 +90,7 @@ export const EffectSummary = z.object({
 export const ReversalSummary = z.object({
   id: z.string(),
   dbId: z.string(),
-  status: z.enum(['OWED', 'DISPATCHED', 'CONFIRMED', 'FAILED', 'UNREACHABLE']),
+  status: z.enum(['OWED', 'DISPATCHED', 'CONFIRMED', 'FAILED', 'UNREACHABLE', 'VOIDED']),
   idempotencyKey: z.string(),
   amount: Money.nullable(),
   reason: z.string().nullable(),

@@ -10,6 +10,7 @@ import type { Store } from '../store/engine';
 import * as v from '../validation';
 import { canReadReceipts, readerTx } from './reader';
 import { explainBelief, getReceipt, listOwedReversals, searchBeliefs } from './receipts';
+import { getReinstatement, getReinstatementInput, getReinstatementOutput, reinstatementText } from './reinstatement';
 import {
   explainBeliefInput, explainBeliefOutput, getReceiptInput, getReceiptOutput, listOwedReversalsInput, listOwedReversalsOutput,
   searchBeliefsInput, searchBeliefsOutput,
@@ -47,6 +48,7 @@ const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: 
  */
 const TOOL_READS: Record<string, readonly Readable[]> = {
   get_receipt: ['Receipt', 'RetractedBelief', 'Effect'],
+  get_reinstatement: ['Receipt'],
   list_owed_reversals: ['Receipt', 'Effect'],
   explain_belief: ['Belief', 'Effect', 'Receipt'],
   search_beliefs: ['Belief'],
@@ -109,6 +111,21 @@ export function createMcpServer(deps: McpDeps, agent: AgentRow): McpServer {
       annotations: READ_ONLY,
     },
     run('get_receipt', (a) => readerTx(deps.store, fleet, (tx) => getReceipt(tx, fleet, a, { mayReadActive: mayRead(agent, 'Belief') })), receiptText),
+  );
+
+  server.registerTool(
+    'get_reinstatement',
+    {
+      title: 'Get a reinstatement receipt',
+      description:
+        'The receipt of a reinstatement (a retraction taken back): its status (REINSTATED, or BLOCKED by a contradiction), the beliefs ' +
+        'it brought back, its money lines (reversals VOIDED, in flight, or re-execution owed under reexecution: + the reversal key) ' +
+        'and the effects restorable. Name it by reinstatementId or by the retractionId it took back; with neither, the newest.',
+      inputSchema: getReinstatementInput,
+      outputSchema: getReinstatementOutput,
+      annotations: READ_ONLY,
+    },
+    run('get_reinstatement', (a) => readerTx(deps.store, fleet, (tx) => getReinstatement(tx, fleet, a, { mayReadActive: mayRead(agent, 'Belief') })), reinstatementText),
   );
 
   server.registerTool(

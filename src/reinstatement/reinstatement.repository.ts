@@ -43,6 +43,15 @@ export async function insertReinstatement(tx: Tx, fleet: string, r: { retraction
   return row.rows[0]!.id;
 }
 
+/** Receipts newest first (of one retraction when named), below `before` (an id) when given; all of them when `first` is null. */
+export async function reinstatementPage(db: Db, fleet: string, q: { retractionId?: string; first: number | null; before: string | null }): Promise<ReinstatementRow[]> {
+  return (await sql<ReinstatementRow>`
+    SELECT ${COLUMNS} FROM reinstatements WHERE fleet_id = ${fleet}
+       ${q.retractionId ? sql`AND retraction_id = ${q.retractionId}` : sql``}
+       ${q.before ? sql`AND id < ${q.before}::bigint` : sql``}
+     ORDER BY reinstatements.id DESC ${q.first === null ? sql`` : sql`LIMIT ${q.first}`}`.execute(db)).rows;
+}
+
 /** The claim's ACTIVE belief, if any, other than `beliefId` (whose claim it shares). */
 export async function activeRivalOf(tx: Tx, fleet: string, beliefId: string): Promise<{ id: string; claim_key: string } | undefined> {
   return (await sql<{ id: string; claim_key: string }>`

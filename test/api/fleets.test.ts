@@ -69,7 +69,7 @@ describe.each(engines())('fleet isolation over the API on %s', (engine) => {
   it('the operations taking ids are the ones the table says', () => {
     expect(idOps.map((o) => o.field).sort()).toEqual([
       'addJustification', 'adjudicateContradiction', 'assertBelief', 'belief', 'completeEffect', 'confirmReversal', 'failEffect',
-      'node', 'previewRetraction', 'proposeEffect', 'resolveContradiction', 'retractBelief', 'retraction',
+      'node', 'previewRetraction', 'proposeEffect', 'reinstateRetraction', 'reinstatement', 'resolveContradiction', 'restoreEffect', 'retractBelief', 'retraction',
     ]);
   });
 

@@ -40,6 +40,7 @@ it('the README says which types each scope opens, as src/agent/access.ts enforce
     Belief: union(READ_SCOPES.Belief, READ_SCOPES.RetractedBelief),
     Effect: union(READ_SCOPES.Effect),
     Retraction: union(READ_SCOPES.Receipt), Reversal: union(READ_SCOPES.Receipt), RetractionTotals: union(READ_SCOPES.Receipt), RetractionEvent: union(READ_SCOPES.Receipt),
+    Reinstatement: union(READ_SCOPES.Receipt), ReinstatementTotals: union(READ_SCOPES.Receipt), ReinstatementMoneyLine: union(READ_SCOPES.Receipt),
     Contradiction: union(READ_SCOPES.Contradiction), ProposedBelief: union(READ_SCOPES.Contradiction),
     'Agent.scopes': union(READ_SCOPES.AgentScopes),
   });
@@ -50,7 +51,7 @@ it('every object type that holds fleet data carries a type-level read rule (its 
   // Agent exposes name and fleet (shown as authors on everything readable); its scopes have a field rule.
   const carriers = new Set(['Query', 'Mutation', 'Subscription', 'PageInfo', 'Money', 'Agent', 'AgentCreated', 'EffectKind',
     'RetractionPreview', 'Justification', 'SearchHit', 'SearchResult', 'BeliefAsserted', 'BeliefCorroborated', 'ContradictionRaised',
-    'PremiseRetracted', 'ClaimChangedSinceRead', 'EffectProposed']);
+    'PremiseRetracted', 'ClaimChangedSinceRead', 'EffectProposed', 'RetractionReinstated', 'ReinstatementBlocked']);
   // By tag, not isObjectType: a worktree can load graphql twice (symlinked node_modules), and instanceof then fails.
   const isObject = (t: unknown) => Object.prototype.toString.call(t) === '[object GraphQLObjectType]';
   const ruled = (t: GraphQLObjectType | GraphQLInterfaceType) => !!(t.extensions as { pothosOptions?: { authScopes?: unknown } }).pothosOptions?.authScopes;
@@ -144,9 +145,10 @@ describe.each(engines())('authorization by type on %s', (engine) => {
     const beliefId = b.data.assertBelief.belief.id;
     const e = await ask(owner, 'mutation($s: [ID!]!) { proposeEffect(input: { kind: "refund", amount: { amountMinor: 10, currency: "USD" }, supportedBy: $s, idempotencyKey: "authz:cancel" }) { ... on EffectProposed { effect { id } } } }', { s: [beliefId] });
     expect((await ask(owner, 'mutation($b: ID!) { retractBelief(input: { beliefId: $b, reason: "secret reason" }) { id } }', { b: beliefId })).errors).toBeUndefined();
+    // Newest first: this one, then the fixture's own cancelled effect; neither cancelling retraction is readable.
     const cancelled = await ask(token, '{ effects(first: 50, status: CANCELLED) { edges { node { id cancelledBy { reason } } } } }');
-    expect(forbiddenAt(cancelled.errors)).toEqual(['effects.edges.0.node.cancelledBy']);
-    expect(cancelled.data.effects.edges).toEqual([{ node: { id: e.data.proposeEffect.effect.id, cancelledBy: null } }]);
+    expect(forbiddenAt(cancelled.errors)).toEqual(['effects.edges.0.node.cancelledBy', 'effects.edges.1.node.cancelledBy']);
+    expect(cancelled.data.effects.edges[0]).toEqual({ node: { id: e.data.proposeEffect.effect.id, cancelledBy: null } });
     await expectInvariants(s.db.store);
     const support = await ask(token, '{ effects(first: 50, status: PENDING) { edges { node { supportedBy { statement } } } } }');
     expect(forbiddenAt(support.errors)).toEqual(['effects.edges.0.node.supportedBy.0']);

@@ -84,7 +84,7 @@ type Expected = Awaited<ReturnType<typeof expectedFrom>>;
 /** The same checks over either transport: each tool's answer equals what the database holds. */
 async function checkTools(client: Client, db: Expected, w: World) {
   const names = (await client.listTools()).tools.map((t) => t.name).sort();
-  expect(names).toEqual(['explain_belief', 'get_receipt', 'list_owed_reversals', 'search_beliefs']);
+  expect(names).toEqual(['explain_belief', 'get_receipt', 'get_reinstatement', 'list_owed_reversals', 'search_beliefs']);
 
   // get_receipt: the newest receipt of the fleet, by default.
   const receipt = await call(client, 'get_receipt');

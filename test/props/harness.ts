@@ -21,6 +21,7 @@ import { checkInvariants } from '../../src/invariants/check';
 import { type Preview, previewRetraction, retractBelief } from '../../src/retraction/retraction.service';
 import { totalsFor } from '../../src/retraction/retraction.repository';
 import { confirmReversal } from '../../src/reversal/reversal.service';
+import { reinstateRetraction, restoreEffect } from '../../src/reinstatement/reinstatement.service';
 import type { Store } from '../../src/store/engine';
 import { readTx } from '../../src/store/tx';
 import { type KindName, type Money, type RetractionPlan, type Refusal, Model, REVERSIBLE } from './model';
@@ -36,7 +37,9 @@ export type Cmd =
   | { t: 'fail'; e: number; fit: boolean }
   | { t: 'retract'; b: number; fit: boolean; afterPreview: boolean; underEffect?: boolean }
   | { t: 'preview'; b: number; fit: boolean; retractNext: boolean; page: number | null }
-  | { t: 'confirm'; r: number; fit: boolean; ref: 'fresh' | 'again' | 'ours' };
+  | { t: 'confirm'; r: number; fit: boolean; ref: 'fresh' | 'again' | 'ours' }
+  | { t: 'reinstate'; r: number; fit: boolean }
+  | { t: 'restore'; e: number; fit: boolean };
 
 const pick = fc.nat({ max: 1000 });
 const picks = fc.array(pick, { minLength: 1, maxLength: 3 });
@@ -65,6 +68,8 @@ const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ t: fc.constant('retract' as const), b: pick, fit, afterPreview: fc.boolean(), underEffect: fc.boolean() }) },
   { weight: 2, arbitrary: fc.record({ t: fc.constant('preview' as const), b: pick, fit, retractNext: fc.boolean(), page: fc.option(fc.integer({ min: 1, max: 3 }), { freq: 2 }) }) },
   { weight: 3, arbitrary: fc.record({ t: fc.constant('confirm' as const), r: pick, fit, ref: fc.constantFrom<'fresh' | 'again' | 'ours'>('fresh', 'fresh', 'again', 'ours') }) },
+  { weight: 3, arbitrary: fc.record({ t: fc.constant('reinstate' as const), r: pick, fit }) },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('restore' as const), e: pick, fit }) },
 );
 
 /** A command sequence of 1…maxLength commands. */
@@ -95,6 +100,7 @@ export class Runner {
   readonly beliefId: string[] = [];
   readonly effectId: string[] = [];
   readonly retractionId: string[] = [];
+  readonly reinstatementId: string[] = [];
   readonly trace: string[] = [];
   private refs = 0;
   private lastPreview: { root: number; preview: Preview } | null = null;
@@ -228,6 +234,43 @@ export class Runner {
         this.trace.push(`confirm reversal of e${rev.effect} ${ref} → ${'error' in want ? want.error : want.changed ? 'CONFIRMED' : 'no-op'}`);
         const reversalId = await this.reversalIdOf(rev.effect);
         await this.expectOutcome(want, () => confirmReversal(this.core, this.actor, { reversalId, providerRef: ref }));
+        return 'error' in want || !want.changed;
+      }
+      case 'reinstate': {
+        const pool = cmd.fit ? this.idxs((i) => !this.m.reinstatements.some((x) => x.retraction === i), this.m.retractions.length) : [];
+        const r = at(pool.length ? pool : [...this.m.retractions.keys()], cmd.r);
+        if (r === undefined) return this.skip('reinstate');
+        const want = this.m.reinstate(r);
+        const call = () => reinstateRetraction(this.core, this.actor, { retractionId: this.retractionId[r]!, reason: 'shown true after all' });
+        if ('error' in want) {
+          note(`reinstate: ${want.error} (${want.because})`);
+          this.trace.push(`reinstate r${r} → ${want.error} (${want.because})`);
+          await this.expectOutcome(want, call);
+          return true;
+        }
+        const ri = this.m.reinstatements[want.reinstatement]!;
+        note(`reinstate: ${!want.created ? 'again (no-op)' : ri.status === 'BLOCKED' ? 'blocked' : 'reinstated'}`);
+        if (want.created && ri.beliefs.length > 1) note('reinstate: cascade back');
+        if (want.created && ri.contradictions > (ri.status === 'BLOCKED' ? 1 : 0)) note('reinstate: dependent contradicted');
+        if (want.created && ri.lines.some((l) => l.line === 'VOIDED')) note('reinstate: reversal voided');
+        if (want.created && ri.lines.some((l) => l.line === 'REEXECUTION_OWED')) note('reinstate: re-execution owed');
+        if (want.created && ri.restorable.length) note('reinstate: restorable');
+        if (want.created && this.m.beliefs.some((b) => b.retraction === r)) note('reinstate: some stay down');
+        this.trace.push(`reinstate r${r} → ${want.created ? `ri${want.reinstatement} ${ri.status}: [${ri.beliefs.map((x) => `b${x.belief}@${x.depth}`)}], lines [${ri.lines.map((l) => `${l.line} e${this.m.reversals[l.reversal]!.effect}`)}], restorable [${ri.restorable}]` : 'again, no-op'}`);
+        const got = await call();
+        if (want.created) this.reinstatementId[want.reinstatement] = got.reinstatementId;
+        expect({ id: got.reinstatementId, created: got.created, kind: got.kind })
+          .toEqual({ id: this.reinstatementId[want.reinstatement], created: want.created, kind: ri.status === 'BLOCKED' ? 'blocked' : 'reinstated' });
+        return !want.created;
+      }
+      case 'restore': {
+        const pool = cmd.fit ? this.m.reinstatements.flatMap((x) => x.restorable).filter((e) => this.m.effects[e]!.status === 'CANCELLED') : [];
+        const e = at(pool.length ? pool : [...this.m.effects.keys()], cmd.e);
+        if (e === undefined) return this.skip('restore');
+        const want = this.m.restore(e);
+        note(`restore: ${'error' in want ? `${want.error} (${want.because})` : want.changed ? 'restored' : 'repeat'}`);
+        this.trace.push(`restore e${e} → ${'error' in want ? want.error : want.changed ? 'PENDING' : 'no-op'}`);
+        await this.expectOutcome(want, () => restoreEffect(this.core, this.actor, { effectId: this.effectId[e]! }));
         return 'error' in want || !want.changed;
       }
       case 'preview': {
@@ -384,7 +427,7 @@ export class Runner {
     }
     expect(err, `expected ${want.error} (${want.because})`).toBeInstanceOf(DomainError);
     expect((err as DomainError).code).toBe(want.error);
-    const why: Record<string, RegExp> = { cycle: /cycle/, 'premise retracted': /premises: belief \d+ is retracted/, 'belief retracted': /cannot gain support/, unreachable: /UNREACHABLE/, 'key reused': /already names effect/ };
+    const why: Record<string, RegExp> = { cycle: /cycle/, 'premise retracted': /premises: belief \d+ is retracted/, 'belief retracted': /cannot gain support/, unreachable: /UNREACHABLE/, 'key reused': /already names effect/, voided: /VOIDED/, 'root unsupported': /none of its justifications holds/, 'not restorable': /no reinstatement took back|which no reinstatement/, 'support retracted': /which is RETRACTED/ };
     if (why[want.because]) expect((err as DomainError).message).toMatch(why[want.because]!);
   }
 
@@ -453,7 +496,14 @@ export class Runner {
         justifications: (await sql<{ j: string }>`
           SELECT j.belief_id::text || ' <- ' || string_agg(p.premise_id::text, ',' ORDER BY p.premise_id) AS j
             FROM justifications j JOIN justification_premises p ON p.justification_id = j.id GROUP BY j.id`.execute(tx)).rows.map((r) => r.j).sort(),
-        effects: await tx.selectFrom('effects').select(['id', 'idempotency_key', 'kind', 'status', 'amount_minor', 'currency', 'reached_by', 'cancelled_by', 'external_ref']).orderBy('id').execute(),
+        effects: await tx.selectFrom('effects').select(['id', 'idempotency_key', 'kind', 'status', 'amount_minor', 'currency', 'reached_by', 'cancelled_by', 'external_ref', 'restored_by']).orderBy('id').execute(),
+        reinstatements: (await sql<{ id: string; retraction_id: string; status: string; belief_ids: string[]; belief_depths: number[]; restorable: string[]; contradictions: number }>`
+          SELECT id::text AS id, retraction_id::text AS retraction_id, status, belief_ids::text[] AS belief_ids, belief_depths,
+                 restorable_effect_ids::text[] AS restorable, cardinality(contradiction_ids) AS contradictions
+            FROM reinstatements ORDER BY id`.execute(tx)).rows,
+        lines: (await sql<{ reinstatement_id: string; effect_id: string; line: string; prior_status: string; reexecution_key: string | null }>`
+          SELECT reinstatement_id::text AS reinstatement_id, effect_id::text AS effect_id, line, prior_status, reexecution_key
+            FROM reinstatement_money ORDER BY reinstatement_id, reversal_id`.execute(tx)).rows,
         reversals: await tx.selectFrom('reversals').select(['effect_id', 'retraction_id', 'status', 'idempotency_key', 'provider_ref', 'amount_minor', 'currency']).orderBy('effect_id').execute(),
         retractions: await Promise.all(retractions.map(async (r) => ({ ...r, totals: await totalsFor(tx, r.id) }))),
         events: (await sql<{ n: number }>`SELECT count(*)::int AS n FROM events`.execute(tx)).rows[0]!.n,
@@ -471,7 +521,17 @@ export class Runner {
         id: this.effectId[i], idempotency_key: e.key, kind: e.kind, status: e.status,
         amount_minor: e.amount ? String(e.amount.amountMinor) : null, currency: e.amount?.currency ?? null,
         reached_by: rid(e.reachedBy), cancelled_by: rid(e.cancelledBy), external_ref: e.externalRef,
+        restored_by: e.restoredBy === null ? null : this.reinstatementId[e.restoredBy]!,
       })),
+      reinstatements: m.reinstatements.map((x, i) => ({
+        id: this.reinstatementId[i], retraction_id: rid(x.retraction), status: x.status,
+        belief_ids: x.beliefs.map((b) => this.beliefId[b.belief]), belief_depths: x.beliefs.map((b) => b.depth),
+        restorable: x.restorable.map((e) => this.effectId[e]),
+        contradictions: x.contradictions,
+      })),
+      lines: m.reinstatements.flatMap((x, i) => [...x.lines].sort((a, b) => a.reversal - b.reversal).map((l) => ({
+        reinstatement_id: this.reinstatementId[i], effect_id: this.effectId[this.m.reversals[l.reversal]!.effect], line: l.line, prior_status: l.prior, reexecution_key: l.key,
+      }))),
       reversals: [...m.reversals].sort((a, b) => a.effect - b.effect).map((r) => ({
         effect_id: this.effectId[r.effect], retraction_id: rid(r.retraction), status: r.status, idempotency_key: r.key,
         provider_ref: r.providerRef, amount_minor: r.amount ? String(r.amount.amountMinor) : null, currency: r.amount?.currency ?? null,

@@ -5,7 +5,7 @@ import { coverage, resetTables, runScenario, scenarioArb } from './harness';
 
 /**
  * Model-based property: random DAGs with several justifications per belief, effects in every state,
- * retractions, previews and confirmations, checked command by command against test/props/model.ts.
+ * retractions, previews, confirmations, reinstatements and restored effects, checked command by command against test/props/model.ts.
  * RETRACT_PROPS_RUNS sets the number of runs (npm run test:props: 1000; npm test: 25);
  * RETRACT_PROPS_SEED and RETRACT_PROPS_PATH replay a failure fast-check printed.
  */
@@ -52,6 +52,7 @@ describe.each(engines())('JTMS reference model on %s', (engine) => {
         'assert: derived premiseRetracted', 'propose: premise retracted', 'retract: cascade', 'retract: survivors',
         'retract: cancelled pending', 'retract: reached executing', 'retract: reversal recorded',
         'retract: again (no-op)', 'retract: right after its preview (created)', 'complete: executed', 'confirm: CONFLICT (unreachable)',
+        'reinstate: reinstated', 'reinstate: cascade back', 'reinstate: reversal voided', 'reinstate: again (no-op)',
       ];
       expect(needed.filter((k) => !coverage.get(k)), `cases never reached:\n${table}`).toEqual([]);
     }

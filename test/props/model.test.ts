@@ -152,4 +152,65 @@ describe('reference JTMS model', () => {
     expect(m).toEqual(before);
     expect(m.retract(a!).plan).toEqual(p);
   });
+
+  it('reinstating brings back, level by level, what fell in that retraction and is justified again; what another retraction holds down stays down', () => {
+    const m = new Model();
+    const [a, x] = grounded(m, 2);
+    const b = derived(m, [a!]);
+    const c = derived(m, [b, x!]);
+    const d = derived(m, [a!]);
+    const e = derived(m, [d]);
+    m.addJustification(e, [c]);
+    m.retract(x!);
+    expect(m.beliefs[c]!.status).toBe('RETRACTED');
+    const r = m.retract(a!).retraction;
+    expect(m.reinstate(r)).toEqual({ reinstatement: 0, created: true });
+    expect(m.reinstatements[0]!.beliefs).toEqual([{ belief: a, depth: 0 }, { belief: b, depth: 1 }, { belief: d, depth: 1 }, { belief: e, depth: 2 }]);
+    expect(m.beliefs[c]).toMatchObject({ status: 'RETRACTED', retraction: 0 });
+    expect(m.reinstate(r)).toEqual({ reinstatement: 0, created: false });
+  });
+
+  it('voids OWED and UNREACHABLE reversals, names CONFIRMED ones re-execution owed once, lists cancelled effects restorable; a second retraction owes the voided again', () => {
+    const m = new Model();
+    const [a, g] = grounded(m, 2);
+    const owed = effect(m, 'rev', [a!], 500);
+    const irr = effect(m, 'irr', [a!], 70);
+    const paid = effect(m, 'rev', [a!], 900);
+    for (const fx of [owed, irr, paid]) {
+      m.claim(null);
+      m.complete(fx, `x${fx}`);
+    }
+    const pending = effect(m, 'rev', [a!, g!]);
+    const r = m.retract(a!).retraction;
+    m.confirm(m.reversals.findIndex((x) => x.effect === paid), 'prv-1');
+    m.reinstate(r);
+    expect(m.reinstatements[0]!.lines).toEqual([
+      { reversal: 0, line: 'VOIDED', prior: 'OWED', key: null },
+      { reversal: 1, line: 'VOIDED', prior: 'UNREACHABLE', key: null },
+      { reversal: 2, line: 'REEXECUTION_OWED', prior: 'CONFIRMED', key: 'reexecution:reversal:fx:2' },
+    ]);
+    expect(m.reinstatements[0]!.restorable).toEqual([pending]);
+    expect(m.totals(r)).toMatchObject({ reversalsOwed: 1, unreachable: 0, owed: [{ amountMinor: '900', currency: 'USD' }] });
+    expect(m.restore(pending)).toEqual({ ok: true, changed: true });
+    expect(m.restore(pending)).toEqual({ ok: true, changed: false });
+    const again = m.retract(a!);
+    expect(again.plan!.reversed).toEqual([owed, irr]);
+    expect(m.reversals.map((x) => x.status)).toEqual(['OWED', 'UNREACHABLE', 'CONFIRMED']);
+    m.reinstate(again.retraction);
+    // The confirmed reversal's re-execution is owed once, under its one key.
+    expect(m.reinstatements[1]!.lines.map((l) => l.line)).toEqual(['VOIDED', 'VOIDED']);
+  });
+
+  it('a root whose claim was taken is BLOCKED; a derived root none of whose justifications holds is refused', () => {
+    const m = new Model();
+    const [a, p] = grounded(m, 2);
+    const r = m.retract(a!).retraction;
+    m.assert(m.beliefs[a!]!.claimKey, 99, []);
+    expect(m.reinstate(r)).toEqual({ reinstatement: 0, created: true });
+    expect(m.reinstatements[0]).toMatchObject({ status: 'BLOCKED', beliefs: [], contradictions: 1 });
+    const d = derived(m, [p!]);
+    const rd = m.retract(d).retraction;
+    m.retract(p!);
+    expect(m.reinstate(rd)).toEqual({ error: 'CONFLICT', because: 'root unsupported' });
+  });
 });

@@ -7,9 +7,9 @@
  * them is wrong.
  */
 
-type BeliefStatus = 'ACTIVE' | 'RETRACTED';
-type EffectStatus = 'PENDING' | 'EXECUTING' | 'EXECUTED' | 'CANCELLED' | 'FAILED';
-type ReversalStatus = 'OWED' | 'CONFIRMED' | 'UNREACHABLE';
+export type BeliefStatus = 'ACTIVE' | 'RETRACTED';
+export type EffectStatus = 'PENDING' | 'EXECUTING' | 'EXECUTED' | 'CANCELLED' | 'FAILED';
+export type ReversalStatus = 'OWED' | 'CONFIRMED' | 'UNREACHABLE' | 'VOIDED';
 export type KindName = 'rev' | 'irr';
 export interface Money { amountMinor: number; currency: string }
 /** A receipt's per-currency sum: exact integer minor units as a decimal string, at any size. */
@@ -36,6 +36,8 @@ export interface MEffect {
   reachedBy: number | null;
   cancelledBy: number | null;
   externalRef: string | null;
+  /** The reinstatement whose restorable list restoreEffect re-queued it from. */
+  restoredBy: number | null;
 }
 
 export interface MReversal {
@@ -47,7 +49,19 @@ export interface MReversal {
   amount: Money | null;
 }
 
-export interface MRetraction { root: number; beliefs: number }
+export interface MRetraction { root: number; beliefs: number; reinstated: boolean }
+
+/** One reversal a reinstatement named: VOIDED (OWED or UNREACHABLE), or REEXECUTION_OWED (CONFIRMED) under its derived key. */
+export interface MLine { reversal: number; line: 'VOIDED' | 'REEXECUTION_OWED'; prior: ReversalStatus; key: string | null }
+
+export interface MReinstatement {
+  retraction: number;
+  status: 'REINSTATED' | 'BLOCKED';
+  beliefs: Array<{ belief: number; depth: number }>;
+  lines: MLine[];
+  restorable: number[];
+  contradictions: number;
+}
 
 export interface Totals {
   beliefsRetracted: number;
@@ -78,7 +92,9 @@ export type Refusal = { error: 'CONFLICT' | 'BAD_USER_INPUT'; because: string };
 export const REVERSIBLE: Record<KindName, boolean> = { rev: true, irr: false };
 
 /** The reversal's key as DESIGN.md fixes it: a pure function of the effect's key. */
-const reversalKeyOf = (effectKey: string) => `reversal:${effectKey}`;
+export const reversalKeyOf = (effectKey: string) => `reversal:${effectKey}`;
+/** The re-execution key: a pure function of the reversal's key. */
+export const reexecutionKeyOf = (reversalKey: string) => `reexecution:${reversalKey}`;
 
 const sorted = (xs: Iterable<number>) => [...new Set(xs)].sort((a, b) => a - b);
 const sameSet = (a: readonly number[], b: readonly number[]) => a.length === b.length && a.every((x, i) => x === b[i]);
@@ -88,6 +104,7 @@ export class Model {
   effects: MEffect[] = [];
   reversals: MReversal[] = [];
   retractions: MRetraction[] = [];
+  reinstatements: MReinstatement[] = [];
 
   clone(): Model {
     const m = new Model();
@@ -95,6 +112,7 @@ export class Model {
     m.effects = structuredClone(this.effects);
     m.reversals = structuredClone(this.reversals);
     m.retractions = structuredClone(this.retractions);
+    m.reinstatements = structuredClone(this.reinstatements);
     return m;
   }
 
@@ -201,7 +219,7 @@ export class Model {
     }
     const fallen = this.firstFallen(supports);
     if (fallen !== null) return { kind: 'premiseRetracted', premise: fallen };
-    this.effects.push({ key, kind, amount, supports, status: 'PENDING', reachedBy: null, cancelledBy: null, externalRef: null });
+    this.effects.push({ key, kind, amount, supports, status: 'PENDING', reachedBy: null, cancelledBy: null, externalRef: null, restoredBy: null });
     return { kind: 'proposed', effect: this.effects.length - 1, created: true };
   }
 
@@ -245,16 +263,26 @@ export class Model {
     const x = this.reversals[r]!;
     if (x.status === 'CONFIRMED') return x.providerRef === ref ? { ok: true, changed: false } : { error: 'CONFLICT', because: 'other reference' };
     if (x.status === 'UNREACHABLE') return { error: 'CONFLICT', because: 'unreachable' };
+    if (x.status === 'VOIDED') return { error: 'CONFLICT', because: 'voided' };
     if (ref === x.key) return { error: 'BAD_USER_INPUT', because: 'our own reference' };
     x.status = 'CONFIRMED';
     x.providerRef = ref;
     return { ok: true, changed: true };
   }
 
-  /** At most one reversal per effect, ever: OWED, or UNREACHABLE when its kind has no compensation. */
+  /**
+   * At most one reversal per effect, ever: OWED, or UNREACHABLE when its kind has no compensation.
+   * One a reinstatement VOIDED is owed again (under the new retraction) when a retraction reaches it.
+   */
   private recordReversal(e: number, retraction: number): boolean {
-    if (this.reversals.some((r) => r.effect === e)) return false;
     const x = this.effects[e]!;
+    const known = this.reversals.find((r) => r.effect === e);
+    if (known) {
+      if (known.status !== 'VOIDED') return false;
+      known.status = REVERSIBLE[x.kind] ? 'OWED' : 'UNREACHABLE';
+      known.retraction = retraction;
+      return true;
+    }
     this.reversals.push({
       effect: e, retraction, status: REVERSIBLE[x.kind] ? 'OWED' : 'UNREACHABLE', key: reversalKeyOf(x.key),
       providerRef: null, amount: x.amount,
@@ -303,7 +331,7 @@ export class Model {
       }
       level = falling;
     }
-    this.retractions.push({ root, beliefs: fell.length });
+    this.retractions.push({ root, beliefs: fell.length, reinstated: false });
     const down = new Set(fell.map((f) => f.belief));
     const survivors = sorted(
       [...this.beliefs.keys()].filter((i) => this.beliefs[i]!.status === 'ACTIVE'
@@ -346,12 +374,91 @@ export class Model {
   }
 
   /**
+   * reinstateRetraction, from DESIGN.md: asked again, the first receipt. A derived root none of
+   * whose justifications holds cannot be ACTIVE: refused. A root whose claim holds another ACTIVE
+   * belief: BLOCKED, one contradiction, nothing else. Otherwise the root returns, and level by level
+   * each belief still down under this retraction whose justification holds with what returned
+   * below returns (or, when its claim holds another ACTIVE belief, gets a contradiction and stays
+   * down). Then the money of effects resting on a returned belief and on nothing still down: OWED
+   * and UNREACHABLE reversals VOIDED, CONFIRMED ones re-execution owed (once per key); EXECUTING
+   * effects it reached are reached by the first retraction still holding a support down, or none;
+   * PENDING effects it cancelled whose supports all stand are restorable.
+   */
+  reinstate(rid: number): Refusal | { reinstatement: number; created: boolean } {
+    const known = this.reinstatements.findIndex((x) => x.retraction === rid);
+    if (known >= 0) return { reinstatement: known, created: false };
+    const root = this.retractions[rid]!.root;
+    const r = this.beliefs[root]!;
+    const holds = (j: number[]) => j.every((p) => this.beliefs[p]!.status === 'ACTIVE');
+    if (!r.grounded && !r.justifications.some(holds)) return { error: 'CONFLICT', because: 'root unsupported' };
+    const ri: MReinstatement = { retraction: rid, status: 'REINSTATED', beliefs: [], lines: [], restorable: [], contradictions: 0 };
+    this.reinstatements.push(ri);
+    const idx = this.reinstatements.length - 1;
+    if (this.activeFor(r.claimKey) !== null) {
+      ri.status = 'BLOCKED';
+      ri.contradictions = 1;
+      return { reinstatement: idx, created: true };
+    }
+    const back = (b: number, depth: number) => {
+      const x = this.beliefs[b]!;
+      x.status = 'ACTIVE';
+      x.retraction = null;
+      x.depth = null;
+      ri.beliefs.push({ belief: b, depth });
+    };
+    this.retractions[rid]!.reinstated = true;
+    back(root, 0);
+    const held = new Set<number>();
+    for (let depth = 1; ; depth++) {
+      const ready = [...this.beliefs.keys()].filter((i) => !held.has(i) && this.beliefs[i]!.status === 'RETRACTED'
+        && this.beliefs[i]!.retraction === rid && this.beliefs[i]!.justifications.some(holds));
+      if (ready.length === 0) break;
+      for (const b of ready) {
+        held.add(b);
+        if (this.activeFor(this.beliefs[b]!.claimKey) !== null) ri.contradictions++;
+      }
+      const up = ready.filter((b) => this.activeFor(this.beliefs[b]!.claimKey) === null);
+      for (const b of up) back(b, depth);
+    }
+    const returned = new Set(ri.beliefs.map((x) => x.belief));
+    const reexecuted = new Set(this.reinstatements.flatMap((x) => x.lines.filter((l) => l.line === 'REEXECUTION_OWED').map((l) => l.reversal)));
+    this.reversals.forEach((rev, i) => {
+      const e = this.effects[rev.effect]!;
+      if (!e.supports.some((s) => returned.has(s)) || !e.supports.every((s) => this.beliefs[s]!.status === 'ACTIVE')) return;
+      if (rev.status === 'CONFIRMED') {
+        if (!reexecuted.has(i)) ri.lines.push({ reversal: i, line: 'REEXECUTION_OWED', prior: 'CONFIRMED', key: reexecutionKeyOf(rev.key) });
+      } else if (rev.status === 'OWED' || rev.status === 'UNREACHABLE') {
+        ri.lines.push({ reversal: i, line: 'VOIDED', prior: rev.status, key: null });
+        rev.status = 'VOIDED';
+      }
+    });
+    this.effects.forEach((e, i) => {
+      if (e.status === 'EXECUTING' && e.reachedBy === rid) e.reachedBy = this.minRetractionOfSupports(e);
+      if (e.status === 'CANCELLED' && e.cancelledBy === rid && e.supports.every((s) => this.beliefs[s]!.status === 'ACTIVE')) ri.restorable.push(i);
+    });
+    return { reinstatement: idx, created: true };
+  }
+
+  /** restoreEffect: a CANCELLED effect a completed reinstatement lists, all supports ACTIVE, becomes PENDING; a restored one again is a no-op. */
+  restore(e: number): Refusal | { ok: true; changed: boolean } {
+    const x = this.effects[e]!;
+    if (x.status !== 'CANCELLED') return x.restoredBy !== null ? { ok: true, changed: false } : { error: 'CONFLICT', because: `effect ${x.status}` };
+    const by = this.reinstatements.findIndex((ri) => ri.retraction === x.cancelledBy && ri.status === 'REINSTATED' && ri.restorable.includes(e));
+    if (by < 0) return { error: 'CONFLICT', because: 'not restorable' };
+    if (!x.supports.every((s) => this.beliefs[s]!.status === 'ACTIVE')) return { error: 'CONFLICT', because: 'support retracted' };
+    x.status = 'PENDING';
+    x.cancelledBy = null;
+    x.restoredBy = by;
+    return { ok: true, changed: true };
+  }
+
+  /**
    * A retraction's receipt figures: counts and per-currency sums over its reversals (owed is
    * everything not UNREACHABLE, settled only CONFIRMED); effectsReached counts reversals recorded.
    */
   totals(rid: number): Totals {
     const rs = this.reversals.filter((r) => r.retraction === rid);
-    const owed = rs.filter((r) => r.status !== 'UNREACHABLE');
+    const owed = rs.filter((r) => r.status !== 'UNREACHABLE' && r.status !== 'VOIDED');
     const currencies = [...new Set(rs.filter((r) => r.amount).map((r) => r.amount!.currency))].sort();
     const sum = (pred: (r: MReversal) => boolean) => currencies.map((currency) => ({
       amountMinor: rs.filter((r) => r.amount?.currency === currency && pred(r)).reduce((a, r) => a + BigInt(r.amount!.amountMinor), 0n).toString(),
@@ -362,9 +469,9 @@ export class Model {
       effectsCancelled: this.effects.filter((e) => e.cancelledBy === rid).length,
       effectsReached: rs.length,
       reversalsOwed: owed.length,
-      unreachable: rs.length - owed.length,
+      unreachable: rs.filter((r) => r.status === 'UNREACHABLE').length,
       exposure: sum(() => true),
-      owed: sum((r) => r.status !== 'UNREACHABLE'),
+      owed: sum((r) => r.status !== 'UNREACHABLE' && r.status !== 'VOIDED'),
       unreachableAmount: sum((r) => r.status === 'UNREACHABLE'),
       settled: sum((r) => r.status === 'CONFIRMED'),
     };

@@ -1,3 +1,4 @@
+import { reinstateRetraction } from '../../src/reinstatement/reinstatement.service';
 import type { Actor, Core } from '../../src/core';
 import { gid } from '../../src/kernel/ids';
 import { assertBelief } from '../../src/belief/belief.service';
@@ -35,7 +36,13 @@ export async function fleetFixture(core: Core, actor: Actor, tag: string) {
   const r = await belief(core, actor, `${tag}/r`);
   const refunded = await executed(core, actor, await proposed(core, actor, 'payout', [r], `${tag}:owed`, 3_000), 'bank-ref');
   const done = await executed(core, actor, await proposed(core, actor, 'card_charge', [r], `${tag}:charge`, 700), 'card-ref');
+  // A PENDING effect on r: the retraction cancels it, and reinstating the retraction makes it restorable.
+  const cancelled = await proposed(core, actor, 'refund', [r], `${tag}:cancelled`, 400);
   const { retractionId } = await retractBelief(core, actor, { beliefId: r.id, reason: 'fixture: r was wrong' });
+  // Another retraction, already taken back: a reinstatement receipt to read.
+  const w = await belief(core, actor, `${tag}/w`);
+  const wrong = await retractBelief(core, actor, { beliefId: w.id, reason: 'fixture: w looked wrong' });
+  const reinstated = await reinstateRetraction(core, actor, { retractionId: wrong.retractionId, reason: 'fixture: w was right' });
   const reversal = await inTx(core.store, { fleet: actor.fleet, readOnly: true }, (tx) =>
     tx.selectFrom('reversals').select('id').where('effect_id', '=', refunded.id).executeTakeFirstOrThrow());
   return {
@@ -54,6 +61,8 @@ export async function fleetFixture(core: Core, actor: Actor, tag: string) {
     refunded: gid('Effect', refunded.id),
     retraction: gid('Retraction', retractionId),
     reversal: gid('Reversal', reversal.id),
+    cancelled: gid('Effect', cancelled.id),
+    reinstatement: gid('Reinstatement', reinstated.reinstatementId),
   };
 }
 

@@ -8,6 +8,7 @@ import { EffectRef } from './effect';
 import { TotalsRef } from './money';
 import { RetractionRef } from './retraction';
 import { ReversalRef } from './reversal';
+import { ReinstatementRef, ReinstatementTotalsRef } from './reinstatement';
 
 export const RetractionEventRef = builder.interfaceRef<StreamEvent>('RetractionEvent').implement({
   description: 'One step of a cascade, in the order it happened. cursor resumes a subscription without loss. Needs receipts:read.',
@@ -57,6 +58,32 @@ builder.objectRef<StreamEvent>('RetractionCommitted').implement({
   fields: (t) => ({ totals: t.field({ type: TotalsRef, description: 'The receipt\'s figures at commit.', resolve: (e) => e.totals! }) }),
 });
 
+// The cascade running back: a reinstatement's steps, each naming its receipt.
+const reinstating = (name: string, description: string, fields: (t: any) => Record<string, unknown> = () => ({})) =>
+  builder.objectRef<StreamEvent>(name).implement({
+    description,
+    interfaces: [RetractionEventRef],
+    isTypeOf: (e) => (e as StreamEvent).__typename === name,
+    fields: (t) => ({
+      reinstatement: t.field({ type: ReinstatementRef, description: 'The reinstatement this step belongs to (retraction is the one it takes back).', resolve: (e: StreamEvent) => e.reinstatementId! }),
+      ...fields(t),
+    }),
+  });
+reinstating('ReinstatementStarted', 'A reinstatement began: its receipt row exists and the retraction\'s root is about to come back (or be blocked by a contradiction).');
+reinstating('BeliefReinstated', 'One belief came back ACTIVE.', (t) => ({
+  belief: t.field({ type: BeliefRef, description: 'The belief that came back.', resolve: (e: StreamEvent) => e.beliefId! }),
+  depth: t.int({ description: 'Its reverse-cascade level: the root is 0, a belief comes back one level after the last premise its justification needed.', resolve: (e: StreamEvent) => e.depth ?? 0 }),
+}));
+reinstating('ReversalVoided', 'A reversal no longer needs to move (it was OWED and never sent, or UNREACHABLE).', (t) => ({
+  reversal: t.field({ type: ReversalRef, description: 'The reversal, now VOIDED.', resolve: (e: StreamEvent) => e.reversalId! }),
+}));
+reinstating('EffectRestored', 'An effect the retraction had cancelled was re-queued PENDING under its own key (restoreEffect).', (t) => ({
+  effect: t.field({ type: EffectRef, description: 'The restored effect.', resolve: (e: StreamEvent) => e.effectId! }),
+}));
+reinstating('ReinstatementCommitted', 'The reinstatement committed (or committed BLOCKED); totals as of that commit.', (t) => ({
+  totals: t.field({ type: ReinstatementTotalsRef, description: 'The receipt\'s figures at commit.', resolve: (e: StreamEvent) => e.reinstatementTotals as never }),
+}));
+
 const batch = (name: string, description: string, fields: (t: any) => Record<string, unknown>) =>
   builder.objectRef<StreamEvent>(name).implement({
     description: `${description} Sent instead of one event per item when the subscription asks for granularity LEVEL; at most ${LEVEL_BATCH} items each.`,
@@ -77,12 +104,28 @@ batch('EffectsCancelled', 'PENDING effects were cancelled.', (t) => ({
 batch('ReversalsRecorded', 'Reversals were recorded for reached EXECUTED effects (OWED or UNREACHABLE).', (t) => ({
   reversals: t.field({ type: [ReversalRef], description: 'The reversals.', resolve: (e: StreamEvent) => e.ids! }),
 }));
+const reinstatementOf = (t: any) => ({
+  reinstatement: t.field({ type: ReinstatementRef, description: 'The reinstatement these steps belong to.', resolve: (e: StreamEvent) => e.reinstatementId! }),
+});
+batch('BeliefsReinstated', 'Beliefs at one level of a reinstatement came back ACTIVE.', (t) => ({
+  beliefs: t.field({ type: [BeliefRef], description: 'The beliefs that came back, in reverse-cascade order.', resolve: (e: StreamEvent) => e.ids! }),
+  depth: t.int({ description: 'Their reverse-cascade level; the root is 0.', resolve: (e: StreamEvent) => e.depth ?? 0 }),
+  ...reinstatementOf(t),
+}));
+batch('ReversalsVoided', 'Reversals a reinstatement VOIDED.', (t) => ({
+  reversals: t.field({ type: [ReversalRef], description: 'The reversals, now VOIDED.', resolve: (e: StreamEvent) => e.ids! }),
+  ...reinstatementOf(t),
+}));
+batch('EffectsRestored', 'Effects re-queued PENDING by restoreEffect.', (t) => ({
+  effects: t.field({ type: [EffectRef], description: 'The restored effects.', resolve: (e: StreamEvent) => e.ids! }),
+  ...reinstatementOf(t),
+}));
 
 export const GranularityRef = builder.enumType('RetractionEventGranularity', {
   description: 'How finely retractionEvents reports a cascade.',
   values: {
-    BELIEF: { value: 'BELIEF', description: 'One event per belief that fell, effect cancelled and reversal recorded (BeliefRetracted, EffectCancelled, ReversalRecorded).' },
-    LEVEL: { value: 'LEVEL', description: `One event per cascade level and kind (BeliefsRetracted, EffectsCancelled, ReversalsRecorded), up to ${LEVEL_BATCH} items each: far fewer messages for a big cascade.` },
+    BELIEF: { value: 'BELIEF', description: 'One event per belief that fell or came back, effect cancelled or restored and reversal recorded or voided (BeliefRetracted, EffectCancelled, ReversalRecorded, BeliefReinstated, ReversalVoided, EffectRestored).' },
+    LEVEL: { value: 'LEVEL', description: `One event per cascade level and kind (BeliefsRetracted, EffectsCancelled, ReversalsRecorded, BeliefsReinstated, ReversalsVoided, EffectsRestored), up to ${LEVEL_BATCH} items each: far fewer messages for a big cascade.` },
   } as const,
 });
 
@@ -90,7 +133,7 @@ builder.subscriptionFields((t) => ({
   retractionEvents: t.field({
     type: RetractionEventRef,
     authScopes: { scope: 'receipts:read' },
-    description: 'Every cascade step of every retraction, in commit order, from after the given cursor (or from now).',
+    description: 'Every cascade step of every retraction and reinstatement (the cascade running back), in commit order, from after the given cursor (or from now).',
     args: {
       after: t.arg.string({ description: 'The cursor of the last event you saw.' }),
       granularity: t.arg({ type: GranularityRef, defaultValue: 'BELIEF', description: 'BELIEF (the default): an event per item. LEVEL: an event per cascade level and kind. Cursors of either resume either.' }),
