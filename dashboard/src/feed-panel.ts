@@ -4,6 +4,7 @@ import { playCascadeEvent } from './cascade-player';
 import { formatTime, h } from './dom';
 import { el } from './elements';
 import { LiveFeed, type ConnInfo, type ConnState } from './live';
+import { loadHistory } from './history-panel';
 import { formatMoney, formatMoneyList } from './money';
 import { showError } from './notices';
 import { page } from './page-state';
@@ -102,6 +103,9 @@ function renderFeedItem(ev: RetractionEvent): void {
 
 function onEvent(ev: RetractionEvent): void {
   renderFeedItem(ev);
-  if (ev.__typename === 'RetractionCommitted') page.committedSeen.add(ev.retraction.id);
+  if (ev.__typename === 'RetractionCommitted') {
+    page.committedSeen.add(ev.retraction.id);
+    void loadHistory();
+  }
   playCascadeEvent(ev);
 }

@@ -6,6 +6,7 @@ import type { GraphNode } from './graph-model';
 import { GraphView } from './graph-view';
 import { announce, showError } from './notices';
 import { page } from './page-state';
+import { onGraphLoaded } from './time-slider';
 import type { BeliefRef } from './types';
 
 const MAX_EXPANDED = 120;
@@ -59,6 +60,7 @@ export async function loadGraph(rootId: string): Promise<void> {
     if (!(await walk(first.premises, up, -1))) return;
 
     g.render(true);
+    onGraphLoaded([...page.details.values()].filter((d) => g.has(d.id)).map((d) => d.createdAt));
     const rootNode = g.nodes.get(rootId)!;
     g.choose(rootId);
     select(rootNode);

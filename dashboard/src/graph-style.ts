@@ -57,6 +57,7 @@ export const GRAPH_STYLE = [
     style: { 'background-color': '#eeeeee', 'border-color': '#7a7a7a', 'border-style': 'dashed', color: '#555' },
   },
   // effects
+  { selector: 'node[kind = "belief"][status = "NOT_YET"]', style: { opacity: 0.3, 'border-style': 'dotted' } },
   { selector: 'node[kind = "effect"][status = "PENDING"]', style: { 'background-color': '#fff4d6', 'border-color': '#9a6b00' } },
   { selector: 'node[kind = "effect"][status = "EXECUTING"]', style: { 'background-color': '#e2eeff', 'border-color': '#1d5fbf', 'border-style': 'dotted' } },
   { selector: 'node[kind = "effect"][status = "EXECUTED"]', style: { 'background-color': '#d9e4ff', 'border-color': '#1c3d8f', 'border-width': 3 } },

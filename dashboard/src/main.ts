@@ -9,6 +9,7 @@ import { runPreview } from './preview-panel';
 import { runRetract } from './retract-panel';
 import { runSearch } from './search-panel';
 import { signIn, signOut } from './sign-in';
+import { initTimeSlider } from './time-slider';
 
 onSessionExpired((message) => signOut('Your session is no longer valid: ' + message));
 
@@ -47,6 +48,8 @@ el.retractForm.addEventListener('submit', (ev) => {
   ev.preventDefault();
   void runRetract();
 });
+
+initTimeSlider();
 
 window.addEventListener('resize', () => page.graph?.resize());
 

@@ -106,6 +106,20 @@ export const RETRACTION_EVENTS = graphql(`subscription RetractionEvents($after: 
   }
 }`, [MoneyFields, TotalsFields]);
 
+/** The history panel and the money strip at sign-in: recent receipts with their totals, and the fleet's open money. */
+export const HISTORY = graphql(`query History($first: Int) {
+  retractions(first: $first) {
+    totalCount
+    edges { node { id reason createdAt root { id claimKey } actor { id name } totals { ...TotalsFields } } }
+  }
+  openMoney { owedCount owed { ...MoneyFields } inFlightCount inFlight { ...MoneyFields } reexecutionOwedCount reexecutionOwed { ...MoneyFields } }
+}`, [MoneyFields, TotalsFields]);
+
+/** The time slider: the graph's beliefs as they stood at an instant (absent: not yet asserted then). */
+export const BELIEFS_AS_OF = graphql(`query BeliefsAsOf($ids: [ID!], $asOf: DateTime, $first: Int) {
+  beliefs(ids: $ids, asOf: $asOf, first: $first) { edges { node { id status createdAt } } }
+}`);
+
 export const ALL_OPERATIONS = {
   VIEWER,
   BELIEFS,
@@ -115,4 +129,6 @@ export const ALL_OPERATIONS = {
   RETRACT_BELIEF,
   RETRACTION_RECEIPT,
   RETRACTION_EVENTS,
+  HISTORY,
+  BELIEFS_AS_OF,
 } as const;

@@ -3,6 +3,7 @@ import { gql, setToken } from './api';
 import { clear, h } from './dom';
 import { el } from './elements';
 import { startFeed } from './feed-panel';
+import { clearHistory, loadHistory } from './history-panel';
 import { clearError } from './notices';
 import { VIEWER } from './operations';
 import { page } from './page-state';
@@ -39,6 +40,7 @@ function onSignedIn(v: Viewer): void {
   el.appView.hidden = false;
   clearError();
   startFeed();
+  void loadHistory();
   void runSearch();
   el.searchInput.focus();
 }
@@ -56,6 +58,7 @@ export function signOut(message?: string): void {
   page.committedSeen.clear();
   clear(el.searchResults);
   clear(el.feed);
+  clearHistory();
   el.feedEmpty.hidden = false;
   el.searchSummary.textContent = '';
   el.receipt.hidden = true;

@@ -7,6 +7,7 @@ import * as m0005 from './0005_nearest';
 import * as m0006 from './0006_provider_ref';
 import * as m0007 from './0007_fleet_keys';
 import * as m0008 from './0008_reinstatement';
+import * as m0009 from './0009_belief_history';
 
 /** Every migration, in order. A static list: the same on both engines, no file-system scanning. */
 export const migrations: Record<string, Migration> = {
@@ -18,6 +19,7 @@ export const migrations: Record<string, Migration> = {
   '0006_provider_ref': m0006,
   '0007_fleet_keys': m0007,
   '0008_reinstatement': m0008,
+  '0009_belief_history': m0009,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -8,6 +8,8 @@ import type { Scope } from './scopes';
  * - Belief: `beliefs:read`. A RETRACTED belief is also part of the receipts that name it (root,
  *   beliefs taken down, events), so `receipts:read` opens it too; ACTIVE beliefs stay closed to it.
  *   A reinstatement brings a belief back to ACTIVE: from then on it is closed to `receipts:read` again.
+ *   A belief read as of a past instant (asOf, Effect.supportAtExecution, Retraction.before) follows the rule
+ *   of its status NOW, whatever its status then: the view shows the same belief's data.
  * - Effect: an effects scope, or `receipts:read` (receipts list the effects they cancelled or reached).
  * - Receipt: Retraction, Reinstatement, Reversal, their totals and money lines, and retraction events need `receipts:read`.
  * - Contradiction (and its ProposedBelief): `beliefs:read`, or `contradictions:adjudicate`: deciding a

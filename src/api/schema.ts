@@ -11,6 +11,7 @@ import './types/contradiction';
 import './types/search';
 import './types/events';
 import './types/assert-belief';
+import './types/as-of';
 
 /** The executable schema, built once. */
 export const schema = builder.toSchema({ sortSchema: false });

@@ -241,9 +241,10 @@ export async function markRetracted(
 export async function beliefPage(
   db: Db,
   fleet: string,
-  f: { prefix: string | null; status: BeliefRow['status'] | null; first: number; after: string | null },
+  f: { prefix: string | null; status: BeliefRow['status'] | null; ids?: readonly string[] | null; first: number; after: string | null },
 ): Promise<Page<BeliefRow>> {
   let q = db.selectFrom('beliefs').where('fleet_id', '=', fleet);
+  if (f.ids) q = f.ids.length === 0 ? q.where(sql<boolean>`false`) : q.where('id', 'in', f.ids as string[]);
   if (f.prefix) q = q.where('claim_key', 'like', f.prefix.replace(/[\\%_]/g, (c) => `\\${c}`) + '%');
   if (f.status) q = q.where('status', '=', f.status);
   const listed = q;

@@ -67,6 +67,12 @@ const CHECKS: Array<{ invariant: number; rule: string; query: string }> = [
         OR (m.line = 'REEXECUTION_OWED' AND (r.status <> 'CONFIRMED' OR m.reexecution_key <> 'reexecution:' || r.idempotency_key))
         OR (m.line = 'IN_FLIGHT' AND r.status NOT IN ('DISPATCHED', 'FAILED'))
         OR m.amount_minor IS DISTINCT FROM r.amount_minor OR m.currency IS DISTINCT FROM r.currency` },
+  { invariant: 5, rule: 'a closed RETRACTED interval of a belief lies after its assertion, before its current interval, and overlaps no other', query: `
+    SELECT h.belief_id::text, h.retracted_at, h.reinstated_at FROM belief_status_history h
+      JOIN beliefs b ON b.fleet_id = h.fleet_id AND b.id = h.belief_id
+     WHERE h.retracted_at < b.created_at OR (b.status = 'RETRACTED' AND b.retracted_at < h.reinstated_at)
+        OR EXISTS (SELECT 1 FROM belief_status_history o WHERE o.fleet_id = h.fleet_id AND o.belief_id = h.belief_id
+                    AND o.retracted_at > h.retracted_at AND o.retracted_at < h.reinstated_at)` },
   { invariant: 5, rule: 'a retraction took its root down and counts exactly the beliefs that carry it', query: `
     SELECT rt.id::text, rt.beliefs_retracted, (SELECT count(*)::int FROM beliefs b WHERE b.retraction_id = rt.id) AS carried
       FROM retractions rt JOIN beliefs root ON root.id = rt.root_id LEFT JOIN reinstatements ri ON ri.retraction_id = rt.id

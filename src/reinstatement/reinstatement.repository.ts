@@ -4,6 +4,7 @@ import type { Money } from '../kernel/money';
 import type { ReverseRow } from '../derivation/resettle';
 import type { ReinstatementMoneyTable, ReinstatementTable } from '../store/schema';
 import type { Db, Tx } from '../store/tx';
+import { reinstatedIntervals } from '../belief/belief-history.repository';
 
 /**
  * Every statement of reinstatement: the receipt row, the reverse closure, bringing beliefs back,
@@ -110,8 +111,12 @@ export async function bringBack(
   tx: Tx, fleet: string, reinstatementId: string, retractionId: string, actorId: string,
   ids: readonly number[], levels: readonly number[], events: { depth: number[]; ids: string[]; sizes: Array<string | null> },
 ): Promise<number> {
+  // history: the RETRACTED interval each one leaves, closed now (belief-history.repository.ts). It reads the rows as
+  // they were before this statement (every part of one statement does) and runs though nothing selects from it.
   const r = await sql<{ n: number }>`
-    WITH up AS (
+    WITH history AS (
+      ${reinstatedIntervals(fleet, { reinstatementId, retractionId, actorId, ids: sql`(SELECT ${intArray(ids)}::bigint[])` })}
+    ), up AS (
       UPDATE beliefs b SET status = 'ACTIVE', retraction_id = NULL, retraction_depth = NULL, retracted_at = NULL
         FROM unnest((SELECT ${intArray(ids)}::bigint[])) AS f(id)
        WHERE b.fleet_id = ${fleet} AND b.id = f.id AND b.retraction_id = ${retractionId}

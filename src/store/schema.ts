@@ -76,6 +76,11 @@ export interface ReinstatementMoneyTable {
   amount_minor: Id | null; currency: string | null; reexecution_key: string | null; outcome: 'CONFIRMED' | 'FAILED' | null;
   outcome_at: NullableTimestamp; created_at: Generated<Date>;
 }
+/** Closed RETRACTED intervals [retracted_at, reinstated_at), one per reinstated belief (db/migrations/0009_belief_history.ts). */
+export interface BeliefStatusHistoryTable {
+  fleet_id: string; belief_id: Id; retraction_id: Id; retraction_depth: number; retracted_at: Timestamp;
+  reinstatement_id: Id; reinstated_by: Id; reinstated_at: Timestamp;
+}
 export interface StoreMetaTable { key: string; value: string }
 
 export interface DB {
@@ -97,4 +102,5 @@ export interface DB {
   events: EventTable;
   reinstatements: ReinstatementTable;
   reinstatement_money: ReinstatementMoneyTable;
+  belief_status_history: BeliefStatusHistoryTable;
 }

@@ -356,6 +356,60 @@ describe.skipIf(!HAVE_CHROMIUM)(`dashboard against the real server (${ENGINE})`,
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(820);
   });
 
+  it('shows the fleet\'s history and open money at sign-in, and the time slider redraws the graph as of a past instant', async () => {
+    const api = await gql<{ retractions: { totalCount: number; edges: { node: { id: string; createdAt: string; totals: Totals } }[] }; openMoney: { owed: Money[]; owedCount: number; inFlight: Money[]; reexecutionOwed: Money[] } }>(
+      url, token, `{ retractions(first: 20) { totalCount edges { node { id createdAt totals { ${TOTALS_SELECTION} } } } } openMoney { owedCount owed { amountMinor currency } inFlight { amountMinor currency } reexecutionOwed { amountMinor currency } } }`);
+    expect(api.retractions.totalCount).toBe(2);
+    const page = await openPage();
+    await byTestId(page, 'token-input').fill(token);
+    await byTestId(page, 'sign-in').click();
+    // Before any event arrives, the history lists the fleet's receipts with the API's totals, newest first.
+    const items = page.locator('[data-testid="history-item"]');
+    await expect.poll(() => items.evaluateAll((els) => els.map((e) => e.getAttribute('data-retraction-id')))).toEqual(api.retractions.edges.map((e) => e.node.id));
+    for (const [i, e] of api.retractions.edges.entries()) {
+      expect(await amounts(items.nth(i).getByTestId('history-owed'))).toEqual(e.node.totals.owed);
+      expect(await items.nth(i).getByTestId('history-totals').textContent()).toContain(`${e.node.totals.beliefsRetracted} beliefs`);
+    }
+    expect(await amounts(byTestId(page, 'open-money-owed'))).toEqual(api.openMoney.owed);
+    expect(await byTestId(page, 'open-money-owed').textContent()).toBe('$2,480.00');
+    expect(await byTestId(page, 'open-money-owed-count').textContent()).toBe(` (${api.openMoney.owedCount})`);
+    expect(await amounts(byTestId(page, 'open-money-in-flight'))).toEqual(api.openMoney.inFlight);
+    expect(await amounts(byTestId(page, 'open-money-reexecution'))).toEqual(api.openMoney.reexecutionOwed);
+
+    // Open the (retracted) passport; slide to just before its retraction: the blast radius stands again.
+    await byTestId(page, 'search-input').fill('customer:4411/passport');
+    await byTestId(page, 'search-submit').click();
+    await page.locator(`[data-testid="belief-item"][data-belief-id="${seed.passport}"]`).click();
+    await expect.poll(() => node(page, seed.refund).count()).toBe(1);
+    const radius = [seed.passport, seed.identity, seed.refundEligible, seed.kycTier];
+    for (const id of radius) expect(await node(page, id).getAttribute('data-status')).toBe('RETRACTED');
+    const first = api.retractions.edges[api.retractions.edges.length - 1]!.node; // the oldest: the passport retraction made on the page
+    const slide = (value: string) => byTestId(page, 'as-of').evaluate((i, v) => {
+      (i as HTMLInputElement).value = v;
+      i.dispatchEvent(new Event('input', { bubbles: true }));
+    }, value);
+    await slide(String(new Date(first.createdAt).getTime() - 1));
+    for (const id of radius) await expect.poll(() => node(page, id).getAttribute('data-status')).toBe('ACTIVE');
+    expect(await byTestId(page, 'as-of-label').getAttribute('data-as-of')).toBe(new Date(new Date(first.createdAt).getTime() - 1).toISOString());
+    await shot(page, '08-as-of-before-retraction', { viewport: true });
+    // At the retraction's own instant it has happened.
+    await slide(String(new Date(first.createdAt).getTime()));
+    for (const id of radius) await expect.poll(() => node(page, id).getAttribute('data-status')).toBe('RETRACTED');
+    // Before the story was told, none of it was asserted yet.
+    await slide(await byTestId(page, 'as-of').getAttribute('min') as string);
+    for (const id of radius) await expect.poll(() => node(page, id).getAttribute('data-status')).toBe('NOT_YET');
+    await byTestId(page, 'as-of-now').click();
+    for (const id of radius) await expect.poll(() => node(page, id).getAttribute('data-status')).toBe('RETRACTED');
+    expect(await byTestId(page, 'as-of-label').textContent()).toBe('now');
+
+    // A retraction committed now arrives in the history and the money without a reload.
+    const third = await seedPassportStory(url, token, 'customer:9903');
+    const r3 = await retract(url, token, third.passport, 'a third one, while the page is open');
+    await expect.poll(() => items.first().getAttribute('data-retraction-id'), { timeout: 10_000 }).toBe(r3.id);
+    await expect.poll(() => byTestId(page, 'open-money-owed').textContent()).toBe('$3,720.00');
+    expect(await byTestId(page, 'error-banner').isVisible()).toBe(false);
+  });
+
   it('a read-only token sees the graph and the preview (effects and money withheld), but neither the retract form nor a feed that retries forever', async () => {
     const reader = await createAgent(url, BOOTSTRAP, 'acme', 'dashboard-reader', ['beliefs:read']);
     const page = await openPage();

@@ -53,6 +53,8 @@ export const OPERATIONS: readonly Operation[] = [
     document: '{ effectKinds { kind reversible } }', variables: () => ({}) }),
   op({ field: 'reversals', root: 'query', scopes: ['receipts:read'], ids: [], nullable: false,
     document: '{ reversals(first: 50) { totalCount edges { node { id } } } }', variables: () => ({}) }),
+  op({ field: 'openMoney', root: 'query', scopes: ['receipts:read'], ids: [], nullable: false,
+    document: '{ openMoney { owedCount owed { amountMinor currency } inFlightCount } }', variables: () => ({}) }),
   op({ field: 'contradictions', root: 'query', scopes: ['beliefs:read', 'contradictions:adjudicate'], ids: [], nullable: false,
     document: '{ contradictions { id status } }', variables: () => ({}) }),
   // ------------------------------------------------------------------ mutations

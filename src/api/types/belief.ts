@@ -1,5 +1,8 @@
 import { type BeliefRow, activeBeliefIdForClaim, beliefPage, beliefsByIds } from '../../belief/belief.repository';
 import { addJustification } from '../../belief/belief.service';
+import type { BeliefAsOfRow } from '../../belief/belief-history.repository';
+import { activeOnClaimAsOf } from '../../belief/belief-history.repository';
+import { beliefIdsArg, beliefsAsOfPage, IDS_MAX } from './as-of';
 import { beliefReadable } from '../../agent/access';
 import { type JustificationShape, dependentPage, justificationsOf } from '../../derivation/justification.repository';
 import { supportsOf } from '../../effect/effect.repository';
@@ -21,7 +24,8 @@ export const BeliefRef = fleetNodeRef<BeliefRow>('Belief', 'belief', beliefsById
 
 BeliefRef.implement({
   description: 'An assertion about a claim: statement, JSON value, evidence, author, status. Needs beliefs:read; a RETRACTED one is also open to receipts:read.',
-  authScopes: (b, ctx) => readRule(ctx, beliefReadable(b.status), { type: 'Belief', id: b.id }),
+  // A view as of a past instant follows the rule of the belief's status now (access.ts).
+  authScopes: (b, ctx) => readRule(ctx, beliefReadable((b as Partial<BeliefAsOfRow>).current_status ?? b.status), { type: 'Belief', id: b.id }),
   fields: (t) => ({
     claimKey: t.string({
       description: 'Canonical identity of what the belief is about, e.g. customer:4411/passport.authentic. Identity never comes from the embedding.',
@@ -29,7 +33,7 @@ BeliefRef.implement({
     }),
     statement: t.exposeString('statement', { description: 'The assertion in words; what the embedding is computed from.' }),
     value: t.field({ type: 'JSON', nullable: true, description: 'The asserted value; two beliefs agree when their values are equal.', resolve: (b) => b.value ?? null }),
-    status: t.field({ type: BeliefStatusEnum, description: 'ACTIVE or RETRACTED.', resolve: (b) => b.status }),
+    status: t.field({ type: BeliefStatusEnum, description: 'ACTIVE or RETRACTED (as of `asOf` when that is set).', resolve: (b) => b.status }),
     evidence: t.string({ nullable: true, description: 'What the author cites as outside evidence.', resolve: (b) => b.evidence }),
     grounded: t.boolean({ description: 'True for a premise asserted on outside evidence: only a retraction of this belief itself takes it down.', resolve: (b) => b.grounded }),
     author: t.field({ type: AgentRef, description: 'The agent that asserted it.', resolve: (b) => b.author_id }),
@@ -70,6 +74,8 @@ export const JustificationRef = builder.objectRef<JustificationShape>('Justifica
 
 export const BeliefConnection = countedConnection(BeliefRef, { page: 'A page of beliefs.', edge: 'A belief and its cursor.' });
 
+const AS_OF = 'Read the fleet as it stood at this instant (every change dated at or before it, to the millisecond). Omitted: now.';
+
 builder.queryFields((t) => ({
   belief: t.field({
     type: BeliefRef, nullable: true, authScopes: { scope: 'beliefs:read' }, description: 'A belief of your fleet by id.',
@@ -77,10 +83,11 @@ builder.queryFields((t) => ({
     resolve: (_r, a) => parseGid('id', String(a.id), 'Belief'),
   }),
   beliefByClaim: t.field({
-    type: BeliefRef, nullable: true, authScopes: { scope: 'beliefs:read' }, description: 'The ACTIVE belief for a claim, if any.',
-    args: { claimKey: t.arg.string({ required: true, description: 'The claim key.' }) },
+    type: BeliefRef, nullable: true, authScopes: { scope: 'beliefs:read' }, description: 'The ACTIVE belief for a claim, if any (or the one ACTIVE at asOf).',
+    args: { claimKey: t.arg.string({ required: true, description: 'The claim key.' }), asOf: t.arg({ type: 'DateTime', description: AS_OF }) },
     resolve: (_r, a, ctx) => {
       const key = v.claimKey('claimKey', a.claimKey);
+      if (a.asOf) return fleetRead(ctx, async (tx, fleet) => (await activeOnClaimAsOf(tx, fleet, key, a.asOf!)) ?? null);
       return fleetRead(ctx, (tx, fleet) => activeBeliefIdForClaim(tx, fleet, key));
     },
   }),
@@ -88,12 +95,16 @@ builder.queryFields((t) => ({
     type: BeliefConnection, authScopes: { scope: 'beliefs:read' }, description: 'Beliefs of the caller\'s fleet, newest first.',
     args: {
       claimKeyPrefix: t.arg.string({ description: 'Only claims whose key starts with this.' }),
-      status: t.arg({ type: BeliefStatusEnum, description: 'Only beliefs in this status.' }),
+      status: t.arg({ type: BeliefStatusEnum, description: 'Only beliefs in this status (at asOf, when given).' }),
+      asOf: t.arg({ type: 'DateTime', description: AS_OF }),
+      ids: t.arg.idList({ description: `Only these beliefs (global ids, at most ${IDS_MAX}); one that is not a belief of your fleet is simply absent.` }),
       ...pageArgs(t),
     },
     resolve: (_r, a, ctx) => {
       const prefix = v.claimKeyPrefix('claimKeyPrefix', a.claimKeyPrefix);
-      return newestFirst(ctx, a, (tx, fleet, first, after) => beliefPage(tx, fleet, { prefix, status: a.status ?? null, first, after }));
+      const ids = beliefIdsArg(a.ids);
+      if (a.asOf) return beliefsAsOfPage(ctx, a.asOf, { prefix, status: a.status ?? null, ids, first: a.first, after: a.after });
+      return newestFirst(ctx, a, (tx, fleet, first, after) => beliefPage(tx, fleet, { prefix, status: a.status ?? null, ids, first, after }));
     },
   }),
 }));

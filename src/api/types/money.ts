@@ -1,6 +1,8 @@
 import { capped, exactMinor, type Money } from '../../kernel/money';
 import type { Totals } from '../../kernel/money';
+import { type OpenMoney, openMoney } from '../../reversal/open-money.repository';
 import { builder, readRule } from '../builder';
+import { fleetRead } from '../loaders';
 
 export const MoneyRef = builder.objectRef<Money>('Money').implement({
   description: 'An amount in integer minor units (cents) and its ISO 4217 currency.',
@@ -51,3 +53,25 @@ export const TotalsRef = builder.objectRef<Totals & { retractionId?: string }>('
     settled: t.field({ type: [MoneyRef], description: 'Confirmed by a provider. Zero until a provider reference arrives.', resolve: (x) => x.settled }),
   }),
 });
+
+/** The fleet's open money (src/reversal/open-money.repository.ts); a receipt-level figure, so receipts:read. */
+export const OpenMoneyRef = builder.objectRef<OpenMoney>('OpenMoney').implement({
+  description: 'The fleet\'s open money: reversals OWED (not yet sent) and DISPATCHED (in flight), and re-executions owed after reinstatements. Needs receipts:read.',
+  authScopes: (_x, ctx) => readRule(ctx, 'Receipt'),
+  fields: (t) => ({
+    owedCount: t.exposeInt('owedCount', { description: 'Reversals OWED, not yet sent to a provider.' }),
+    owed: t.field({ type: [MoneyRef], description: 'Their sum, per currency.', resolve: (x) => x.owed }),
+    inFlightCount: t.exposeInt('inFlightCount', { description: 'Reversals DISPATCHED, awaiting the provider\'s answer.' }),
+    inFlight: t.field({ type: [MoneyRef], description: 'Their sum, per currency.', resolve: (x) => x.inFlight }),
+    reexecutionOwedCount: t.exposeInt('reexecutionOwedCount', { description: 'Reversals a reinstatement found CONFIRMED: the money came back and should not have. Named, never executed by RETRACT.' }),
+    reexecutionOwed: t.field({ type: [MoneyRef], description: 'Their sum, per currency.', resolve: (x) => x.reexecutionOwed }),
+  }),
+});
+
+builder.queryField('openMoney', (t) =>
+  t.field({
+    type: OpenMoneyRef, authScopes: { scope: 'receipts:read' },
+    description: 'The fleet\'s open money at a glance: reversals owed and in flight, per currency.',
+    resolve: (_r, _a, ctx) => fleetRead(ctx, (tx) => openMoney(tx, ctx.agent!.fleet_id)),
+  }),
+);

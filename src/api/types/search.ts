@@ -1,4 +1,5 @@
 import { type Hit, searchInTx } from '../../belief/nearest.repository';
+import { searchAsOf } from '../../belief/belief-history.repository';
 import { takeReadPoint } from '../../belief/snapshot';
 import { badInput } from '../../errors/domain-error';
 import * as v from '../../validation';
@@ -16,6 +17,10 @@ const SearchInput = builder.inputType('SearchInput', {
     k: t.int({ defaultValue: 10, description: `How many hits, 1 to ${SEARCH_K_MAX}.` }),
     includeRetracted: t.boolean({ defaultValue: false, description: 'Include RETRACTED beliefs.' }),
     claimKeyPrefix: t.string({ description: 'Only claims whose key starts with this.' }),
+    asOf: t.field({
+      type: 'DateTime',
+      description: 'Search the beliefs ACTIVE at this instant (with includeRetracted: every belief that existed then), each as it stood then. Ranked exactly over the fleet\'s rows (of the prefix), not through the index. Omitted: now.',
+    }),
   }),
 });
 
@@ -41,7 +46,7 @@ const SearchResultRef = builder.objectRef<{ snapshot: string; hits: Hit[] }>('Se
  * status and prefix filters still return k hits; exact over the fleet with includeRetracted),
  * nearest first; and the snapshot of the same read-only transaction as the read point.
  */
-async function search(ctx: Context, input: { text: string; k?: number | null; includeRetracted?: boolean | null; claimKeyPrefix?: string | null }) {
+export async function search(ctx: Context, input: { text: string; k?: number | null; includeRetracted?: boolean | null; claimKeyPrefix?: string | null; asOf?: Date | null }) {
   const actor = actorOf(ctx);
   const text = v.text('input.text', input.text, v.LIMITS.statementMax, { multiline: true });
   const k = input.k ?? 10;
@@ -51,7 +56,8 @@ async function search(ctx: Context, input: { text: string; k?: number | null; in
   const vector = `[${e!.join(',')}]`;
   return fleetRead(ctx, async (tx) => {
     const snapshot = await takeReadPoint(tx, actor.fleet);
-    const { hits } = await searchInTx(tx, actor.fleet, { vector, k, includeRetracted: !!input.includeRetracted, prefix });
+    const a = { vector, k, includeRetracted: !!input.includeRetracted, prefix };
+    const { hits } = input.asOf ? await searchAsOf(tx, actor.fleet, input.asOf, a) : await searchInTx(tx, actor.fleet, a);
     return { snapshot, hits };
   });
 }

@@ -1,0 +1,101 @@
+import type { BeliefAsOfRow, StatusInterval } from '../../belief/belief-history.repository';
+import { beliefPageAsOf, retractionBeforePage, statusIntervals, supportAtExecution } from '../../belief/belief-history.repository';
+import { decodeDepthCursor, decodeIdCursor, encodeDepthCursor, encodeIdCursor, pageOf } from '../../kernel/page';
+import { beliefReadable } from '../../agent/access';
+import { type Context, builder, readRule } from '../builder';
+import { badInput } from '../../errors/domain-error';
+import { parseGids } from '../../kernel/ids';
+import { fleetRead, grouped } from '../loaders';
+import { connectionOf, firstArg } from '../pagination';
+import { AgentRef } from './agent';
+import { BeliefConnection, BeliefRef, BeliefStatusEnum } from './belief';
+import { EffectRef } from './effect';
+import { RetractionRef } from './retraction';
+
+/** The fields that read the fleet as of a past instant (src/belief/belief-history.repository.ts). */
+
+const StatusIntervalRef = builder.objectRef<StatusInterval>('BeliefStatusInterval').implement({
+  description: 'One interval of a belief\'s status, [from, to). Read under the rule of its belief.',
+  authScopes: (i, ctx) => readRule(ctx, beliefReadable(i.current_status), { type: 'Belief', id: i.belief_id }),
+  fields: (t) => ({
+    status: t.field({ type: BeliefStatusEnum, description: 'The status over the interval.', resolve: (i) => i.status }),
+    from: t.field({ type: 'DateTime', description: 'When it began (the assertion, the retraction or the reinstatement).', resolve: (i) => i.from }),
+    to: t.field({ type: 'DateTime', nullable: true, description: 'When it ended; null for the current interval.', resolve: (i) => i.to }),
+    retraction: t.field({ type: RetractionRef, nullable: true, description: 'The retraction that began a RETRACTED interval or ended an ACTIVE one.', resolve: (i) => i.retraction_id }),
+    reinstatementId: t.id({ nullable: true, description: 'The reinstatement that ended a RETRACTED interval or began an ACTIVE one (its database id).', resolve: (i) => i.reinstatement_id }),
+    changedBy: t.field({ type: AgentRef, description: 'The agent whose act began it: the author, the retracting agent, or the reinstating agent.', resolve: (i) => i.changed_by }),
+  }),
+});
+
+builder.objectFields(BeliefRef, (t) => ({
+  asOf: t.field({
+    type: 'DateTime', nullable: true,
+    description: 'The instant this view describes (status, retractedAt, retraction, retractionDepth as they stood then); null for now. Its other fields, and the beliefs it links to, are as they are now.',
+    resolve: (b) => (b as Partial<BeliefAsOfRow>).as_of ?? null,
+  }),
+  statusHistory: t.loadableList({
+    type: StatusIntervalRef,
+    description: 'Every interval of its status, oldest first: who changed it and by which retraction or reinstatement.',
+    load: async (ids: string[], ctx) => {
+      const fleet = ctx.agent!.fleet_id;
+      return grouped(ids, await fleetRead(ctx, (tx) => statusIntervals(tx, fleet, ids)), (i) => i.belief_id);
+    },
+    resolve: (b) => b.id,
+  }),
+}));
+
+builder.objectField(EffectRef, 'supportAtExecution', (t) =>
+  t.loadableList({
+    type: BeliefRef,
+    // An item the caller may not read is null with its FORBIDDEN error, not the whole effect.
+    nullable: { list: false, items: true },
+    description: 'The beliefs this effect rested on as they stood at executedAt (each with asOf = executedAt): what the fleet believed when it acted. Empty until it executed. Each follows the Belief rule by its status now: one the token may not read is null, with a FORBIDDEN error.',
+    load: async (ids: string[], ctx) => {
+      const fleet = ctx.agent!.fleet_id;
+      return grouped(ids, await fleetRead(ctx, (tx) => supportAtExecution(tx, fleet, ids)), (r) => r.effect_id);
+    },
+    resolve: (e) => e.id,
+  }),
+);
+
+builder.objectField(RetractionRef, 'before', (t) =>
+  t.field({
+    type: BeliefConnection,
+    description: 'The graph just before this retraction: every belief it took down as it stood the instant before (asOf set), in cascade order — also after a reinstatement brought them back.',
+    args: { first: t.arg.int({ description: 'Page size, at most 500 (default 50).' }), after: t.arg.string({ description: 'A cursor from this connection.' }) },
+    resolve: async (r, args, ctx) => {
+      const first = firstArg(args.first);
+      const after = args.after == null ? null : decodeDepthCursor('after', args.after);
+      const fleet = ctx.agent!.fleet_id;
+      const page = await fleetRead(ctx, (tx) => retractionBeforePage(tx, fleet, r.id, after, first + 1));
+      const items = page.rows.slice(0, first);
+      const edges = items.map((b) => ({ cursor: encodeDepthCursor(b.depth, b.id), node: b }));
+      return {
+        edges,
+        pageInfo: { hasNextPage: page.rows.length > first, hasPreviousPage: after !== null, startCursor: edges[0]?.cursor ?? null, endCursor: edges[edges.length - 1]?.cursor ?? null },
+        totalCount: page.total,
+      } as never;
+    },
+  }),
+);
+
+/** The `beliefs(asOf:)` page: newest first, keyset by id, with totalCount, each belief as it stood at `at`. */
+export async function beliefsAsOfPage(
+  ctx: Context, at: Date, f: { prefix: string | null; status: 'ACTIVE' | 'RETRACTED' | null; ids: string[] | null; first?: number | null; after?: string | null },
+) {
+  const first = firstArg(f.first);
+  const after = decodeIdCursor('after', f.after);
+  const fleet = ctx.agent!.fleet_id;
+  const page = await fleetRead(ctx, (tx) => beliefPageAsOf(tx, fleet, at, { prefix: f.prefix, status: f.status, ids: f.ids, afterId: after, limit: first + 1 }));
+  return connectionOf(pageOf(page.rows, first, (r) => encodeIdCursor(r.id), page.total), (r) => encodeIdCursor(r.id), after !== null) as never;
+}
+
+/** Most ids `beliefs(ids:)` takes: a page's worth. */
+export const IDS_MAX = 500;
+
+/** The database ids of `beliefs(ids:)`, or null when not given; BAD_USER_INPUT naming `ids` for a non-Belief id or too many. */
+export function beliefIdsArg(ids: ReadonlyArray<string | number> | null | undefined): string[] | null {
+  if (ids == null) return null;
+  if (ids.length > IDS_MAX) throw badInput('ids', `at most ${IDS_MAX} ids`);
+  return parseGids('ids', ids.map(String), 'Belief');
+}
