@@ -1,12 +1,10 @@
 import type { BeliefAsOfRow, StatusInterval } from '../../belief/belief-history.repository';
-import { beliefPageAsOf, retractionBeforePage, statusIntervals, supportAtExecution } from '../../belief/belief-history.repository';
-import { decodeDepthCursor, decodeIdCursor, encodeDepthCursor, encodeIdCursor, pageOf } from '../../kernel/page';
+import { retractionBeforePage, statusIntervals, supportAtExecution } from '../../belief/belief-history.repository';
+import { decodeDepthCursor, encodeDepthCursor } from '../../kernel/page';
 import { beliefReadable } from '../../agent/access';
-import { type Context, builder, readRule } from '../builder';
-import { badInput } from '../../errors/domain-error';
-import { parseGids } from '../../kernel/ids';
+import { builder, readRule } from '../builder';
 import { fleetRead, grouped } from '../loaders';
-import { connectionOf, firstArg } from '../pagination';
+import { firstArg } from '../pagination';
 import { AgentRef } from './agent';
 import { BeliefConnection, BeliefRef, BeliefStatusEnum } from './belief';
 import { EffectRef } from './effect';
@@ -78,24 +76,3 @@ builder.objectField(RetractionRef, 'before', (t) =>
     },
   }),
 );
-
-/** The `beliefs(asOf:)` page: newest first, keyset by id, with totalCount, each belief as it stood at `at`. */
-export async function beliefsAsOfPage(
-  ctx: Context, at: Date, f: { prefix: string | null; status: 'ACTIVE' | 'RETRACTED' | null; ids: string[] | null; first?: number | null; after?: string | null },
-) {
-  const first = firstArg(f.first);
-  const after = decodeIdCursor('after', f.after);
-  const fleet = ctx.agent!.fleet_id;
-  const page = await fleetRead(ctx, (tx) => beliefPageAsOf(tx, fleet, at, { prefix: f.prefix, status: f.status, ids: f.ids, afterId: after, limit: first + 1 }));
-  return connectionOf(pageOf(page.rows, first, (r) => encodeIdCursor(r.id), page.total), (r) => encodeIdCursor(r.id), after !== null) as never;
-}
-
-/** Most ids `beliefs(ids:)` takes: a page's worth. */
-export const IDS_MAX = 500;
-
-/** The database ids of `beliefs(ids:)`, or null when not given; BAD_USER_INPUT naming `ids` for a non-Belief id or too many. */
-export function beliefIdsArg(ids: ReadonlyArray<string | number> | null | undefined): string[] | null {
-  if (ids == null) return null;
-  if (ids.length > IDS_MAX) throw badInput('ids', `at most ${IDS_MAX} ids`);
-  return parseGids('ids', ids.map(String), 'Belief');
-}

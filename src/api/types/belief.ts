@@ -1,16 +1,17 @@
 import { type BeliefRow, activeBeliefIdForClaim, beliefPage, beliefsByIds } from '../../belief/belief.repository';
 import { addJustification } from '../../belief/belief.service';
 import type { BeliefAsOfRow } from '../../belief/belief-history.repository';
-import { activeOnClaimAsOf } from '../../belief/belief-history.repository';
-import { beliefIdsArg, beliefsAsOfPage, IDS_MAX } from './as-of';
+import { activeOnClaimAsOf, beliefPageAsOf } from '../../belief/belief-history.repository';
+import { badInput } from '../../errors/domain-error';
+import { decodeIdCursor, encodeIdCursor, pageOf } from '../../kernel/page';
 import { beliefReadable } from '../../agent/access';
 import { type JustificationShape, dependentPage, justificationsOf } from '../../derivation/justification.repository';
 import { supportsOf } from '../../effect/effect.repository';
 import { gid, parseGid, parseGids } from '../../kernel/ids';
 import * as v from '../../validation';
-import { actorOf, builder, grantRead, readRule } from '../builder';
+import { type Context, actorOf, builder, grantRead, readRule } from '../builder';
 import { fleetNodeRef, fleetRead, grouped } from '../loaders';
-import { countedConnection, newestFirst, pageArgs } from '../pagination';
+import { connectionOf, countedConnection, firstArg, newestFirst, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
 import { EffectRef } from './effect';
 import { RetractionRef } from './retraction';
@@ -129,3 +130,24 @@ builder.mutationFields((t) => ({
     },
   }),
 }));
+
+/** The `beliefs(asOf:)` page: newest first, keyset by id, with totalCount, each belief as it stood at `at`. */
+export async function beliefsAsOfPage(
+  ctx: Context, at: Date, f: { prefix: string | null; status: 'ACTIVE' | 'RETRACTED' | null; ids: string[] | null; first?: number | null; after?: string | null },
+) {
+  const first = firstArg(f.first);
+  const after = decodeIdCursor('after', f.after);
+  const fleet = ctx.agent!.fleet_id;
+  const page = await fleetRead(ctx, (tx) => beliefPageAsOf(tx, fleet, at, { prefix: f.prefix, status: f.status, ids: f.ids, afterId: after, limit: first + 1 }));
+  return connectionOf(pageOf(page.rows, first, (r) => encodeIdCursor(r.id), page.total), (r) => encodeIdCursor(r.id), after !== null) as never;
+}
+
+/** Most ids `beliefs(ids:)` takes: a page's worth. */
+export const IDS_MAX = 500;
+
+/** The database ids of `beliefs(ids:)`, or null when not given; BAD_USER_INPUT naming `ids` for a non-Belief id or too many. */
+export function beliefIdsArg(ids: ReadonlyArray<string | number> | null | undefined): string[] | null {
+  if (ids == null) return null;
+  if (ids.length > IDS_MAX) throw badInput('ids', `at most ${IDS_MAX} ids`);
+  return parseGids('ids', ids.map(String), 'Belief');
+}
