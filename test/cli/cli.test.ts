@@ -64,7 +64,7 @@ describe('retract CLI', { timeout: 240_000 }, () => {
     expect(create).toMatch(/--name <name>[\s\S]*--scopes <scopes>[\s\S]*--fleet <fleet>/);
     expect(evalHelp).toMatch(/"reach", "adjudicator", "identity",\s+"concurrency"/);
     expect(worker).toMatch(/executor[\s\S]*dispatcher/);
-    expect(mcp).toMatch(/--http <port>[\s\S]*get_receipt, explain_belief, list_owed_reversals, search_beliefs/);
+    expect(mcp).toMatch(/--http <port>[\s\S]*get_receipt, get_reinstatement, explain_belief, list_owed_reversals, search_beliefs/);
     expect(bench).toContain('experiments/bench/main.ts');
   });
 

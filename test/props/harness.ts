@@ -83,7 +83,7 @@ export interface Env {
 
 /** Empties every fleet-owned table (as the owner; TRUNCATE is not subject to row security). */
 export async function resetTables(store: Store): Promise<void> {
-  await sql`TRUNCATE reinstatement_money, reinstatements, events, adjudication_leases, contradictions, reversals, effect_supports, effects, effect_kinds,
+  await sql`TRUNCATE belief_status_history, reinstatement_money, reinstatements, events, adjudication_leases, contradictions, reversals, effect_supports, effects, effect_kinds,
     justification_premises, justifications, beliefs, retractions, claims, agent_tokens, agents, fleets`.execute(store.db);
 }
 
