@@ -5,6 +5,7 @@ import { addJustification, assertBelief } from '../../src/belief/belief.service'
 import { claimEffect, completeEffect, failEffect, proposeEffect, registerEffectKind } from '../../src/effect/effect.service';
 import { confirmReversal } from '../../src/reversal/reversal.service';
 import { previewRetraction, retractBelief } from '../../src/retraction/retraction.service';
+import { reinstateRetraction } from '../../src/reinstatement/reinstatement.service';
 import { DomainError } from '../../src/errors/domain-error';
 import { checkInvariants, type Violation } from '../../src/invariants/check';
 
@@ -22,9 +23,9 @@ export interface WorkloadReport {
   extra: Record<string, number>;
 }
 
-const OPS = ['assert', 'derive', 'justify', 'propose', 'claim', 'complete', 'fail', 'retract', 'retractAgain', 'confirm', 'preview'] as const;
+const OPS = ['assert', 'derive', 'justify', 'propose', 'claim', 'complete', 'fail', 'retract', 'retractAgain', 'confirm', 'preview', 'reinstate'] as const;
 type Op = (typeof OPS)[number];
-const WEIGHTS: Record<Op, number> = { assert: 14, derive: 16, justify: 6, propose: 12, claim: 12, complete: 10, fail: 3, retract: 10, retractAgain: 3, confirm: 8, preview: 6 };
+const WEIGHTS: Record<Op, number> = { assert: 14, derive: 16, justify: 6, propose: 12, claim: 12, complete: 10, fail: 3, retract: 10, retractAgain: 3, confirm: 8, preview: 6, reinstate: 4 };
 
 /**
  * SQLSTATE and the first line of PostgreSQL's detail ("Reason code: Canceled on identification as a
@@ -122,15 +123,26 @@ export async function runWorkload(core: Core, actor: Actor, opts: { workers: num
         return (await retractBelief(core, actor, { beliefId: id, reason: 'stress' })).created ? 'retracted' : 'already';
       }
       case 'retractAgain': {
-        const [id] = await randomIds(sql<{ id: string }>`SELECT id::text FROM beliefs WHERE fleet_id = ${actor.fleet} AND status = 'RETRACTED' ORDER BY random() LIMIT 1`);
-        if (!id) return 'nothing';
-        return (await retractBelief(core, actor, { beliefId: id, reason: 'again' })).created ? 'RETRACTED-TWICE' : 'same-receipt';
+        const picked = (await sql<{ id: string; rid: string }>`SELECT id::text, retraction_id::text AS rid FROM beliefs
+          WHERE fleet_id = ${actor.fleet} AND status = 'RETRACTED' ORDER BY random() LIMIT 1`.execute(db)).rows[0];
+        if (!picked) return 'nothing';
+        if (!(await retractBelief(core, actor, { beliefId: picked.id, reason: 'again' })).created) return 'same-receipt';
+        // A new receipt is right only when a concurrent reinstatement brought the belief back since it was picked.
+        const back = (await sql<{ back: boolean }>`SELECT reinstated_at IS NOT NULL AS back FROM retractions
+          WHERE fleet_id = ${actor.fleet} AND id = ${picked.rid}`.execute(db)).rows[0]?.back;
+        return back ? 'retracted-after-reinstatement' : 'RETRACTED-TWICE';
       }
       case 'confirm': {
         const [id] = await randomIds(sql<{ id: string }>`SELECT id::text FROM reversals WHERE fleet_id = ${actor.fleet} AND status = 'OWED' ORDER BY random() LIMIT 1`);
         if (!id) return 'nothing';
         await confirmReversal(core, actor, { reversalId: id, providerRef: `prv-${id}-${Math.random().toString(36).slice(2, 8)}` });
         return 'confirmed';
+      }
+      case 'reinstate': {
+        // A retraction not taken back yet; a BLOCKED or refused one is an expected outcome, counted as such.
+        const [id] = await randomIds(sql<{ id: string }>`SELECT id::text FROM retractions WHERE fleet_id = ${actor.fleet} AND reinstated_at IS NULL ORDER BY random() LIMIT 1`);
+        if (!id) return 'nothing';
+        return `reinstate ${(await reinstateRetraction(core, actor, { retractionId: id, reason: 'stress: it was true' })).kind}`;
       }
       case 'preview': {
         const [id] = await activeBeliefs();
@@ -165,7 +177,11 @@ export async function runWorkload(core: Core, actor: Actor, opts: { workers: num
   const extra = (await sql<Record<string, number>>`
     SELECT
       (SELECT count(*)::int FROM effects e WHERE e.status = 'EXECUTED' AND EXISTS (SELECT 1 FROM effect_supports s JOIN beliefs b ON b.id = s.belief_id WHERE s.effect_id = e.id AND b.status = 'RETRACTED')) AS executed_under_retracted,
-      (SELECT count(*)::int FROM reversals) AS reversals,
+      -- Reversals of effects resting on a retracted support, none VOIDED (a reinstatement voids or names the others):
+      -- exactly one per effect executed under a retracted belief.
+      (SELECT count(*)::int FROM reversals r WHERE r.status <> 'VOIDED'
+          AND EXISTS (SELECT 1 FROM effect_supports s JOIN beliefs b ON b.id = s.belief_id WHERE s.effect_id = r.effect_id AND b.status = 'RETRACTED')) AS reversals,
+      (SELECT count(*)::int FROM reinstatements WHERE status = 'REINSTATED') AS reinstatements,
       (SELECT count(*)::int FROM (SELECT effect_id FROM reversals GROUP BY effect_id HAVING count(*) > 1) d) AS effects_with_two_reversals,
       (SELECT count(*)::int FROM (SELECT idempotency_key FROM reversals GROUP BY idempotency_key HAVING count(*) > 1) d) AS duplicate_reversal_keys,
       (SELECT count(*)::int FROM effects WHERE cancelled_by IS NOT NULL AND (executed_at IS NOT NULL OR external_ref IS NOT NULL)) AS cancelled_and_executed,
