@@ -63,11 +63,14 @@ export async function inTx<T>(store: Store, opts: TxOptions, fn: (tx: Tx) => Pro
   const maxAttempts = opts.maxAttempts ?? 10;
   const isolation = opts.isolation ?? (opts.readOnly ? 'repeatable read' : 'serializable');
   const locking = store.engine === 'postgres' && !opts.readOnly && opts.fleet !== null;
+  // jit off: the planner sizes a recursive CTE by assuming it keeps growing, so a 10k cascade's
+  // closure (about 150 ms of work) was costed past every JIT threshold and spent 700 ms compiling
+  // itself with inlining and optimization. No statement here runs long enough to win that back.
   const beginWith = (lock: { before: string; inside: string } | null) => sql.raw(
     (lock?.before ?? '') +
       `start transaction isolation level ${isolation} ${opts.readOnly ? 'read only' : 'read write'}; ` +
       (lock?.inside ?? '') +
-      `SELECT set_config('role', ${pg.escapeLiteral(opts.role ?? 'retract_app')}, true), set_config('retract.fleet', ${pg.escapeLiteral(opts.fleet ?? '')}, true)`,
+      `SELECT set_config('role', ${pg.escapeLiteral(opts.role ?? 'retract_app')}, true), set_config('retract.fleet', ${pg.escapeLiteral(opts.fleet ?? '')}, true), set_config('jit', 'off', true)`,
   );
   // A write that lost a serialization conflict retries holding its fleet's lock exclusively: it
   // then runs alone among the fleet's writers and cannot lose again, so a hot fleet pays at most one
