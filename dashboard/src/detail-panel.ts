@@ -80,5 +80,8 @@ export function renderDetail(recenter: (beliefId: string) => void): void {
   el.previewButton.title = retracted ? 'Already retracted' : '';
   el.retractForm.hidden = !canRetract();
   el.retractButton.disabled = retracted;
-  if (retracted && !el.retractNote.textContent) el.retractNote.textContent = 'This belief is already retracted.';
+  if (retracted && !el.retractNote.textContent) el.retractNote.textContent = ALREADY_RETRACTED;
+  else if (!retracted && el.retractNote.textContent === ALREADY_RETRACTED) el.retractNote.textContent = ''; // reinstated since
 }
+
+const ALREADY_RETRACTED = 'This belief is already retracted.';

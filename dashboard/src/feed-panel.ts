@@ -9,6 +9,7 @@ import { formatMoney, formatMoneyList } from './money';
 import { showError } from './notices';
 import { page } from './page-state';
 import { showReceipt } from './receipt-panel';
+import { loadReinstatement } from './reinstatement-panel';
 import { canReadReceipts } from './scopes';
 import type { RetractionEvent } from './types';
 
@@ -63,6 +64,21 @@ function describeEvent(ev: RetractionEvent): string {
       const e = ev as Extract<RetractionEvent, { __typename: 'RetractionCommitted' }>;
       return `${root} — committed: ${e.totals.beliefsRetracted} beliefs, ${e.totals.effectsCancelled} cancelled, exposure ${formatMoneyList(e.totals.exposure)}, owed ${formatMoneyList(e.totals.owed)}`;
     }
+    case 'ReinstatementStarted':
+      return `${root} — reinstatement started: the retraction is being taken back`;
+    case 'BeliefReinstated': {
+      const e = ev as Extract<RetractionEvent, { __typename: 'BeliefReinstated' }>;
+      return `back at level ${e.depth}: ${e.belief.claimKey} (reinstated)`;
+    }
+    case 'ReversalVoided': {
+      const e = ev as Extract<RetractionEvent, { __typename: 'ReversalVoided' }>;
+      return `reversal of ${e.reversal.effect.kind}${e.reversal.amount ? ` ${formatMoney(e.reversal.amount)}` : ''} voided`;
+    }
+    case 'ReinstatementCommitted': {
+      const e = ev as Extract<RetractionEvent, { __typename: 'ReinstatementCommitted' }>;
+      const t = e.reinstatement.totals;
+      return `${root} — reinstated: ${t.beliefsReinstated} beliefs back, voided ${formatMoneyList(t.voided)}, re-execution owed ${formatMoneyList(t.reexecutionOwed)}`;
+    }
     default:
       return root;
   }
@@ -96,6 +112,11 @@ function renderFeedItem(ev: RetractionEvent): void {
       ),
     );
   }
+  if (ev.__typename === 'ReinstatementCommitted') {
+    const e = ev as Extract<RetractionEvent, { __typename: 'ReinstatementCommitted' }>;
+    li.dataset.reinstatementId = e.reinstatement.id;
+    li.append(h('button', { type: 'button', className: 'link', onclick: () => void loadReinstatement(e.reinstatement.id) }, 'Show receipt'));
+  }
   el.feed.prepend(li);
   el.feedEmpty.hidden = true;
   while (el.feed.children.length > FEED_MAX) el.feed.lastElementChild?.remove();
@@ -103,9 +124,7 @@ function renderFeedItem(ev: RetractionEvent): void {
 
 function onEvent(ev: RetractionEvent): void {
   renderFeedItem(ev);
-  if (ev.__typename === 'RetractionCommitted') {
-    page.committedSeen.add(ev.retraction.id);
-    void loadHistory();
-  }
+  if (ev.__typename === 'RetractionCommitted') page.committedSeen.add(ev.retraction.id);
+  if (ev.__typename === 'RetractionCommitted' || ev.__typename === 'ReinstatementCommitted') void loadHistory();
   playCascadeEvent(ev);
 }

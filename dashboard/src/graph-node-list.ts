@@ -8,6 +8,7 @@ const STATUS_NOTE: Record<string, string> = {
   RETRACTED: '(retracted)',
   CANCELLED: '(cancelled)',
   UNREACHABLE: '(unreachable)',
+  VOIDED: '(voided: no longer owed)',
 };
 
 const PREVIEW_TEXT: Record<PreviewMark, string> = {

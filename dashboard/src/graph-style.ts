@@ -68,6 +68,7 @@ export const GRAPH_STYLE = [
   { selector: 'node[kind = "reversal"][status = "DISPATCHED"]', style: { 'background-color': '#ffe8d4', 'border-color': '#b35300', 'border-style': 'dotted' } },
   { selector: 'node[kind = "reversal"][status = "CONFIRMED"]', style: { 'background-color': '#dff3df', 'border-color': '#1e7a3c', 'border-style': 'double', 'border-width': 4 } },
   { selector: 'node[kind = "reversal"][status = "FAILED"]', style: { 'background-color': '#fde3e3', 'border-color': '#a31515', 'border-style': 'double', 'border-width': 4 } },
+  { selector: 'node[kind = "reversal"][status = "VOIDED"]', style: { 'background-color': '#f4f4f4', 'border-color': '#9a9a9a', 'border-style': 'dashed', color: '#777' } },
   { selector: 'node[kind = "reversal"][status = "UNREACHABLE"]', style: { 'background-color': '#3a3a3a', 'border-color': '#000', color: '#fff', 'border-style': 'dotted', 'border-width': 3 } },
   // root / selection
   { selector: 'node.root', style: { 'border-width': 4, 'font-weight': 'bold' } },

@@ -1,5 +1,6 @@
-// The history panel and the money strip: the fleet's recent retractions with their totals, read at sign-in (so the
-// page does not start empty), and its open money at a glance; both read again when a retraction commits.
+// The history panel and the money strip: the fleet's recent retractions and reinstatements with their totals, read at
+// sign-in (so the page does not start empty), newest first, and its open money at a glance; both read again when a
+// retraction or a reinstatement commits.
 import { gql } from './api';
 import './history.css';
 import { breakable, byId, clear, formatTime, h } from './dom';
@@ -7,6 +8,7 @@ import { formatMoneyList } from './money';
 import { showError } from './notices';
 import { HISTORY } from './operations';
 import { showReceipt } from './receipt-panel';
+import { loadReinstatement } from './reinstatement-panel';
 import { canReadReceipts } from './scopes';
 import type { Money } from './types';
 
@@ -63,10 +65,10 @@ function render(data: Awaited<ReturnType<typeof gql<typeof HISTORY>>>): void {
   );
   const r = data.retractions;
   summary().textContent = r.totalCount === 0 ? 'No retraction yet.' : `${r.totalCount} retraction${r.totalCount === 1 ? '' : 's'}, newest first${r.totalCount > HISTORY_FIRST ? ` (the last ${HISTORY_FIRST} shown)` : ''}.`;
-  clear(list());
+  const items: Array<{ at: string; li: HTMLElement }> = [];
   for (const { node } of r.edges) {
     const t = node.totals;
-    list().append(
+    items.push({ at: node.createdAt, li:
       h(
         'li',
         { 'data-testid': 'history-item', 'data-kind': 'retraction', 'data-retraction-id': node.id, 'data-at': node.createdAt, className: 'history-item' },
@@ -81,9 +83,29 @@ function render(data: Awaited<ReturnType<typeof gql<typeof HISTORY>>>): void {
           ' · unreachable ', moneyText('history-unreachable', t.unreachableAmount),
         ),
         h('button', { type: 'button', className: 'link', onclick: () => showReceipt(node) }, 'Receipt'),
-      ),
-    );
+      ) });
   }
+  for (const { node } of data.reinstatements.edges) {
+    const t = node.totals;
+    items.push({ at: node.createdAt, li: h(
+      'li',
+      { 'data-testid': 'history-item', 'data-kind': 'reinstatement', 'data-reinstatement-id': node.id, 'data-retraction-id': node.retraction.id, 'data-at': node.createdAt, className: 'history-item' },
+      h('time', { datetime: node.createdAt }, formatTime(node.createdAt)),
+      ' reinstated ',
+      h('code', null, breakable(node.retraction.root.claimKey)),
+      h('span', { className: 'muted small' }, ` by ${node.actor.name}: “${node.reason}”${node.status === 'BLOCKED' ? ' (blocked by a contradiction)' : ''}`),
+      h(
+        'span',
+        { className: 'history-totals', 'data-testid': 'history-totals' },
+        `${t.beliefsReinstated} beliefs back · voided `, moneyText('history-voided', t.voided),
+        ' · re-execution owed ', moneyText('history-reexecution', t.reexecutionOwed),
+      ),
+      h('button', { type: 'button', className: 'link', onclick: () => void loadReinstatement(node.id) }, 'Receipt'),
+    ) });
+  }
+  // Both pages are newest first; merged by instant, a reinstatement sits above the retraction it took back.
+  items.sort((a, b) => Date.parse(b.at) - Date.parse(a.at));
+  list().replaceChildren(...items.map((x) => x.li));
 }
 
 /** The instants of the retractions listed, newest first (the time slider marks them). */

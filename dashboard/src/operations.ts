@@ -14,6 +14,11 @@
 // rules, the server's own cost rule at `first: 100`, tokens.
 import { graphql, MoneyFields, TotalsFields } from '../../src/client';
 
+const ReinstatementTotalsFields = graphql(`fragment ReinstatementTotalsFields on ReinstatementTotals {
+  beliefsReinstated reversalsVoided reversalsInFlight reexecutionsOwed effectsRestorable contradictionsRaised
+  voided { ...MoneyFields } inFlight { ...MoneyFields } reexecutionOwed { ...MoneyFields }
+}`, [MoneyFields]);
+
 const BeliefListFields = graphql(`fragment BeliefListFields on Belief { id claimKey statement status createdAt author { id name } }`);
 
 export const VIEWER = graphql(`query Viewer {
@@ -103,8 +108,12 @@ export const RETRACTION_EVENTS = graphql(`subscription RetractionEvents($after: 
     ... on EffectCancelled { effect { id kind status amount { ...MoneyFields } } }
     ... on ReversalRecorded { reversal { id status idempotencyKey amount { ...MoneyFields } effect { id kind status } } }
     ... on RetractionCommitted { totals { ...TotalsFields } }
+    ... on ReinstatementStarted { reinstatement { id } }
+    ... on BeliefReinstated { depth reinstatement { id } belief { id claimKey statement status } }
+    ... on ReversalVoided { reinstatement { id } reversal { id status amount { ...MoneyFields } effect { id kind } } }
+    ... on ReinstatementCommitted { reinstatement { id totals { ...ReinstatementTotalsFields } } }
   }
-}`, [MoneyFields, TotalsFields]);
+}`, [MoneyFields, TotalsFields, ReinstatementTotalsFields]);
 
 /** The history panel and the money strip at sign-in: recent receipts with their totals, and the fleet's open money. */
 export const HISTORY = graphql(`query History($first: Int) {
@@ -112,8 +121,41 @@ export const HISTORY = graphql(`query History($first: Int) {
     totalCount
     edges { node { id reason createdAt root { id claimKey } actor { id name } totals { ...TotalsFields } } }
   }
+  reinstatements(first: $first) {
+    edges { node { id reason status createdAt retraction { id root { id claimKey } } actor { id name } totals { ...ReinstatementTotalsFields } } }
+  }
   openMoney { owedCount owed { ...MoneyFields } inFlightCount inFlight { ...MoneyFields } reexecutionOwedCount reexecutionOwed { ...MoneyFields } }
-}`, [MoneyFields, TotalsFields]);
+}`, [MoneyFields, TotalsFields, ReinstatementTotalsFields]);
+
+// The reinstatement's receipt is the reinstating agent's own answer, as a retraction's is the retractor's; the money
+// lines and restorable effects it lists are receipts:read.
+const ReinstatementFields = graphql(`fragment ReinstatementFields on Reinstatement {
+  id status reason createdAt
+  retraction { id root { id claimKey } }
+  actor { id name }
+  totals { ...ReinstatementTotalsFields }
+}`, [ReinstatementTotalsFields]);
+
+const ReinstatementListFields = graphql(`fragment ReinstatementListFields on Reinstatement {
+  beliefs(first: $first) { totalCount edges { node { id claimKey status } } }
+  moneyLines @include(if: $canReadReceipts) { line priorStatus reexecutionKey amount { ...MoneyFields } reversal { id } effect { id kind } }
+  restorableEffects @include(if: $canReadReceipts) { id kind }
+}`, [MoneyFields]);
+
+export const REINSTATE_RETRACTION = graphql(`mutation ReinstateRetraction($input: ReinstateRetractionInput!, $first: Int, $canReadReceipts: Boolean!) {
+  reinstateRetraction(input: $input) {
+    __typename
+    ... on RetractionReinstated { reinstatement { ...ReinstatementFields ...ReinstatementListFields } }
+    ... on ReinstatementBlocked {
+      reinstatement { id status }
+      contradiction { id claimKey }
+    }
+  }
+}`, [ReinstatementFields, ReinstatementListFields]);
+
+export const REINSTATEMENT_RECEIPT = graphql(`query ReinstatementReceipt($id: ID!, $first: Int, $canReadReceipts: Boolean!) {
+  reinstatement(id: $id) { ...ReinstatementFields ...ReinstatementListFields }
+}`, [ReinstatementFields, ReinstatementListFields]);
 
 /** The time slider: the graph's beliefs as they stood at an instant (absent: not yet asserted then). */
 export const BELIEFS_AS_OF = graphql(`query BeliefsAsOf($ids: [ID!], $asOf: DateTime, $first: Int) {
@@ -130,5 +172,7 @@ export const ALL_OPERATIONS = {
   RETRACTION_RECEIPT,
   RETRACTION_EVENTS,
   HISTORY,
+  REINSTATE_RETRACTION,
+  REINSTATEMENT_RECEIPT,
   BELIEFS_AS_OF,
 } as const;

@@ -1,12 +1,14 @@
-// The receipt panel: a retraction's counts and money (exposure, owed, unreachable, settled), fetched or as it arrives.
+// The receipt panel: a retraction's counts and money (exposure, owed, unreachable, settled), fetched or as it arrives,
+// and the form that takes the retraction back (reinstatement-panel.ts, which shows its receipt here too).
 import { gql } from './api';
 import { breakable, formatTime, h } from './dom';
 import { el } from './elements';
 import { showError } from './notices';
 import { RETRACTION_RECEIPT } from './operations';
 import { page } from './page-state';
+import { reinstateForm } from './reinstatement-panel';
 import type { ReceiptCore } from './types';
-import { currenciesOf, dlRow, moneyEl, revealInColumn } from './widgets';
+import { countsList, currenciesOf, moneyList, revealInColumn } from './widgets';
 
 export async function loadReceipt(id: string): Promise<void> {
   try {
@@ -22,18 +24,11 @@ export function showReceipt(r: ReceiptCore): void {
   const fresh = el.receipt.hidden || el.receipt.dataset.retractionId !== r.id;
   page.receiptShown = { id: r.id, reason: r.reason, createdAt: r.createdAt, root: r.root, actor: r.actor, totals: r.totals };
   const t = r.totals;
-  const counts = h('dl');
-  dlRow(counts, 'Beliefs retracted', h('span', { 'data-testid': 'receipt-beliefs-retracted' }, String(t.beliefsRetracted)));
-  dlRow(counts, 'Effects cancelled', h('span', { 'data-testid': 'receipt-effects-cancelled' }, String(t.effectsCancelled)));
-  dlRow(counts, 'Effects reached', h('span', { 'data-testid': 'receipt-effects-reached' }, String(t.effectsReached)));
-  dlRow(counts, 'Reversals owed', h('span', { 'data-testid': 'receipt-reversals-owed' }, String(t.reversalsOwed)));
-  dlRow(counts, 'Unreachable', h('span', { 'data-testid': 'receipt-unreachable-count' }, String(t.unreachable)));
-  const money = h('dl', { className: 'money-table' });
-  const cur = currenciesOf(t);
-  dlRow(money, 'Exposure', moneyEl('receipt-exposure', t.exposure, cur));
-  dlRow(money, 'Owed', moneyEl('receipt-owed', t.owed, cur));
-  dlRow(money, 'Unreachable', moneyEl('receipt-unreachable', t.unreachableAmount, cur));
-  dlRow(money, 'Settled', moneyEl('receipt-settled', t.settled, cur));
+  const counts = countsList([['Beliefs retracted', 'receipt-beliefs-retracted', t.beliefsRetracted],
+    ['Effects cancelled', 'receipt-effects-cancelled', t.effectsCancelled], ['Effects reached', 'receipt-effects-reached', t.effectsReached],
+    ['Reversals owed', 'receipt-reversals-owed', t.reversalsOwed], ['Unreachable', 'receipt-unreachable-count', t.unreachable]]);
+  const money = moneyList([['Exposure', 'receipt-exposure', t.exposure], ['Owed', 'receipt-owed', t.owed],
+    ['Unreachable', 'receipt-unreachable', t.unreachableAmount], ['Settled', 'receipt-settled', t.settled]], currenciesOf(t));
   el.receipt.replaceChildren(
     h('h3', null, 'Receipt'),
     h(
@@ -50,7 +45,11 @@ export function showReceipt(r: ReceiptCore): void {
     h('p', { className: 'muted small' }, 'Settled counts only reversals a provider has confirmed with its own reference.'),
     h('button', { type: 'button', 'data-testid': 'receipt-refresh', onclick: () => void loadReceipt(r.id) }, 'Refresh receipt'),
   );
+  const form = reinstateForm(r.id);
+  if (form) el.receipt.append(form);
   el.receipt.dataset.retractionId = r.id;
+  el.receipt.dataset.kind = 'retraction';
+  delete el.receipt.dataset.reinstatementId;
   el.receipt.hidden = false;
   if (fresh) revealInColumn(el.receipt);
 }

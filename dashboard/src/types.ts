@@ -31,3 +31,10 @@ type RecordedReversal = Omit<NonNullable<RetractionResult['reversals']>[number],
 /** A reversal as the graph holds it: what a retraction recorded, plus the provider's reference once known. */
 export type ReversalRef = RecordedReversal & Partial<Pick<NonNullable<DetailEffect['reversal']>, 'providerRef'>>;
 export type ReversalStatus = ReversalRef['status'];
+
+type ReinstateData = ResultOf<typeof Op.REINSTATE_RETRACTION>['reinstateRetraction'];
+/** A reinstatement's receipt as the page shows it: the mutation's answer or the receipt query's. */
+export type ReinstatementReceipt = Extract<ReinstateData, { __typename: 'RetractionReinstated' }>['reinstatement'];
+/** The receipt's head and totals: what an event or the history carries. */
+export type ReinstatementCore = Pick<ReinstatementReceipt, 'id' | 'status' | 'reason' | 'createdAt' | 'retraction' | 'actor' | 'totals'>;
+export type ReinstateResult = ReinstateData;

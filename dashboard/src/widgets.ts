@@ -38,6 +38,20 @@ export function dlRow(dl: HTMLElement, label: string, value: Node | string): voi
   dl.append(h('dt', null, label), h('dd', null, value));
 }
 
+/** A receipt's counts, one row each: [label, data-testid, count]. */
+export function countsList(rows: ReadonlyArray<readonly [string, string, number]>): HTMLElement {
+  const dl = h('dl');
+  for (const [label, testid, n] of rows) dlRow(dl, label, h('span', { 'data-testid': testid }, String(n)));
+  return dl;
+}
+
+/** A receipt's money, one row each: [label, data-testid, amounts], every currency of `currencies` in every row. */
+export function moneyList(rows: ReadonlyArray<readonly [string, string, readonly Money[]]>, currencies: string[]): HTMLElement {
+  const dl = h('dl', { className: 'money-table' });
+  for (const [label, testid, list] of rows) dlRow(dl, label, moneyEl(testid, list, currencies));
+  return dl;
+}
+
 /**
  * The selection column scrolls on its own (it stays beside the graph): scroll it, and only it, so a panel that just
  * appeared shows as much of itself as fits, top first.

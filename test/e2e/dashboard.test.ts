@@ -76,6 +76,23 @@ async function tabTo(page: Page, selector: string, max = 40): Promise<void> {
   throw new Error(`keyboard focus never reached ${selector} in ${max} Tab presses`);
 }
 
+/** From now on, records when each node of the graph's list first shows each status (`id:STATUS` → ms). */
+async function recordStatusTimes(page: Page): Promise<void> {
+  await page.evaluate(() => {
+    const seen: Record<string, number> = {};
+    (window as unknown as { __statusAt: Record<string, number> }).__statusAt = seen;
+    new MutationObserver((records) => {
+      for (const r of records) {
+        const el = r.target as HTMLElement;
+        const key = `${el.dataset.id}:${el.dataset.status}`;
+        if (el.dataset.testid === 'graph-node' && !(key in seen)) seen[key] = performance.now();
+      }
+    }).observe(document.getElementById('graph-node-list')!, { subtree: true, attributes: true, attributeFilter: ['data-status'] });
+  });
+}
+
+const statusTimes = (page: Page) => page.evaluate(() => (window as unknown as { __statusAt: Record<string, number> }).__statusAt);
+
 async function retractionFromApi(url: string, token: string, id: string) {
   const d = await gql<{
     retraction: { id: string; totals: Totals; reversals: { id: string; status: string; effect: { id: string } }[]; cancelledEffects: { id: string; status: string }[] };
@@ -119,6 +136,17 @@ describe.skipIf(!HAVE_CHROMIUM)(`dashboard against the real server (${ENGINE})`,
     await page.goto(`${url}/dashboard/`);
     await byTestId(page, 'token-input').waitFor();
     return page;
+  }
+
+  /** Opens the passport's graph from a search; its blast radius (root first) is RETRACTED by the retraction test. */
+  async function openRetractedPassport(page: Page): Promise<string[]> {
+    await byTestId(page, 'search-input').fill('customer:4411/passport');
+    await byTestId(page, 'search-submit').click();
+    await page.locator(`[data-testid="belief-item"][data-belief-id="${seed.passport}"]`).click();
+    await expect.poll(() => node(page, seed.refund).count()).toBe(1);
+    const radius = [seed.passport, seed.identity, seed.refundEligible, seed.kycTier];
+    for (const id of radius) expect(await node(page, id).getAttribute('data-status')).toBe('RETRACTED');
+    return radius;
   }
 
   beforeAll(async () => {
@@ -243,17 +271,7 @@ describe.skipIf(!HAVE_CHROMIUM)(`dashboard against the real server (${ENGINE})`,
     expect(still.belief.status).toBe('ACTIVE');
 
     // Retract through the page, recording when each node of the list first shows its new status.
-    await page.evaluate(() => {
-      const seen: Record<string, number> = {};
-      (window as unknown as { __statusAt: Record<string, number> }).__statusAt = seen;
-      new MutationObserver((records) => {
-        for (const r of records) {
-          const el = r.target as HTMLElement;
-          const key = `${el.dataset.id}:${el.dataset.status}`;
-          if (el.dataset.testid === 'graph-node' && !(key in seen)) seen[key] = performance.now();
-        }
-      }).observe(document.getElementById('graph-node-list')!, { subtree: true, attributes: true, attributeFilter: ['data-status'] });
-    });
+    await recordStatusTimes(page);
     await byTestId(page, 'retract-reason').fill('passport came back forged');
     await byTestId(page, 'retract-button').click();
     await byTestId(page, 'receipt').waitFor({ state: 'visible' });
@@ -273,7 +291,7 @@ describe.skipIf(!HAVE_CHROMIUM)(`dashboard against the real server (${ENGINE})`,
     await expect.poll(() => node(page, seed.payout).getAttribute('data-status')).toBe('CANCELLED');
     // Played depth by depth from the events (the page's fallback, applying the receipt, would change them all at
     // once): root, then depth 1, then depth 2, then the effects, each step at least one playback interval apart.
-    const at = await page.evaluate(() => (window as unknown as { __statusAt: Record<string, number> }).__statusAt);
+    const at = await statusTimes(page);
     const t = (id: string, status: string) => at[`${id}:${status}`]!;
     expect(t(seed.identity, 'RETRACTED') - t(seed.passport, 'RETRACTED')).toBeGreaterThanOrEqual(400);
     expect(Math.abs(t(seed.kycTier, 'RETRACTED') - t(seed.identity, 'RETRACTED'))).toBeLessThan(400);
@@ -377,12 +395,7 @@ describe.skipIf(!HAVE_CHROMIUM)(`dashboard against the real server (${ENGINE})`,
     expect(await amounts(byTestId(page, 'open-money-reexecution'))).toEqual(api.openMoney.reexecutionOwed);
 
     // Open the (retracted) passport; slide to just before its retraction: the blast radius stands again.
-    await byTestId(page, 'search-input').fill('customer:4411/passport');
-    await byTestId(page, 'search-submit').click();
-    await page.locator(`[data-testid="belief-item"][data-belief-id="${seed.passport}"]`).click();
-    await expect.poll(() => node(page, seed.refund).count()).toBe(1);
-    const radius = [seed.passport, seed.identity, seed.refundEligible, seed.kycTier];
-    for (const id of radius) expect(await node(page, id).getAttribute('data-status')).toBe('RETRACTED');
+    const radius = await openRetractedPassport(page);
     const first = api.retractions.edges[api.retractions.edges.length - 1]!.node; // the oldest: the passport retraction made on the page
     const slide = (value: string) => byTestId(page, 'as-of').evaluate((i, v) => {
       (i as HTMLInputElement).value = v;
@@ -408,6 +421,66 @@ describe.skipIf(!HAVE_CHROMIUM)(`dashboard against the real server (${ENGINE})`,
     await expect.poll(() => items.first().getAttribute('data-retraction-id'), { timeout: 10_000 }).toBe(r3.id);
     await expect.poll(() => byTestId(page, 'open-money-owed').textContent()).toBe('$3,720.00');
     expect(await byTestId(page, 'error-banner').isVisible()).toBe(false);
+  });
+
+  it('reinstates the passport retraction from its receipt: the cascade runs back root first, level by level, and the receipt names the money voided', async () => {
+    const { belief } = await gql<{ belief: { retraction: { id: string } } }>(url, token, `query($id: ID!) { belief(id: $id) { retraction { id } } }`, { id: seed.passport });
+    const retractionId = belief.retraction.id;
+    const page = await openPage();
+    await byTestId(page, 'token-input').fill(token);
+    await byTestId(page, 'sign-in').click();
+    await expect.poll(() => byTestId(page, 'connection-status').getAttribute('data-state')).toBe('connected');
+    const radius = await openRetractedPassport(page);
+    await recordStatusTimes(page);
+
+    // The retraction's receipt, opened from the history, carries the form that takes it back.
+    await page.locator(`[data-testid="history-item"][data-kind="retraction"][data-retraction-id="${retractionId}"] button`).click();
+    await expect.poll(() => byTestId(page, 'receipt').getAttribute('data-retraction-id')).toBe(retractionId);
+    await byTestId(page, 'reinstate-button').click();
+    expect(await byTestId(page, 'reinstate-note').textContent()).toContain('A reason is required');
+    await byTestId(page, 'reinstate-reason').fill('the passport was genuine after all');
+    await byTestId(page, 'reinstate-button').click();
+    await expect.poll(() => byTestId(page, 'receipt').getAttribute('data-kind')).toBe('reinstatement');
+    const reinstatementId = (await byTestId(page, 'receipt').getAttribute('data-reinstatement-id'))!;
+
+    // Every step arrives over graphql-ws in commit order: the beliefs back, then the reversals voided.
+    const steps = page.locator(`[data-testid="feed-item"][data-retraction-id="${retractionId}"]`);
+    await expect.poll(() => steps.evaluateAll((els) => els.map((e) => e.getAttribute('data-type')).filter((t) => !t!.startsWith('Retraction') && t !== 'BeliefRetracted' && t !== 'EffectCancelled' && t !== 'ReversalRecorded')), { timeout: 10_000 })
+      .toEqual(['ReinstatementCommitted', 'ReversalVoided', 'ReversalVoided', 'BeliefReinstated', 'BeliefReinstated', 'BeliefReinstated', 'BeliefReinstated', 'ReinstatementStarted']);
+    for (const id of radius) await expect.poll(() => node(page, id).getAttribute('data-status')).toBe('ACTIVE');
+    // The cascade running back: the root first, then its level-1 dependents together, then refund-eligible (which
+    // needed both), each level at least one playback interval after the last; the voided reversals after them.
+    const at = await statusTimes(page);
+    const t = (id: string, status: string) => at[`${id}:${status}`]!;
+    expect(t(seed.identity, 'ACTIVE') - t(seed.passport, 'ACTIVE')).toBeGreaterThanOrEqual(400);
+    expect(Math.abs(t(seed.kycTier, 'ACTIVE') - t(seed.identity, 'ACTIVE'))).toBeLessThan(400);
+    expect(t(seed.refundEligible, 'ACTIVE') - t(seed.identity, 'ACTIVE')).toBeGreaterThanOrEqual(400);
+    const api = await gql<{ reinstatement: { status: string; totals: { beliefsReinstated: number; effectsRestorable: number; voided: Money[]; reexecutionOwed: Money[] }; moneyLines: { line: string; amount: Money; reversal: { id: string } }[] } }>(
+      url, token, `query($id: ID!) { reinstatement(id: $id) { status totals { beliefsReinstated effectsRestorable voided { amountMinor currency } reexecutionOwed { amountMinor currency } } moneyLines { line amount { amountMinor currency } reversal { id } } } }`,
+      { id: reinstatementId });
+    const r = api.reinstatement;
+    expect(r.status).toBe('REINSTATED');
+    for (const l of r.moneyLines) await expect.poll(() => node(page, l.reversal.id).getAttribute('data-status')).toBe('VOIDED');
+    const voidedAt = await statusTimes(page);
+    for (const l of r.moneyLines) expect(voidedAt[`${l.reversal.id}:VOIDED`]! - t(seed.refundEligible, 'ACTIVE')).toBeGreaterThanOrEqual(400);
+
+    // The receipt on the page is the API's: $1,240.00 (the refund's reversal, never sent) and $89.00 (unreachable)
+    // no longer need to move, nothing is owed again, and the cancelled payout can be restored.
+    expect(r.moneyLines.map((l) => [l.line, l.amount.amountMinor]).sort()).toEqual([['VOIDED', 124_000], ['VOIDED', 8_900]]);
+    expect(await byTestId(page, 'reinstatement-beliefs').textContent()).toBe(String(r.totals.beliefsReinstated));
+    expect(r.totals.beliefsReinstated).toBe(4);
+    expect(await amounts(byTestId(page, 'reinstatement-voided'))).toEqual(r.totals.voided);
+    expect(await byTestId(page, 'reinstatement-voided').textContent()).toBe('$1,329.00');
+    expect(await byTestId(page, 'reinstatement-reexecution').textContent()).toBe('$0.00');
+    expect(await byTestId(page, 'reinstatement-restorable-count').textContent()).toBe('1');
+    expect(await byTestId(page, 'reinstatement-lines').locator('li[data-line="VOIDED"]').count()).toBe(2);
+    // The history lists it above the retraction it took back.
+    const first = page.locator('[data-testid="history-item"]').first();
+    await expect.poll(() => first.getAttribute('data-reinstatement-id'), { timeout: 10_000 }).toBe(reinstatementId);
+    expect(await first.getByTestId('history-voided').textContent()).toBe('$1,329.00');
+    expect(await byTestId(page, 'error-banner').isVisible()).toBe(false);
+    await page.waitForTimeout(1_000);
+    await shot(page, '09-reinstated', { viewport: true });
   });
 
   it('a read-only token sees the graph and the preview (effects and money withheld), but neither the retract form nor a feed that retries forever', async () => {

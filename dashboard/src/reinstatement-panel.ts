@@ -1,0 +1,130 @@
+// Taking a retraction back from its receipt: the reinstate form, the reinstatement's receipt (what came back, the
+// money voided, the re-executions owed, the effects restorable) and, when the socket's events do not come, its
+// result applied at once. The beliefs' return is played by cascade-player.ts from the events, like the fall.
+import { gql } from './api';
+import { breakable, formatTime, h } from './dom';
+import { el } from './elements';
+import { refreshSelectedIf } from './graph-panel';
+import { formatMoney } from './money';
+import { showError } from './notices';
+import { REINSTATE_RETRACTION, REINSTATEMENT_RECEIPT } from './operations';
+import { page } from './page-state';
+import { canReadReceipts, canRetract } from './scopes';
+import { markSearchItem } from './search-panel';
+import type { Money, ReinstatementCore, ReinstatementReceipt } from './types';
+import { countsList, moneyList, revealInColumn } from './widgets';
+
+const RECEIPT_FIRST = 100;
+
+/** Reinstatements whose ReinstatementCommitted event has arrived over the socket. */
+export const reinstatementsCommitted = new Set<string>();
+
+/** The form under a retraction's receipt that takes it back: beliefs:retract, as retracting is; null without it. */
+export function reinstateForm(retractionId: string): HTMLElement | null {
+  if (!canRetract()) return null;
+  const reason = h('textarea', { id: 'reinstate-reason', 'data-testid': 'reinstate-reason', rows: 2, required: true });
+  const note = h('p', { className: 'muted small', role: 'status', 'data-testid': 'reinstate-note' });
+  const button = h('button', { type: 'submit', 'data-testid': 'reinstate-button' }, 'Reinstate: the retraction was wrong');
+  const submit = (ev: Event) => {
+    ev.preventDefault();
+    void runReinstate(retractionId, reason, button, note);
+  };
+  return h('form', { className: 'reinstate', novalidate: true, onsubmit: submit },
+    h('label', { for: 'reinstate-reason' }, 'Why the retraction was wrong (recorded on the reinstatement)'), reason, button, note);
+}
+
+async function runReinstate(retractionId: string, reason: HTMLTextAreaElement, button: HTMLButtonElement, note: HTMLElement): Promise<void> {
+  const why = reason.value.trim();
+  if (!why) {
+    note.textContent = 'A reason is required: it is recorded on the reinstatement.';
+    reason.setAttribute('aria-invalid', 'true');
+    reason.focus();
+    return;
+  }
+  reason.removeAttribute('aria-invalid');
+  button.disabled = true;
+  note.textContent = 'Reinstating…';
+  try {
+    const r = (await gql(REINSTATE_RETRACTION, { input: { retractionId, reason: why }, first: RECEIPT_FIRST, canReadReceipts: canReadReceipts() })).reinstateRetraction;
+    if (r.__typename === 'ReinstatementBlocked') {
+      // Nothing came back: the root's claim holds another ACTIVE belief, and the contradiction must be adjudicated first.
+      note.dataset.blocked = 'true';
+      note.textContent = `Blocked: ${r.contradiction.claimKey} holds another ACTIVE belief. Contradiction ${r.contradiction.id} was raised; nothing is reinstated until it is resolved.`;
+      button.disabled = false;
+      return;
+    }
+    const rec = r.reinstatement;
+    showReinstatement(rec);
+    if (!reinstatementsCommitted.has(rec.id)) {
+      setTimeout(() => {
+        if (!reinstatementsCommitted.has(rec.id)) applyReinstatementResult(rec);
+      }, page.feed?.state === 'connected' ? 5_000 : 0);
+    }
+  } catch (err) {
+    note.textContent = '';
+    button.disabled = false;
+    showError(err);
+  }
+}
+
+export async function loadReinstatement(id: string): Promise<void> {
+  try {
+    const data = await gql(REINSTATEMENT_RECEIPT, { id, first: RECEIPT_FIRST, canReadReceipts: canReadReceipts() });
+    if (!data.reinstatement) throw new Error('Reinstatement receipt not found.');
+    showReinstatement(data.reinstatement);
+  } catch (err) {
+    showError(err);
+  }
+}
+
+/** Money as a receipt shows it, with its currencies: voided, in flight and re-execution owed share them. */
+function currencies(t: ReinstatementCore['totals']): string[] {
+  return [...new Set([...t.voided, ...t.inFlight, ...t.reexecutionOwed].map((m) => m.currency))];
+}
+
+/** Shows a reinstatement's receipt in the receipt panel; a receipt with its lists (the mutation's, the query's) shows them too. */
+export function showReinstatement(r: ReinstatementCore | ReinstatementReceipt): void {
+  const fresh = el.receipt.hidden || el.receipt.dataset.reinstatementId !== r.id;
+  const t = r.totals;
+  const counts = countsList([['Beliefs reinstated', 'reinstatement-beliefs', t.beliefsReinstated],
+    ['Reversals voided', 'reinstatement-voided-count', t.reversalsVoided], ['In flight', 'reinstatement-in-flight-count', t.reversalsInFlight],
+    ['Re-executions owed', 'reinstatement-reexecution-count', t.reexecutionsOwed], ['Effects restorable', 'reinstatement-restorable-count', t.effectsRestorable]]);
+  const money = moneyList([['Voided', 'reinstatement-voided', t.voided], ['In flight', 'reinstatement-in-flight', t.inFlight],
+    ['Re-execution owed', 'reinstatement-reexecution', t.reexecutionOwed]], currencies(t));
+  const lines = 'moneyLines' in r && r.moneyLines ? r.moneyLines : [];
+  el.receipt.replaceChildren(
+    h('h3', null, 'Reinstatement'),
+    h('p', null, 'Retraction of ', h('code', null, breakable(r.retraction.root.claimKey)), ` taken back by ${r.actor.name}`,
+      r.createdAt ? ` at ${formatTime(r.createdAt)}` : '', `: “${r.reason}”`),
+    counts,
+    money,
+    h('ul', { className: 'small', 'data-testid': 'reinstatement-lines' }, ...lines.map((l) => h('li', { 'data-line': l.line, 'data-reversal-id': l.reversal.id },
+      `${l.effect.kind}: ${lineText(l.line, l.amount)}`, l.reexecutionKey ? h('code', null, ' ', breakable(l.reexecutionKey)) : null))),
+    h('p', { className: 'muted small' }, 'RETRACT moves no money: a re-execution owed is named here under its key, never executed.'),
+  );
+  el.receipt.dataset.reinstatementId = r.id;
+  el.receipt.dataset.retractionId = r.retraction.id;
+  el.receipt.dataset.kind = 'reinstatement';
+  el.receipt.hidden = false;
+  if (fresh) revealInColumn(el.receipt);
+}
+
+function lineText(line: string, amount: Money | null | undefined): string {
+  const m = amount ? formatMoney(amount) : 'no amount';
+  if (line === 'VOIDED') return `${m} voided (no longer needs to move)`;
+  if (line === 'IN_FLIGHT') return `${m} in flight: the provider's answer decides`;
+  return `${m} re-execution owed`;
+}
+
+/** Without the socket's events, the receipt's beliefs come back in one step. */
+function applyReinstatementResult(r: ReinstatementReceipt): void {
+  if (!page.graph) return;
+  for (const { node } of r.beliefs.edges) {
+    page.graph.setStatus(node.id, node.status);
+    markSearchItem(node.id, node.status);
+    const d = page.details.get(node.id);
+    if (d) d.status = node.status;
+  }
+  for (const l of r.moneyLines ?? []) if (l.line === 'VOIDED') page.graph.setStatus(l.reversal.id, 'VOIDED');
+  if (page.selected) refreshSelectedIf(page.selected.id);
+}
