@@ -37,4 +37,3 @@ type ReinstateData = ResultOf<typeof Op.REINSTATE_RETRACTION>['reinstateRetracti
 export type ReinstatementReceipt = Extract<ReinstateData, { __typename: 'RetractionReinstated' }>['reinstatement'];
 /** The receipt's head and totals: what an event or the history carries. */
 export type ReinstatementCore = Pick<ReinstatementReceipt, 'id' | 'status' | 'reason' | 'createdAt' | 'retraction' | 'actor' | 'totals'>;
-export type ReinstateResult = ReinstateData;
