@@ -483,6 +483,29 @@ describe.skipIf(!HAVE_CHROMIUM)(`dashboard against the real server (${ENGINE})`,
     await shot(page, '09-reinstated', { viewport: true });
   });
 
+  it('a reinstatement that finds its root\'s claim taken again says BLOCKED, with the contradiction it raised, and brings nothing back', async () => {
+    const { belief } = await gql<{ belief: { retraction: { id: string } } }>(url, token, `query($id: ID!) { belief(id: $id) { retraction { id } } }`, { id: other.passport });
+    // Since the retraction, another agent wrote the claim anew: the root cannot simply come back.
+    await gql(url, token, `mutation($input: AssertBeliefInput!) { assertBelief(input: $input) { __typename } }`,
+      { input: { claimKey: 'customer:7702/passport.authentic', statement: 'The passport of customer 7702 was re-checked: forged', value: false } });
+    const page = await openPage();
+    await byTestId(page, 'token-input').fill(token);
+    await byTestId(page, 'sign-in').click();
+    await page.locator(`[data-testid="history-item"][data-kind="retraction"][data-retraction-id="${belief.retraction.id}"] button`).click();
+    await byTestId(page, 'reinstate-reason').fill('the first check was right after all');
+    await byTestId(page, 'reinstate-button').click();
+    await expect.poll(() => byTestId(page, 'reinstate-note').getAttribute('data-blocked')).toBe('true');
+    const note = await byTestId(page, 'reinstate-note').textContent();
+    expect(note).toContain('Blocked: customer:7702/passport.authentic holds another ACTIVE belief');
+    const api = await gql<{ reinstatements: { edges: { node: { status: string; retraction: { id: string }; contradiction: { id: string } | null } }[] }; belief: { status: string } }>(
+      url, token, `query($id: ID!) { reinstatements(first: 5) { edges { node { status retraction { id } contradiction { id } } } } belief(id: $id) { status } }`, { id: other.passport });
+    const blocked = api.reinstatements.edges.find((e) => e.node.retraction.id === belief.retraction.id)!.node;
+    expect(blocked.status).toBe('BLOCKED');
+    expect(note).toContain(`Contradiction ${blocked.contradiction!.id} was raised`);
+    expect(api.belief.status).toBe('RETRACTED');
+    expect(await byTestId(page, 'receipt').getAttribute('data-kind')).toBe('retraction');
+  });
+
   it('a read-only token sees the graph and the preview (effects and money withheld), but neither the retract form nor a feed that retries forever', async () => {
     const reader = await createAgent(url, BOOTSTRAP, 'acme', 'dashboard-reader', ['beliefs:read']);
     const page = await openPage();
