@@ -83,7 +83,7 @@ function currencies(t: ReinstatementCore['totals']): string[] {
 }
 
 /** Shows a reinstatement's receipt in the receipt panel; a receipt with its lists (the mutation's, the query's) shows them too. */
-export function showReinstatement(r: ReinstatementCore | ReinstatementReceipt): void {
+function showReinstatement(r: ReinstatementCore | ReinstatementReceipt): void {
   const fresh = el.receipt.hidden || el.receipt.dataset.reinstatementId !== r.id;
   const t = r.totals;
   const counts = countsList([['Beliefs reinstated', 'reinstatement-beliefs', t.beliefsReinstated],
