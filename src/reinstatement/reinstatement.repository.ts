@@ -169,7 +169,7 @@ export async function raiseContradictions(tx: Tx, fleet: string, reinstatementId
       UPDATE reinstatements SET contradiction_ids = contradiction_ids || (SELECT array_agg(id ORDER BY id) FROM raised)
        WHERE fleet_id = ${fleet} AND id = ${reinstatementId}
     )
-    SELECT id::text AS id FROM raised ORDER BY id`.execute(tx);
+    SELECT id::text AS id FROM raised ORDER BY raised.id`.execute(tx);
   return r.rows.map((x) => x.id);
 }
 
@@ -237,7 +237,8 @@ export async function moneyLines(db: Db, fleet: string, reinstatementId: string)
   return (await sql<MoneyLineRow>`
     SELECT fleet_id, reinstatement_id::text AS reinstatement_id, reversal_id::text AS reversal_id, effect_id::text AS effect_id, line, prior_status,
            amount_minor::text AS amount_minor, currency, reexecution_key, outcome, outcome_at, created_at
-      FROM reinstatement_money WHERE fleet_id = ${fleet} AND reinstatement_id = ${reinstatementId} ORDER BY reversal_id`.execute(db)).rows;
+      FROM reinstatement_money m WHERE m.fleet_id = ${fleet} AND m.reinstatement_id = ${reinstatementId}
+     ORDER BY m.reversal_id`.execute(db)).rows; // the column, not the ::text output name ("10" sorts before "9")
 }
 
 export interface ReinstatementTotals {

@@ -497,13 +497,14 @@ export class Runner {
           SELECT j.belief_id::text || ' <- ' || string_agg(p.premise_id::text, ',' ORDER BY p.premise_id) AS j
             FROM justifications j JOIN justification_premises p ON p.justification_id = j.id GROUP BY j.fleet_id, j.id`.execute(tx)).rows.map((r) => r.j).sort(),
         effects: await tx.selectFrom('effects').select(['id', 'idempotency_key', 'kind', 'status', 'amount_minor', 'currency', 'reached_by', 'cancelled_by', 'external_ref', 'restored_by']).orderBy('id').execute(),
+        // Ordered by the table's columns: ORDER BY an output name would sort the ::text alias ("10" before "9").
         reinstatements: (await sql<{ id: string; retraction_id: string; status: string; belief_ids: string[]; belief_depths: number[]; restorable: string[]; contradictions: number }>`
           SELECT id::text AS id, retraction_id::text AS retraction_id, status, belief_ids::text[] AS belief_ids, belief_depths,
                  restorable_effect_ids::text[] AS restorable, cardinality(contradiction_ids) AS contradictions
-            FROM reinstatements ORDER BY id`.execute(tx)).rows,
+            FROM reinstatements ORDER BY reinstatements.id`.execute(tx)).rows,
         lines: (await sql<{ reinstatement_id: string; effect_id: string; line: string; prior_status: string; reexecution_key: string | null }>`
           SELECT reinstatement_id::text AS reinstatement_id, effect_id::text AS effect_id, line, prior_status, reexecution_key
-            FROM reinstatement_money ORDER BY reinstatement_id, reversal_id`.execute(tx)).rows,
+            FROM reinstatement_money m ORDER BY m.reinstatement_id, m.reversal_id`.execute(tx)).rows,
         reversals: await tx.selectFrom('reversals').select(['effect_id', 'retraction_id', 'status', 'idempotency_key', 'provider_ref', 'amount_minor', 'currency']).orderBy('effect_id').execute(),
         retractions: await Promise.all(retractions.map(async (r) => ({ ...r, totals: await totalsFor(tx, fleet, r.id) }))),
         events: (await sql<{ n: number }>`SELECT count(*)::int AS n FROM events`.execute(tx)).rows[0]!.n,
