@@ -14,7 +14,9 @@ import { type Cmd, resetTables, runScenario } from './harness';
  * command list through the harness (every check of the property, after every command) and states
  * the same case as direct service calls. Each names the defect that produced it.
  */
-const COUNTEREXAMPLES: Array<{ name: string; cmds: Cmd[]; boundary?: { beliefs: number; effects: number } }> = [
+/** How far below the next digit boundary each table's next id starts. */
+type Boundary = Partial<Record<'beliefs' | 'effects' | 'reinstatements', number>>;
+const COUNTEREXAMPLES: Array<{ name: string; cmds: Cmd[]; boundary?: Boundary }> = [
   {
     // Found with the survivor check (NOT EXISTS over justifications) removed from the cascade:
     // the belief with a second, standing justification was taken down with the root.
@@ -70,13 +72,25 @@ const COUNTEREXAMPLES: Array<{ name: string; cmds: Cmd[]; boundary?: { beliefs: 
       { t: 'preview', b: 0, fit: true, retractNext: true, page: 3 },
     ],
   },
+  {
+    // Found at 1,000 runs: the harness read reinstatements (and money lines) ORDER BY their ::text output
+    // names, so reinstatements …9 and …10 came back in the opposite order to the model's.
+    name: 'reinstatements whose ids cross a digit boundary (9 → 10) are read back in numeric order',
+    boundary: { beliefs: 3, effects: 1, reinstatements: 1 },
+    cmds: [
+      { t: 'retract', b: 1, fit: true, afterPreview: false, underEffect: false },
+      { t: 'reinstate', r: 0, fit: true },
+      { t: 'retract', b: 0, fit: true, afterPreview: false, underEffect: false },
+      { t: 'reinstate', r: 1, fit: true },
+    ],
+  },
 ];
 
 /** Moves each id sequence so its next id is `below[table]` under the next power of ten above every id in use. */
-async function idsBelowDigitBoundary(store: TestDb['store'], below: { beliefs: number; effects: number }): Promise<void> {
-  for (const table of ['beliefs', 'effects'] as const) {
+async function idsBelowDigitBoundary(store: TestDb['store'], below: Boundary): Promise<void> {
+  for (const [table, by] of Object.entries(below)) {
     const { rows } = await sql<{ m: string }>`SELECT coalesce(max(id), 0)::text AS m FROM ${sql.table(table)}`.execute(store.db);
-    const next = 10 ** String(Number(rows[0]!.m) + 1 + below[table]).length - below[table];
+    const next = 10 ** String(Number(rows[0]!.m) + 1 + by).length - by;
     await sql.raw(`ALTER TABLE ${table} ALTER COLUMN id RESTART WITH ${next}`).execute(store.db);
   }
 }
