@@ -158,6 +158,9 @@ shared_preload_libraries = 'citus'
 max_prepared_transactions = 200
 # Enough for the coordinator's connections to each worker on top of the clients'.
 max_connections = 200
+# Citus runs a maintenance daemon per database on every node, a background worker each: a test run holds
+# one database per test file at once.
+max_worker_processes = 128
 EOF
 )
   # Loopback only, trusted, like the machine's main cluster: Citus opens its own connections between

@@ -8,6 +8,7 @@ import * as m0006 from './0006_provider_ref';
 import * as m0007 from './0007_fleet_keys';
 import * as m0008 from './0008_reinstatement';
 import * as m0009 from './0009_belief_history';
+import * as m0010 from './0010_citus';
 
 /** Every migration, in order. A static list: the same on both engines, no file-system scanning. */
 export const migrations: Record<string, Migration> = {
@@ -20,6 +21,7 @@ export const migrations: Record<string, Migration> = {
   '0007_fleet_keys': m0007,
   '0008_reinstatement': m0008,
   '0009_belief_history': m0009,
+  '0010_citus': m0010,
 };
 
 export const migrationProvider: MigrationProvider = {

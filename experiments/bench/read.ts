@@ -191,7 +191,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
           }
           const near = await nearestBeliefs(tx, FLEET, { vector: queries[0]!, k: K, includeRetracted: false, prefix, ef: c.ef });
           // Both searches run inside a function, where EXPLAIN does not reach: report what it scanned.
-          return `${near.plan}: ${describeScans(await beliefScans(tx, () => near.query.execute(tx)))}`;
+          return `${near.plan}: ${describeScans(await beliefScans(tx, () => near.run(tx)))}`;
         });
 
       const filters = Object.keys(FILTERS) as Filter[];

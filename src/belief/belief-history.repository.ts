@@ -125,8 +125,8 @@ export async function supportAtExecution(db: Db, fleet: string, effectIds: reado
   const r = await sql<BeliefAsOfRow & { effect_id: string }>`
     SELECT e.id::text AS effect_id, ${asOfColumns(bound, sql`e.executed_at`)}
       FROM effects e
-      JOIN effect_supports s ON s.fleet_id = ${fleet} AND s.effect_id = e.id
-      JOIN beliefs b ON b.fleet_id = ${fleet} AND b.id = s.belief_id
+      JOIN effect_supports s ON s.fleet_id = e.fleet_id AND s.effect_id = e.id
+      JOIN beliefs b ON b.fleet_id = s.fleet_id AND b.id = s.belief_id
       ${closedInterval(fleet, bound)}
      WHERE e.fleet_id = ${fleet} AND e.id = ANY(${effectIds as string[]}::bigint[]) AND e.executed_at IS NOT NULL
      ORDER BY e.id, b.id`.execute(db);
@@ -187,7 +187,7 @@ export async function statusIntervals(db: Db, fleet: string, beliefIds: readonly
                        'retraction_id', h.retraction_id::text, 'retracted_by', r.actor_id::text, 'retracted_at', h.retracted_at,
                        'reinstatement_id', h.reinstatement_id::text, 'reinstated_by', h.reinstated_by::text, 'reinstated_at', h.reinstated_at)
                        ORDER BY h.retracted_at)
-                       FROM belief_status_history h JOIN retractions r ON r.fleet_id = ${fleet} AND r.id = h.retraction_id
+                       FROM belief_status_history h JOIN retractions r ON r.fleet_id = h.fleet_id AND r.id = h.retraction_id
                       WHERE h.fleet_id = ${fleet} AND h.belief_id = b.id), '[]') AS episodes
       FROM beliefs b WHERE b.fleet_id = ${fleet} AND b.id = ANY(${beliefIds as string[]}::bigint[])
      ORDER BY b.id`.execute(db);
@@ -234,12 +234,12 @@ export async function recordReinstated(db: Db, fleet: string, r: Reinstated): Pr
 /** The INSERT of recordReinstated, to be a CTE of the reinstating UPDATE (RETURNING belief_id). */
 export function reinstatedIntervals(fleet: string, r: Reinstated): RawBuilder<{ belief_id: string }> {
   return sql`
-    INSERT INTO belief_status_history (fleet_id, belief_id, retraction_id, retraction_depth, retracted_at, reinstatement_id, reinstated_by, reinstated_at)
+    INSERT INTO belief_status_history AS h (fleet_id, belief_id, retraction_id, retraction_depth, retracted_at, reinstatement_id, reinstated_by, reinstated_at)
     SELECT b.fleet_id, b.id, b.retraction_id, b.retraction_depth, b.retracted_at, ${r.reinstatementId}, ${r.actorId}, now()
       FROM unnest(${r.ids}) AS f(id)
       JOIN beliefs b ON b.fleet_id = ${fleet} AND b.id = f.id
      WHERE b.retraction_id = ${r.retractionId}
-    RETURNING belief_id`;
+    RETURNING h.belief_id`;
 }
 
 /** The search as of a past instant: exact ranking over the beliefs of that instant (nearestAsOf), each row as it stood then. */

@@ -1,4 +1,5 @@
 import { type RawBuilder, sql } from 'kysely';
+import { fleetNode } from '../store/fleet-node';
 import type { Db } from '../store/tx';
 import { BELIEF_COLUMNS, type BeliefRow } from './belief.repository';
 
@@ -40,8 +41,19 @@ function prefixEnd(p: string): string | null {
  * scan of beliefs_prefix_embedding over the prefix's "C"-order range, with planner settings that
  * hold for that call only, and re-ranks them.
  */
-function prefixNearest(fleet: string, prefix: string, vector: string, k: number): RawBuilder<{ id: string; distance: number }> {
-  return sql`SELECT id, distance FROM beliefs_prefix_nearest(${fleet}, ${prefix}, ${prefixEnd(prefix)}, ${vector}::vector, ${k}, ${RERANK_FACTOR * k})`;
+function prefixNearest(fleet: string, prefix: string, vector: string, k: number): Ranked {
+  return fromJson(sql`SELECT beliefs_prefix_nearest_json(${fleet}, ${prefix}, ${prefixEnd(prefix)}, ${vector}::vector, ${k}, ${RERANK_FACTOR * k}) AS r`);
+}
+
+type Ranked = (db: Db) => Promise<Array<{ id: string; distance: number }>>;
+
+/**
+ * The functions' ranking as one jsonb array of [id, distance], from a statement that is the call alone: the one
+ * shape Citus delegates to the worker holding the fleet (db/migrations/0010_citus.ts), so that the function's own
+ * planner and HNSW settings apply where its query runs. Elsewhere the same function runs on the one server.
+ */
+function fromJson(call: RawBuilder<{ r: Array<[string, number]> }>): Ranked {
+  return async (db) => (await call.execute(db)).rows[0]!.r.map(([id, distance]) => ({ id, distance }));
 }
 
 /** The estimated row count at the top of an EXPLAIN (FORMAT JSON) (a string on some drivers). */
@@ -62,8 +74,8 @@ export interface NearestArgs {
 }
 
 export interface Nearest {
-  /** A SELECT of (id bigint, distance float8): the k nearest, nearest first, ties by id. */
-  query: RawBuilder<{ id: string; distance: number }>;
+  /** Runs the search in the transaction: the k nearest (id, distance), nearest first, ties by id. */
+  run: Ranked;
   /**
    * How it ranks: exactly over a prefix's ACTIVE rows, through the HNSW index, or (with
    * retracted beliefs, which the index does not hold) exactly over the fleet's rows.
@@ -95,22 +107,20 @@ export async function nearestBeliefs(tx: Db, fleet: string, a: NearestArgs): Pro
     // starts_with (^@) rather than LIKE: it is leakproof, so under row-level security the planner
     // may still turn it into an index range; LIKE is not, and would be a filter over the fleet.
     const inPrefix = a.prefix === null ? sql`` : sql`AND claim_key ^@ ${a.prefix}`;
-    return {
-      plan: 'exact',
-      query: sql`
-        SELECT id, embedding <=> ${a.vector}::vector AS distance FROM beliefs
+    const query = sql<{ id: string; distance: number }>`
+        SELECT id::text AS id, embedding <=> ${a.vector}::vector AS distance FROM beliefs
          WHERE fleet_id = ${fleet} ${inPrefix}
-         ORDER BY distance, id
-         LIMIT ${a.k}`,
-    };
+         ORDER BY distance, beliefs.id
+         LIMIT ${a.k}`;
+    return { plan: 'exact', run: async (db) => (await query.execute(db)).rows };
   }
   if (a.prefix !== null) {
     const est = await sql<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> }>`
       EXPLAIN (FORMAT JSON) SELECT 1 FROM beliefs WHERE fleet_id = ${fleet} AND status = 'ACTIVE' AND claim_key ^@ ${a.prefix}`.execute(tx);
-    if (planRows(est.rows[0]!['QUERY PLAN']) <= EXACT_PREFIX_MAX) return { plan: 'exact prefix', query: prefixNearest(fleet, a.prefix, a.vector, a.k) };
+    if (planRows(est.rows[0]!['QUERY PLAN']) <= EXACT_PREFIX_MAX) return { plan: 'exact prefix', run: prefixNearest(fleet, a.prefix, a.vector, a.k) };
   }
   const ef = Math.max(a.ef ?? EF_SEARCH, a.k);
-  return { plan: 'hnsw', query: sql`SELECT id, distance FROM beliefs_hnsw_nearest(${fleet}, ${a.prefix}, ${a.vector}::vector, ${a.k}, ${ef})` };
+  return { plan: 'hnsw', run: fromJson(sql`SELECT beliefs_hnsw_nearest_json(${fleet}, ${a.prefix}, ${a.vector}::vector, ${a.k}, ${ef}) AS r`) };
 }
 
 /** One nearest neighbour: the belief and its cosine similarity (higher is nearer). */
@@ -125,15 +135,15 @@ export interface Hit {
  */
 export async function searchInTx(tx: Db, fleet: string, a: NearestArgs): Promise<{ hits: Hit[]; plan: Nearest['plan'] }> {
   const near = await nearestBeliefs(tx, fleet, a);
-  const rows = await sql<BeliefRow & { distance: number }>`
-    WITH h AS MATERIALIZED (${near.query})
-    SELECT ${sql.join(BELIEF_COLUMNS.map((c) => sql.ref(`b.${c}`)))}, h.distance
-      FROM h JOIN beliefs b ON b.fleet_id = ${fleet} AND b.id = h.id
-     ORDER BY h.distance, h.id`.execute(tx);
-  return { hits: rows.rows.map(({ distance, ...belief }) => ({ belief, score: 1 - Number(distance) })), plan: near.plan };
+  const ranked = await near.run(tx);
+  const rows = await sql<BeliefRow>`
+    SELECT ${sql.join(BELIEF_COLUMNS.map((c) => sql.ref(`b.${c}`)))}
+      FROM beliefs b WHERE b.fleet_id = ${fleet} AND b.id = ANY(${ranked.map((h) => h.id)}::bigint[])`.execute(tx);
+  const byId = new Map(rows.rows.map((b) => [String(b.id), b]));
+  return { hits: ranked.map((h) => ({ belief: byId.get(String(h.id))!, score: 1 - Number(h.distance) })), plan: near.plan };
 }
 
-/** The transaction's snapshot (pg_snapshot text, xmin:xmax:xip): where a READ was taken. */
-export async function currentSnapshot(db: Db): Promise<string> {
-  return (await sql<{ s: string }>`SELECT pg_current_snapshot()::text AS s`.execute(db)).rows[0]!.s;
+/** The transaction's snapshot on the fleet's node (pg_snapshot text, xmin:xmax:xip): where a READ was taken. */
+export async function currentSnapshot(db: Db, fleet: string): Promise<string> {
+  return (await sql<{ s: string }>`SELECT pg_current_snapshot()::text AS s FROM ${fleetNode(fleet)}`.execute(db)).rows[0]!.s;
 }

@@ -13,7 +13,7 @@ export interface ReadPoint {
 }
 
 export async function takeReadPoint(db: Db, fleet: string): Promise<string> {
-  return encodeReadPoint({ fleet, snapshot: await currentSnapshot(db) });
+  return encodeReadPoint({ fleet, snapshot: await currentSnapshot(db, fleet) });
 }
 
 export function encodeReadPoint(p: ReadPoint): string {

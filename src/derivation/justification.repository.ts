@@ -50,7 +50,7 @@ export async function firstDescendantAmong(db: Db, fleet: string, beliefId: stri
       UNION
       SELECT n.belief_id FROM down d CROSS JOIN LATERAL (
         SELECT j.belief_id FROM justification_premises p
-          JOIN justifications j ON j.fleet_id = ${fleet} AND j.id = p.justification_id
+          JOIN justifications j ON j.fleet_id = p.fleet_id AND j.id = p.justification_id
          WHERE p.fleet_id = ${fleet} AND p.premise_id = d.id OFFSET 0
       ) n
     )
@@ -92,9 +92,9 @@ export async function survivorIds(db: Db, fleet: string, retractionId: string, l
     SELECT s.id::text AS id FROM (
       SELECT DISTINCT j.belief_id AS id
         FROM beliefs f
-        JOIN justification_premises p ON p.fleet_id = ${fleet} AND p.premise_id = f.id
-        JOIN justifications j ON j.fleet_id = ${fleet} AND j.id = p.justification_id
-        JOIN beliefs b ON b.fleet_id = ${fleet} AND b.id = j.belief_id
+        JOIN justification_premises p ON p.fleet_id = f.fleet_id AND p.premise_id = f.id
+        JOIN justifications j ON j.fleet_id = p.fleet_id AND j.id = p.justification_id
+        JOIN beliefs b ON b.fleet_id = j.fleet_id AND b.id = j.belief_id
        WHERE f.fleet_id = ${fleet} AND f.retraction_id = ${retractionId} AND b.status = 'ACTIVE') s
      ORDER BY s.id LIMIT ${limit}`.execute(db);
   return r.rows.map((x) => x.id);
@@ -117,8 +117,8 @@ export async function justificationsOf(db: Db, fleet: string, beliefIds: readonl
            array_agg(p.premise_id::text ORDER BY p.premise_id) FILTER (WHERE pb.status <> 'ACTIVE') AS fallen_ids,
            bool_and(pb.status = 'ACTIVE') AS holds
       FROM justifications j
-      JOIN justification_premises p ON p.fleet_id = ${fleet} AND p.justification_id = j.id
-      JOIN beliefs pb ON pb.fleet_id = ${fleet} AND pb.id = p.premise_id
+      JOIN justification_premises p ON p.fleet_id = j.fleet_id AND p.justification_id = j.id
+      JOIN beliefs pb ON pb.fleet_id = p.fleet_id AND pb.id = p.premise_id
      WHERE j.fleet_id = ${fleet} AND j.belief_id = ANY(${beliefIds.map(String)}::bigint[])
      GROUP BY j.fleet_id, j.id ORDER BY j.belief_id, j.id`.execute(db);
   return r.rows.map((j) => ({ ...j, fallen_ids: j.fallen_ids ?? [] }));
@@ -128,7 +128,7 @@ export async function justificationsOf(db: Db, fleet: string, beliefIds: readonl
 export async function dependentsOf(db: Db, fleet: string, premiseIds: readonly string[]): Promise<Array<{ belief_id: string; premise_id: string }>> {
   const r = await sql<{ belief_id: string; premise_id: string }>`
     SELECT DISTINCT j.belief_id::text AS belief_id, p.premise_id::text AS premise_id
-      FROM justification_premises p JOIN justifications j ON j.fleet_id = ${fleet} AND j.id = p.justification_id
+      FROM justification_premises p JOIN justifications j ON j.fleet_id = p.fleet_id AND j.id = p.justification_id
      WHERE p.fleet_id = ${fleet} AND p.premise_id = ANY(${premiseIds.map(String)}::bigint[]) ORDER BY 1, 2`.execute(db);
   return r.rows;
 }
@@ -137,13 +137,13 @@ export async function dependentsOf(db: Db, fleet: string, premiseIds: readonly s
 export async function dependentPage(db: Db, fleet: string, beliefId: string, first: number, after: string | null): Promise<Page<BeliefRow>> {
   const rows = await sql<BeliefRow>`
     SELECT DISTINCT ${sql.join(BELIEF_COLUMNS.map((c) => sql.ref(`b.${c}`)))} FROM beliefs b
-      JOIN justifications j ON j.fleet_id = ${fleet} AND j.belief_id = b.id
-      JOIN justification_premises p ON p.fleet_id = ${fleet} AND p.justification_id = j.id
+      JOIN justifications j ON j.fleet_id = b.fleet_id AND j.belief_id = b.id
+      JOIN justification_premises p ON p.fleet_id = j.fleet_id AND p.justification_id = j.id
      WHERE b.fleet_id = ${fleet} AND p.premise_id = ${beliefId} ${after ? sql`AND b.id < ${after}::bigint` : sql``}
      ORDER BY b.id DESC LIMIT ${first + 1}`.execute(db);
   const total = await sql<{ n: number }>`
     SELECT count(DISTINCT j.belief_id)::int AS n FROM justifications j
-      JOIN justification_premises p ON p.fleet_id = ${fleet} AND p.justification_id = j.id
+      JOIN justification_premises p ON p.fleet_id = j.fleet_id AND p.justification_id = j.id
      WHERE j.fleet_id = ${fleet} AND p.premise_id = ${beliefId}`.execute(db);
   return pageOf(rows.rows, first, (r) => encodeIdCursor(r.id), total.rows[0]!.n);
 }

@@ -112,7 +112,7 @@ export async function reachingRetraction(db: Db, fleet: string, effect: { id: st
 
 /** The effects resting on a belief `retractionId` took down, as a subquery of effect ids. */
 export function restingOnRetraction(fleet: string, retractionId: string) {
-  return sql`SELECT s.effect_id FROM effect_supports s JOIN beliefs b ON b.fleet_id = ${fleet} AND b.id = s.belief_id
+  return sql`SELECT s.effect_id FROM effect_supports s JOIN beliefs b ON b.fleet_id = s.fleet_id AND b.id = s.belief_id
               WHERE s.fleet_id = ${fleet} AND b.retraction_id = ${retractionId}`;
 }
 
@@ -125,7 +125,8 @@ export async function cancelPendingOn(db: Db, fleet: string, retractionId: strin
       RETURNING e.id
     )
     INSERT INTO events (fleet_id, type, retraction_id, ids, actor_id)
-    SELECT ${fleet}, 'EffectCancelled', ${retractionId}, array_agg(id ORDER BY id), ${actorId} FROM cancelled HAVING count(*) > 0`.execute(db);
+    SELECT ${fleet}, 'EffectCancelled', ${retractionId}, array_agg(id ORDER BY id), ${actorId} FROM cancelled HAVING count(*) > 0
+    RETURNING seq`.execute(db);
 }
 
 /** Marks the EXECUTING effects resting on a belief the retraction took down as reached by it (completeEffect records their reversal). */

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { decodeCursor as decodeKernelCursor, encodeCursor as encodeKernelCursor, tryDecodeCursor } from '../kernel/cursor';
+import { fleetNode } from '../store/fleet-node';
 import type { Db } from '../store/tx';
 
 /**
@@ -69,14 +70,10 @@ export async function appendEvent(db: Db, e: NewEvent): Promise<void> {
  * database of the same server: transaction ids are server-wide, so one long transaction anywhere on
  * the server would otherwise stall every subscriber). A running transaction whose database cannot be
  * told (it ended after the snapshot was taken, or is prepared) still holds the horizon, so no event
- * can land behind a cursor.
+ * can land behind a cursor. A function (db/migrations/0010_citus.ts), so that on Citus it is evaluated on the
+ * worker that holds the fleet's events and stamped their `tx`: one transaction-id space, as on one server.
  */
-const HORIZON = sql`(SELECT coalesce(
-    (SELECT min(x) FROM pg_snapshot_xip(pg_current_snapshot()) AS x
-      WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity a
-                         WHERE a.datid <> (SELECT oid FROM pg_database WHERE datname = current_database())
-                           AND a.backend_xid::text::bigint = (x::text::numeric % 4294967296)::bigint)),
-    pg_snapshot_xmax(pg_current_snapshot())))`;
+const HORIZON = sql`retract_event_horizon()`;
 
 export interface EventRow {
   seq: string;
@@ -121,8 +118,8 @@ export function parseCursor(field: string, s: string): Cursor {
  * snapshot's xmax): one issued before a restore, or by another database. Tailing from it would
  * wait, silently, until the transaction counter caught up — possibly forever.
  */
-export async function isAhead(db: Db, c: Cursor): Promise<boolean> {
-  const r = await sql<{ ahead: boolean }>`SELECT ${c.tx}::xid8 >= pg_snapshot_xmax(pg_current_snapshot()) AS ahead`.execute(db);
+export async function isAhead(db: Db, fleet: string, c: Cursor): Promise<boolean> {
+  const r = await sql<{ ahead: boolean }>`SELECT ${c.tx}::xid8 >= pg_snapshot_xmax(pg_current_snapshot()) AS ahead FROM ${fleetNode(fleet)}`.execute(db);
   return r.rows[0]!.ahead;
 }
 
@@ -146,10 +143,9 @@ export async function tail(db: Db, fleet: string, after: Cursor, limit: number, 
 
 /** The cursor that means "from now": just past everything currently readable. */
 export async function headCursor(db: Db, fleet: string): Promise<Cursor> {
-  const r = await sql<{ tx: string | null; seq: string | null; xmin: string }>`
-    SELECT (SELECT tx::text FROM events WHERE fleet_id = ${fleet} AND tx < ${HORIZON} ORDER BY events.tx DESC, events.seq DESC LIMIT 1) AS tx,
-           (SELECT seq::text FROM events WHERE fleet_id = ${fleet} AND tx < ${HORIZON} ORDER BY events.tx DESC, events.seq DESC LIMIT 1) AS seq,
-           ${HORIZON}::text AS xmin`.execute(db);
-  const row = r.rows[0]!;
-  return row.tx && row.seq ? { tx: row.tx, seq: row.seq, index: -1 } : START;
+  const r = await sql<{ tx: string; seq: string }>`
+    SELECT tx::text AS tx, seq::text AS seq FROM events
+     WHERE fleet_id = ${fleet} AND tx < ${HORIZON} ORDER BY events.tx DESC, events.seq DESC LIMIT 1`.execute(db);
+  const row = r.rows[0];
+  return row ? { tx: row.tx, seq: row.seq, index: -1 } : START;
 }

@@ -1,5 +1,5 @@
 import { EventEmitter, once } from 'node:events';
-import type { Store } from '../store/engine';
+import { type Store, isServer } from '../store/engine';
 import { readTx } from '../store/tx';
 import type { Totals } from '../kernel/money';
 import { type Cursor, type EventRow, encodeCursor, headCursor, tail } from './event.repository';
@@ -62,7 +62,7 @@ export class Waker {
       this.emitter.emit('wake');
     };
     this.store.commits.on('commit', wake);
-    if (this.store.engine === 'postgres') this.stopListen = await this.store.listen(wake);
+    if (isServer(this.store.engine)) this.stopListen = await this.store.listen(wake);
   }
   async stop(): Promise<void> {
     await this.stopListen?.();

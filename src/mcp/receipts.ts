@@ -172,7 +172,7 @@ export interface SearchArgs { text: string; k?: number; includeRetracted?: boole
 export async function searchBeliefs(tx: Tx, fleet: string, args: SearchArgs & { vector: number[] }): Promise<SearchOut> {
   const k = args.k ?? 10;
   const prefix = v.claimKeyPrefix('claimKeyPrefix', args.claimKeyPrefix);
-  const snapshot = await currentSnapshot(tx);
+  const snapshot = await currentSnapshot(tx, fleet);
   const { hits } = await searchInTx(tx, fleet, { vector: `[${args.vector.join(',')}]`, k, includeRetracted: !!args.includeRetracted, prefix });
   const names = await agentNames(tx, fleet, hits.map((h) => h.belief.author_id));
   return {

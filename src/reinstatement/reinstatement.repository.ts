@@ -56,7 +56,7 @@ export async function reinstatementPage(db: Db, fleet: string, q: { retractionId
 export async function activeRivalOf(tx: Tx, fleet: string, beliefId: string): Promise<{ id: string; claim_key: string } | undefined> {
   return (await sql<{ id: string; claim_key: string }>`
     SELECT a.id::text AS id, a.claim_key FROM beliefs b
-      JOIN beliefs a ON a.fleet_id = ${fleet} AND a.claim_key = b.claim_key AND a.status = 'ACTIVE' AND a.id <> b.id
+      JOIN beliefs a ON a.fleet_id = b.fleet_id AND a.claim_key = b.claim_key AND a.status = 'ACTIVE' AND a.id <> b.id
      WHERE b.fleet_id = ${fleet} AND b.id = ${beliefId}`.execute(tx)).rows[0];
 }
 
@@ -75,8 +75,8 @@ export async function reverseClosure(tx: Tx, fleet: string, retractionId: string
            CASE WHEN p.premise_id IS NULL THEN NULL WHEN pb.status = 'ACTIVE' THEN 'active' WHEN pb.retraction_id = ${retractionId} THEN 'set' ELSE 'down' END AS st
       FROM down d
       JOIN justifications j ON j.fleet_id = ${fleet} AND j.belief_id = d.id
-      LEFT JOIN justification_premises p ON p.fleet_id = ${fleet} AND p.justification_id = j.id
-      LEFT JOIN beliefs pb ON pb.fleet_id = ${fleet} AND pb.id = p.premise_id`.execute(tx);
+      LEFT JOIN justification_premises p ON p.fleet_id = j.fleet_id AND p.justification_id = j.id
+      LEFT JOIN beliefs pb ON pb.fleet_id = p.fleet_id AND pb.id = p.premise_id`.execute(tx);
   const blocked = new Set<number>();
   const rows = r.rows.map((x) => {
     if (x.blocked) blocked.add(Number(x.b));
@@ -90,8 +90,8 @@ export async function reverseClosureOfRoot(tx: Tx, fleet: string, rootId: string
   const r = await sql<{ j: string; p: string | null; active: boolean | null }>`
     SELECT j.id::text AS j, p.premise_id::text AS p, pb.status = 'ACTIVE' AS active
       FROM justifications j
-      LEFT JOIN justification_premises p ON p.fleet_id = ${fleet} AND p.justification_id = j.id
-      LEFT JOIN beliefs pb ON pb.fleet_id = ${fleet} AND pb.id = p.premise_id
+      LEFT JOIN justification_premises p ON p.fleet_id = j.fleet_id AND p.justification_id = j.id
+      LEFT JOIN beliefs pb ON pb.fleet_id = p.fleet_id AND pb.id = p.premise_id
      WHERE j.fleet_id = ${fleet} AND j.belief_id = ${rootId}
      ORDER BY j.id, p.premise_id`.execute(tx);
   const by = new Map<string, Array<{ premise: string; state: 'active' | 'down' }>>();
@@ -128,6 +128,7 @@ export async function bringBack(
              ${actorId}
         FROM unnest(${intArray(events.depth)}::int[], ${textArray(events.ids)}::text[], ${textArray(events.sizes)}::text[]) WITH ORDINALITY AS e(depth, ids, sizes, ord)
        ORDER BY e.ord
+      RETURNING seq
     ), receipt AS (
       UPDATE reinstatements SET belief_ids = belief_ids || ${intArray(ids)}::bigint[], belief_depths = belief_depths || ${intArray(levels)}::int[]
        WHERE fleet_id = ${fleet} AND id = ${reinstatementId}
@@ -159,12 +160,13 @@ export async function raiseContradictions(tx: Tx, fleet: string, reinstatementId
       SELECT ${fleet}, s.claim_key, a.id, s.statement, s.value, s.evidence, s.author_id, x.premises::bigint[], ${reinstatementId}, s.id
         FROM unnest(${intArray(items.map((i) => i.belief))}::bigint[], ${textArray(items.map((i) => intArray(i.premises)))}::text[]) WITH ORDINALITY AS x(id, premises, ord)
         JOIN beliefs s ON s.fleet_id = ${fleet} AND s.id = x.id
-        JOIN beliefs a ON a.fleet_id = ${fleet} AND a.claim_key = s.claim_key AND a.status = 'ACTIVE'
+        JOIN beliefs a ON a.fleet_id = s.fleet_id AND a.claim_key = s.claim_key AND a.status = 'ACTIVE'
        ORDER BY x.ord
       RETURNING id, claim_key
     ), ev AS (
       INSERT INTO events (fleet_id, type, ids, data, actor_id)
       SELECT ${fleet}, 'ContradictionRaised', ARRAY[id], jsonb_build_object('claimKey', claim_key, 'reinstatementId', ${reinstatementId}::text), ${actorId} FROM raised
+      RETURNING seq
     ), receipt AS (
       UPDATE reinstatements SET contradiction_ids = contradiction_ids || (SELECT array_agg(id ORDER BY id) FROM raised)
        WHERE fleet_id = ${fleet} AND id = ${reinstatementId}
@@ -186,7 +188,7 @@ export async function settleMoney(tx: Tx, fleet: string, reinstatementId: string
     WITH touched AS MATERIALIZED (
       SELECT DISTINCT s.effect_id FROM effect_supports s
        WHERE s.fleet_id = ${fleet} AND s.belief_id IN (SELECT unnest(${intArray(ids)}::bigint[]))
-         AND NOT EXISTS (SELECT 1 FROM effect_supports o JOIN beliefs b ON b.fleet_id = ${fleet} AND b.id = o.belief_id
+         AND NOT EXISTS (SELECT 1 FROM effect_supports o JOIN beliefs b ON b.fleet_id = o.fleet_id AND b.id = o.belief_id
                           WHERE o.fleet_id = ${fleet} AND o.effect_id = s.effect_id AND b.status <> 'ACTIVE')
     ), lines AS (
       INSERT INTO reinstatement_money (fleet_id, reinstatement_id, reversal_id, effect_id, line, prior_status, amount_minor, currency, reexecution_key)
@@ -207,9 +209,10 @@ export async function settleMoney(tx: Tx, fleet: string, reinstatementId: string
       INSERT INTO events (fleet_id, type, retraction_id, ids, data, actor_id)
       SELECT ${fleet}, 'ReversalVoided', ${retractionId}, array_agg(id ORDER BY id), jsonb_build_object('reinstatementId', ${reinstatementId}::text), ${actorId}
         FROM voided HAVING count(*) > 0
+      RETURNING seq
     )
     UPDATE effects e SET reached_by = (
-             SELECT min(b.retraction_id) FROM effect_supports o JOIN beliefs b ON b.fleet_id = ${fleet} AND b.id = o.belief_id
+             SELECT min(b.retraction_id) FROM effect_supports o JOIN beliefs b ON b.fleet_id = o.fleet_id AND b.id = o.belief_id
               WHERE o.fleet_id = ${fleet} AND o.effect_id = e.id AND b.status = 'RETRACTED')
      WHERE e.fleet_id = ${fleet} AND e.reached_by = ${retractionId} AND e.status = 'EXECUTING'`.execute(tx);
 }
@@ -220,7 +223,7 @@ export async function recordRestorable(tx: Tx, fleet: string, reinstatementId: s
     UPDATE reinstatements SET restorable_effect_ids = coalesce((
       SELECT array_agg(e.id ORDER BY e.id) FROM effects e
        WHERE e.fleet_id = ${fleet} AND e.cancelled_by = ${retractionId} AND e.status = 'CANCELLED'
-         AND NOT EXISTS (SELECT 1 FROM effect_supports s JOIN beliefs b ON b.fleet_id = ${fleet} AND b.id = s.belief_id
+         AND NOT EXISTS (SELECT 1 FROM effect_supports s JOIN beliefs b ON b.fleet_id = s.fleet_id AND b.id = s.belief_id
                           WHERE s.fleet_id = ${fleet} AND s.effect_id = e.id AND b.status <> 'ACTIVE')), '{}')
      WHERE fleet_id = ${fleet} AND id = ${reinstatementId}`.execute(tx);
 }
@@ -344,13 +347,13 @@ export function voidedConflict(reversalId: string): DomainError {
 export async function restorableBy(tx: Tx, fleet: string, effectId: string): Promise<{ reinstatement_id: string; retraction_id: string } | undefined> {
   return (await sql<{ reinstatement_id: string; retraction_id: string }>`
     SELECT i.id::text AS reinstatement_id, i.retraction_id::text AS retraction_id FROM effects e
-      JOIN reinstatements i ON i.fleet_id = ${fleet} AND i.retraction_id = e.cancelled_by AND i.status = 'REINSTATED'
+      JOIN reinstatements i ON i.fleet_id = e.fleet_id AND i.retraction_id = e.cancelled_by AND i.status = 'REINSTATED'
      WHERE e.fleet_id = ${fleet} AND e.id = ${effectId} AND e.id = ANY(i.restorable_effect_ids)`.execute(tx)).rows[0];
 }
 
 export async function firstDownSupport(tx: Tx, fleet: string, effectId: string): Promise<string | null> {
   return (await sql<{ id: string }>`
-    SELECT b.id::text AS id FROM effect_supports s JOIN beliefs b ON b.fleet_id = ${fleet} AND b.id = s.belief_id
+    SELECT b.id::text AS id FROM effect_supports s JOIN beliefs b ON b.fleet_id = s.fleet_id AND b.id = s.belief_id
      WHERE s.fleet_id = ${fleet} AND s.effect_id = ${effectId} AND b.status <> 'ACTIVE' ORDER BY b.id LIMIT 1`.execute(tx)).rows[0]?.id ?? null;
 }
 
@@ -361,7 +364,8 @@ export async function restore(tx: Tx, fleet: string, effectId: string, reinstate
        WHERE fleet_id = ${fleet} AND id = ${effectId} AND status = 'CANCELLED'
       RETURNING id)
     INSERT INTO events (fleet_id, type, retraction_id, ids, data, actor_id)
-    SELECT ${fleet}, 'EffectRestored', ${retractionId}, ARRAY[id], jsonb_build_object('reinstatementId', ${reinstatementId}::text), ${actorId} FROM restored`.execute(tx);
+    SELECT ${fleet}, 'EffectRestored', ${retractionId}, ARRAY[id], jsonb_build_object('reinstatementId', ${reinstatementId}::text), ${actorId} FROM restored
+    RETURNING seq`.execute(tx);
 }
 
 function intArray(xs: readonly number[]): string {

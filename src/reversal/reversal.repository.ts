@@ -36,7 +36,7 @@ export async function recordReversals(db: Db, fleet: string, retractionId: strin
              ${sql.raw(REVERSAL_KEY_SQL)},
              e.amount_minor, e.currency,
              CASE WHEN k.reversible THEN NULL ELSE 'effect kind ' || e.kind || ' has no compensation handler' END
-        FROM effects e JOIN effect_kinds k ON k.fleet_id = ${fleet} AND k.kind = e.kind
+        FROM effects e JOIN effect_kinds k ON k.fleet_id = e.fleet_id AND k.kind = e.kind
        WHERE e.fleet_id = ${fleet} AND e.status = 'EXECUTED' AND e.id IN (${effectIds})
        ORDER BY e.id
       -- A reversal VOIDED by a reinstatement is owed again when a later retraction reaches its effect:

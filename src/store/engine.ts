@@ -20,8 +20,17 @@ import type { DB } from './schema';
  *    transactions run one after another; tailers are woken in-process. It has no autovacuum of
  *    its own, so the store runs autovacuum's passes itself (src/store/autovacuum.ts) every
  *    OpenOptions.maintenanceMs, between transactions.
+ *  - `citus`: a Citus coordinator reached through DATABASE_URL (chosen by RETRACT_ENGINE=citus, or found by
+ *    its extension), fleets distributed over the workers (db/migrations/0010_citus.ts). The `postgres` engine
+ *    with three differences, all in src/store/tx.ts: the fleet setting travels to the workers as SET LOCAL,
+ *    and a serialization failure that a worker reports at COMMIT (XX000 after a 40001 warning) is retried.
  */
-export type EngineName = 'postgres' | 'pglite';
+export type EngineName = 'postgres' | 'pglite' | 'citus';
+
+/** Whether the engine is a server other processes share (a pool, LISTEN/NOTIFY, the fleet lock). */
+export function isServer(engine: EngineName): boolean {
+  return engine !== 'pglite';
+}
 
 export interface Store {
   readonly engine: EngineName;
@@ -87,6 +96,8 @@ export interface OpenOptions {
   poolSize?: number;
   /** PostgreSQL: the longest a `'soon'` commit waits for its NOTIFY (default LAZY_NOTIFY_MS). */
   lazyNotifyMs?: number;
+  /** Which server engine DATABASE_URL must be ('postgres' or 'citus'): opening fails when the database is the other. */
+  engine?: 'postgres' | 'citus';
   /** PGlite: the interval between autovacuum passes (default MAINTENANCE_MS; 0: none but `maintain()`). */
   maintenanceMs?: number;
   /** Seams into the transaction module (TxHooks): initial faults and a retry observer. */
@@ -105,7 +116,7 @@ const LAZY_NOTIFY_MS = 50;
 
 /** Opens the configured store and (by default) migrates it to the latest version. */
 export async function openStore(opts: OpenOptions = {}): Promise<Store> {
-  const store = opts.databaseUrl ? await openPostgres(opts.databaseUrl, opts.poolSize, opts.lazyNotifyMs, txHooks(opts.tx)) : await openPglite(opts);
+  const store = opts.databaseUrl ? await openPostgres(opts, opts.databaseUrl, txHooks(opts.tx)) : await openPglite(opts);
   if (opts.migrate !== false) {
     try {
       await migrateToLatest(store.db);
@@ -117,11 +128,19 @@ export async function openStore(opts: OpenOptions = {}): Promise<Store> {
   return store;
 }
 
-async function openPostgres(url: string, poolSize = 10, lazyNotifyMs = LAZY_NOTIFY_MS, tx: TxHooks): Promise<Store> {
+async function openPostgres(opts: OpenOptions, url: string, tx: TxHooks): Promise<Store> {
+  const { poolSize = 10, lazyNotifyMs = LAZY_NOTIFY_MS } = opts;
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   pool.on('error', () => {
     /* an idle client died; the pool replaces it */
   });
+  pool.on('connect', markWorkerAborts);
+  const found = (await citusInstalled(pool)) ? 'citus' : 'postgres';
+  if (opts.engine && opts.engine !== found) {
+    await pool.end();
+    throw new Error(`RETRACT_ENGINE=${opts.engine}, but ${new URL(url).pathname.slice(1)} is a ${found === 'citus' ? 'Citus database (the citus extension is installed)' : 'plain PostgreSQL database (no citus extension)'}`);
+  }
+  const engine = found;
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   const commits = new EventEmitter();
   commits.setMaxListeners(0);
@@ -134,11 +153,11 @@ async function openPostgres(url: string, poolSize = 10, lazyNotifyMs = LAZY_NOTI
     pool.query(`NOTIFY ${NOTIFY_CHANNEL}`).catch(() => {});
   };
   return {
-    engine: 'postgres',
+    engine,
     db,
     commits,
     tx,
-    description: `postgres ${new URL(url).host}${new URL(url).pathname}`,
+    description: `${engine} ${new URL(url).host}${new URL(url).pathname}`,
     async listen(onNotice) {
       const client = new pg.Client({ connectionString: url });
       client.on('error', () => {});
@@ -173,6 +192,43 @@ async function openPostgres(url: string, poolSize = 10, lazyNotifyMs = LAZY_NOTI
       listeners.clear();
       await db.destroy();
     },
+  };
+}
+
+async function citusInstalled(pool: pg.Pool): Promise<boolean> {
+  const r = await pool.query(`SELECT count(*)::int AS n FROM pg_extension WHERE extname = 'citus'`).catch((e) => {
+    void pool.end();
+    throw e;
+  });
+  return r.rows[0].n > 0;
+}
+
+/** SQLSTATEs of the warning a Citus worker sends when it aborts a transaction at COMMIT for a conflict. */
+const WORKER_CONFLICT = new Set(['40001', '40P01']);
+
+/**
+ * Citus reports a serialization failure that a worker hits at COMMIT as `XX000 could not commit transaction for
+ * shard …`, after a WARNING carrying the worker's 40001. The warning says the worker aborted, so nothing of the
+ * attempt remains and it may be retried; a bare XX000 (a connection lost mid-commit, say) may have committed and
+ * must not be. Each statement's error is given the SQLSTATE of the conflict warning that came before it on the
+ * same connection, as `workerConflict` (src/store/tx.ts reads it).
+ */
+function markWorkerAborts(client: pg.PoolClient): void {
+  let warned: string | null = null;
+  client.on('notice', (n: { severity?: string; code?: string }) => {
+    if (n.code && WORKER_CONFLICT.has(n.code)) warned = n.code;
+  });
+  const query = client.query.bind(client) as (...a: unknown[]) => unknown;
+  (client as unknown as { query: (...a: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    warned = null;
+    const r = query(...args);
+    if (r instanceof Promise) {
+      return r.catch((e: unknown) => {
+        if (warned && typeof e === 'object' && e !== null) (e as { workerConflict?: string }).workerConflict = warned;
+        throw e;
+      });
+    }
+    return r;
   };
 }
 
@@ -263,12 +319,22 @@ export async function engineVersions(db: Kysely<DB>): Promise<{ server: string; 
   return r.rows[0]!;
 }
 
-/** Opens the store the environment names: DATABASE_URL, else embedded PGlite in RETRACT_DATA_DIR. */
 /** Whether the database answers a trivial statement (the /health probe). */
 export async function answers(db: Kysely<DB>): Promise<boolean> {
   return sql`SELECT 1`.execute(db).then(() => true, () => false);
 }
 
+/**
+ * Opens the store the environment names: DATABASE_URL (a PostgreSQL server, or a Citus coordinator), else embedded
+ * PGlite in RETRACT_DATA_DIR; RETRACT_ENGINE names the engine outright (pglite ignores DATABASE_URL).
+ */
 export function openStoreFromEnv(env: NodeJS.ProcessEnv = process.env, extra: OpenOptions = {}): Promise<Store> {
-  return openStore({ databaseUrl: env.DATABASE_URL || undefined, dataDir: env.RETRACT_DATA_DIR, ...extra });
+  const named = env.RETRACT_ENGINE;
+  if (named !== undefined && named !== '' && named !== 'postgres' && named !== 'citus' && named !== 'pglite') {
+    throw new Error(`RETRACT_ENGINE must be pglite, postgres or citus (got '${named}')`);
+  }
+  if ((named === 'postgres' || named === 'citus') && !env.DATABASE_URL) throw new Error(`RETRACT_ENGINE=${named} needs DATABASE_URL`);
+  const databaseUrl = named === 'pglite' ? undefined : env.DATABASE_URL || undefined;
+  const engine = named === 'postgres' || named === 'citus' ? named : undefined;
+  return openStore({ databaseUrl, engine, dataDir: env.RETRACT_DATA_DIR, ...extra });
 }

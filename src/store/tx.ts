@@ -1,7 +1,7 @@
 import { type Kysely, type Transaction, sql } from 'kysely';
 import pg from 'pg';
 import { DomainError } from '../errors/domain-error';
-import type { Store, WakeUrgency } from './engine';
+import { type Store, type WakeUrgency, isServer } from './engine';
 import type { DB } from './schema';
 
 /**
@@ -51,9 +51,17 @@ const INJECTED = [
 
 export function isRetryable(e: unknown): boolean {
   if (typeof e !== 'object' || e === null) return false;
-  const { code, message } = e as { code?: string; message?: string };
+  const { code, message, workerConflict } = e as { code?: string; message?: string; workerConflict?: string };
   if (code === '53200') return /shared memory/.test(message ?? '');
+  // Citus: a worker aborted at COMMIT for a conflict (its 40001 warning came first; see the citus engine).
+  if (code === 'XX000') return workerConflict !== undefined && /^could not commit transaction/.test(message ?? '');
   return RETRYABLE.has(code ?? '');
+}
+
+/** The SQLSTATE a retried error is counted under: a Citus worker's conflict under its own code. */
+export function retryCode(e: unknown): string {
+  const { code, workerConflict } = e as { code?: string; workerConflict?: string };
+  return workerConflict ?? code ?? '';
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -62,7 +70,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function inTx<T>(store: Store, opts: TxOptions, fn: (tx: Tx) => Promise<T>): Promise<T> {
   const maxAttempts = opts.maxAttempts ?? 10;
   const isolation = opts.isolation ?? (opts.readOnly ? 'repeatable read' : 'serializable');
-  const locking = store.engine === 'postgres' && !opts.readOnly && opts.fleet !== null;
+  const locking = isServer(store.engine) && !opts.readOnly && opts.fleet !== null;
   // jit off: the planner sizes a recursive CTE by assuming it keeps growing, so a 10k cascade's
   // closure (about 150 ms of work) was costed past every JIT threshold and spent 700 ms compiling
   // itself with inlining and optimization. No statement here runs long enough to win that back.
@@ -72,6 +80,12 @@ export async function inTx<T>(store: Store, opts: TxOptions, fn: (tx: Tx) => Pro
       (lock?.inside ?? '') +
       `SELECT set_config('role', ${pg.escapeLiteral(opts.role ?? 'retract_app')}, true), set_config('retract.fleet', ${pg.escapeLiteral(opts.fleet ?? '')}, true), set_config('jit', 'off', true)`,
   );
+  // Citus sends the settings a worker needs with each statement it routes there only when they are SET LOCAL
+  // (set_config is not propagated), and replays the whole string they came in on every worker connection it
+  // opens: so a string of SET LOCALs alone, after BEGIN's.
+  const workerSettings = store.engine === 'citus'
+    ? sql.raw(`SET LOCAL citus.propagate_set_commands = 'local'; SET LOCAL retract.fleet = ${pg.escapeLiteral(opts.fleet ?? '')}; SET LOCAL jit = off`)
+    : null;
   // A write that lost a serialization conflict retries holding its fleet's lock exclusively: it
   // then runs alone among the fleet's writers and cannot lose again, so a hot fleet pays at most one
   // retry per write instead of a storm of them, and an uncontended one never takes the exclusive lock.
@@ -82,6 +96,7 @@ export async function inTx<T>(store: Store, opts: TxOptions, fn: (tx: Tx) => Pro
       const result = await store.db.connection().execute(async (tx) => {
         try {
           await beginWith(lock).execute(tx);
+          if (workerSettings) await workerSettings.execute(tx);
           for (const [counter, raise] of INJECTED) {
             if (store.tx.faults[counter] > 0) {
               store.tx.faults[counter]--;
@@ -109,9 +124,9 @@ export async function inTx<T>(store: Store, opts: TxOptions, fn: (tx: Tx) => Pro
         store.tx.stats.exhausted++;
         throw new DomainError(
           'CONFLICT',
-          (e as { code: string }).code === '53200'
+          retryCode(e) === '53200'
             ? `the database ran out of shared lock space (SQLSTATE 53200) on every one of ${attempt} attempts; try again, and if it persists raise max_pred_locks_per_transaction`
-            : `the transaction kept conflicting with concurrent writers (SQLSTATE ${(e as { code: string }).code}) and was given up after ${attempt} attempts; try again`,
+            : `the transaction kept conflicting with concurrent writers (SQLSTATE ${retryCode(e)}) and was given up after ${attempt} attempts; try again`,
         );
       }
       store.tx.stats.retries++;

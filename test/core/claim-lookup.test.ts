@@ -5,7 +5,20 @@ import { inTx, readTx, type Tx } from '../../src/store/tx';
 import { actorIn, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
 
 interface PlanNode { 'Node Type': string; 'Relation Name'?: string; 'Actual Loops'?: number; 'Index Name'?: string; 'Index Cond'?: string; 'Rows Removed by Filter'?: number; Plans?: PlanNode[] }
-const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
+/**
+ * Every node of a plan; on Citus also the plans its tasks ran on the workers (and its subplans'), with the shards'
+ * relation names as the tables' (beliefs_102028 → beliefs).
+ */
+const nodes = (n: PlanNode): PlanNode[] => {
+  const q = (n as { 'Distributed Query'?: DistributedQuery })['Distributed Query'];
+  const remote = q ? [...(q.Subplans ?? []).flatMap((s) => s.PlannedStmt), ...(q.Job?.Tasks ?? []).flatMap((t) => t['Remote Plan'].flat())] : [];
+  const self = n['Relation Name'] ? { ...n, 'Relation Name': n['Relation Name'].replace(/_\d+$/, '') } : n;
+  return [self, ...(n.Plans ?? []).flatMap(nodes), ...remote.flatMap((p) => nodes(p.Plan))];
+};
+interface DistributedQuery {
+  Subplans?: Array<{ PlannedStmt: Array<{ Plan: PlanNode }> }>;
+  Job?: { Tasks?: Array<{ 'Remote Plan': Array<Array<{ Plan: PlanNode }>> }> };
+}
 
 /**
  * A claim's ACTIVE belief is found by an index search on the claim key whatever the statistics say:

@@ -54,8 +54,8 @@ describe.each(engines())('checkInvariants catches corruption on %s', (engine) =>
     await expectInvariants(t.store);
     // Add the retracted a to d's standing justification {b}: {a, b} no longer holds (one premise
     // down is enough), so d is ACTIVE with no justification standing.
-    const js = await sql<{ id: string }>`SELECT j.id::text FROM justifications j JOIN justification_premises p ON p.justification_id = j.id
-      WHERE j.belief_id = ${d.id} AND p.premise_id = ${b.id}`.execute(t.store.db);
+    const js = await sql<{ id: string }>`SELECT j.id::text FROM justifications j JOIN justification_premises p ON p.fleet_id = j.fleet_id AND p.justification_id = j.id
+      WHERE j.fleet_id = 'inv' AND j.belief_id = ${d.id} AND p.premise_id = ${b.id}`.execute(t.store.db);
     const jid = js.rows[0]!.id;
     await caught(/an ACTIVE derived belief has a justification/, { id: d.id },
       `INSERT INTO justification_premises (justification_id, premise_id, fleet_id) VALUES (${jid}, ${a.id}, 'inv')`,

@@ -280,7 +280,8 @@ describe.each(engines())('fleet isolation on %s', (engine) => {
     expect(await insert(sql`INSERT INTO claims (fleet_id, key) VALUES ('a', 'smuggled')`)).toBe('42501');
     expect(await insert(sql`INSERT INTO fleets (id) VALUES ('c')`)).toBe('42501');
     // Moving one of b's own rows into fleet a is refused too; updating a's rows from b touches none.
-    expect(await insert(sql`UPDATE beliefs SET fleet_id = 'a' WHERE fleet_id = 'b'`)).toBe('42501');
+    // (Citus refuses it before RLS is asked: a row's distribution column cannot change, 0A000.)
+    expect(await insert(sql`UPDATE beliefs SET fleet_id = 'a' WHERE fleet_id = 'b'`)).toBe(engine === 'citus' ? '0A000' : '42501');
     const touched = await inTx(t.store, { fleet: 'b' }, (tx) => sql`UPDATE beliefs SET statement = 'defaced' WHERE id = ${sa.passport.id}`.execute(tx));
     expect(Number(touched.numAffectedRows)).toBe(0);
     // Turning row security off does not bypass it for the application role: the query is refused instead.

@@ -94,7 +94,8 @@ describe.each(engines())('nearest beliefs inside a claim-key prefix on %s', (eng
     expect(got.hits.map((h) => h.belief.claim_key)).toEqual(want);
   });
 
-  it('the exact path reads the prefix from beliefs_prefix_embedding alone, and index only once vacuumed', async () => {
+  // Scan counters are per node: on Citus the search runs on the fleet's worker, whose counters this connection does not read.
+  it.skipIf(engine === 'citus')('the exact path reads the prefix from beliefs_prefix_embedding alone, and index only once vacuumed', async () => {
     const q = around(points[OUT_SIZE]!.v, 0.02, normalFrom(10));
     const scansOfSearch = () =>
       readTx(t.store, 'near', async (tx) => {
@@ -151,7 +152,7 @@ describe.each(engines())('nearest beliefs inside a claim-key prefix on %s', (eng
       expect(got.plan).toBe('hnsw');
       expect(got.hits).toHaveLength(10);
       expect(got.hits.every((h) => h.belief.claim_key.startsWith('out/2/'))).toBe(true);
-      expect(scans.map((x) => x.name).sort(), `ef_search ${ef ?? 'default'}`).toEqual(['beliefs_embedding', 'beliefs_pkey']);
+      if (engine !== 'citus') expect(scans.map((x) => x.name).sort(), `ef_search ${ef ?? 'default'}`).toEqual(['beliefs_embedding', 'beliefs_pkey']);
     }
   });
 

@@ -85,8 +85,9 @@ describe.each(engines())('the turn on %s', (engine) => {
     const d = await belief(core, alice, 'corr/d', [a], { tier: 'gold' });
     const r = await assertBelief(core, bob, { claimKey: 'corr/d', statement: 'tier is gold, from x', value: { tier: 'gold' }, derivedFrom: [x.id] });
     expect(r).toMatchObject({ kind: 'corroborated', belief: { id: d.id, status: 'ACTIVE' } });
-    const js = await read(t.store, 'turn', (tx) => tx.selectFrom('justifications').innerJoin('justification_premises', 'justification_id', 'justifications.id')
-      .select(['premise_id', 'created_by']).where('belief_id', '=', d.id).orderBy('justifications.id').execute());
+    const js = await read(t.store, 'turn', (tx) => tx.selectFrom('justifications')
+      .innerJoin('justification_premises', (j) => j.onRef('justification_premises.fleet_id', '=', 'justifications.fleet_id').onRef('justification_id', '=', 'justifications.id'))
+      .select(['premise_id', 'created_by']).where('justifications.fleet_id', '=', 'turn').where('belief_id', '=', d.id).orderBy('justifications.id').execute());
     expect(js).toEqual([{ premise_id: a.id, created_by: alice.agentId }, { premise_id: x.id, created_by: bob.agentId }]);
     // Corroborating again with the same premises adds nothing but the event.
     const before = await dump(t.store);

@@ -4,14 +4,27 @@ import pg from 'pg';
 import { inject } from 'vitest';
 import type { Actor, Core } from '../../src/core';
 import { LocalEmbedder } from '../../src/embedding/local';
-import { type Store, openStore, type EngineName } from '../../src/store/engine';
+import { type Store, openStore, type EngineName, isServer } from '../../src/store/engine';
+import { citusUrl, cloneCitusDatabase, dropCitusDatabase, nodeUrl } from './citus';
 import { createAgentDirect } from '../../src/agent/agent.service';
 import { SCOPES } from '../../src/agent/scopes';
 import { checkInvariants } from '../../src/invariants/check';
 
-/** The engines every suite runs on: PGlite always, PostgreSQL when RETRACT_TEST_DATABASE_URL is set. */
+/**
+ * The engines every suite runs on: PGlite always, PostgreSQL when RETRACT_TEST_DATABASE_URL is set, Citus when
+ * RETRACT_TEST_CITUS_URL is. RETRACT_TEST_ENGINES (a comma list) narrows that to the ones it names.
+ */
 export function engines(): EngineName[] {
-  return process.env.RETRACT_TEST_DATABASE_URL ? ['pglite', 'postgres'] : ['pglite'];
+  const all: EngineName[] = ['pglite'];
+  if (process.env.RETRACT_TEST_DATABASE_URL) all.push('postgres');
+  if (citusUrl()) all.push('citus');
+  const only = process.env.RETRACT_TEST_ENGINES?.split(',').map((s) => s.trim()).filter(Boolean);
+  return only?.length ? all.filter((e) => only.includes(e)) : all;
+}
+
+/** The server engines of this run (PostgreSQL, Citus): the suites about several connections or processes. */
+export function serverEngines(): EngineName[] {
+  return engines().filter(isServer);
 }
 
 export interface TestDb {
@@ -27,6 +40,7 @@ export async function testStore(engine: EngineName, opts: { poolSize?: number; l
     const store = await openStore({ dataDir: 'memory://', loadDataDir: new Blob([fs.readFileSync(file)]), migrate: false });
     return { store, close: () => store.close() };
   }
+  if (engine === 'citus') return citusTestStore(opts);
   const base = process.env.RETRACT_TEST_DATABASE_URL!;
   const name = `retract_t_${process.pid}_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: base });
@@ -54,6 +68,23 @@ export async function testStore(engine: EngineName, opts: { poolSize?: number; l
       await a.connect();
       await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
       await a.end();
+    },
+  };
+}
+
+async function citusTestStore(opts: { poolSize?: number; lazyNotifyMs?: number }): Promise<TestDb> {
+  const { template, nodes } = inject('citus');
+  const base = citusUrl()!;
+  const name = `retract_ct_${process.pid}_${randomBytes(4).toString('hex')}`;
+  await cloneCitusDatabase(base, nodes, template, name);
+  const url = nodeUrl(base, nodes[0]!, name);
+  const store = await openStore({ databaseUrl: url, engine: 'citus', migrate: false, poolSize: opts.poolSize ?? 10, lazyNotifyMs: opts.lazyNotifyMs });
+  return {
+    store,
+    url,
+    async close() {
+      await store.close();
+      await dropCitusDatabase(base, nodes, name);
     },
   };
 }

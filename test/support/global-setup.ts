@@ -4,11 +4,13 @@ import path from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { openStore } from '../../src/store/engine';
+import { citusNodes, citusUrl, createCitusDatabase, dropCitusDatabase, dropCitusDatabases, freezeTemplate, nodeUrl } from './citus';
 
 /**
  * Once per test run: a migrated PGlite data directory dumped to a file (each test file loads its
  * own copy in memory), and, when RETRACT_TEST_DATABASE_URL is set, a migrated PostgreSQL template
- * database that each test file clones with CREATE DATABASE … TEMPLATE.
+ * database that each test file clones with CREATE DATABASE … TEMPLATE, and, when RETRACT_TEST_CITUS_URL is
+ * set, the same on every node of the Citus cluster (test/support/citus.ts).
  */
 export default async function setup(project: TestProject) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'retract-test-'));
@@ -34,6 +36,18 @@ export default async function setup(project: TestProject) {
     await pgStore.close();
   }
   project.provide('pgTemplate', template ?? '');
+
+  const citus = citusUrl();
+  const citusTemplate = `retract_ctpl_${process.pid}`;
+  const nodes = citus ? await citusNodes(citus) : [];
+  if (citus) {
+    await createCitusDatabase(citus, nodes, citusTemplate, 4);
+    const store = await openStore({ databaseUrl: nodeUrl(citus, nodes[0]!, citusTemplate), engine: 'citus', poolSize: 1 });
+    await store.close();
+    await freezeTemplate(citus, nodes, citusTemplate);
+  }
+  project.provide('citus', { template: citus ? citusTemplate : '', nodes });
+  if (!citus) console.log('RETRACT_TEST_CITUS_URL is not set: the Citus engine is not tested in this run.');
   if (!url) console.log('RETRACT_TEST_DATABASE_URL is not set: every suite runs on PGlite; the PostgreSQL-only suites are skipped.');
 
   return async () => {
@@ -45,6 +59,10 @@ export default async function setup(project: TestProject) {
       for (const row of r.rows) await admin.query(`DROP DATABASE IF EXISTS ${row.datname} WITH (FORCE)`).catch(() => {});
       await admin.end();
     }
+    if (citus) {
+      await dropCitusDatabases(citus, nodes, `retract_ct_${process.pid}_`);
+      await dropCitusDatabase(citus, nodes, citusTemplate);
+    }
   };
 }
 
@@ -52,5 +70,6 @@ declare module 'vitest' {
   export interface ProvidedContext {
     pgliteTemplate: string;
     pgTemplate: string;
+    citus: { template: string; nodes: import('./citus').CitusNode[] };
   }
 }

@@ -80,6 +80,7 @@ export interface FreshDbOptions {
 /** Creates (replacing a leftover of the same name) and migrates a benchmark database. */
 export async function freshDb(engine: EngineName, serverUrl: string, name: string, opts: FreshDbOptions = {}): Promise<BenchDb> {
   if (!/^[a-z][a-z0-9_]{0,40}$/.test(name)) throw new Error(`bad benchmark database name ${name}`);
+  if (engine === 'citus') throw new Error('these benchmarks run on pglite or postgres; the Citus one is `npm run bench -- citus`');
   if (engine === 'postgres') {
     const admin = new pg.Client({ connectionString: serverUrl });
     await admin.connect();

@@ -141,7 +141,7 @@ builder.subscriptionFields((t) => ({
     subscribe: async (_r, a, ctx) => {
       const actor = actorOf(ctx);
       const after = a.after == null ? null : parseCursor('after', a.after);
-      if (after && (await readTx(ctx.core.store, actor.fleet, (tx) => isAhead(tx, after)))) {
+      if (after && (await readTx(ctx.core.store, actor.fleet, (tx) => isAhead(tx, actor.fleet, after)))) {
         throw badInput('after', `names transaction ${after.tx}, which this database has not reached (a cursor from before a restore, or from another server); ` +
           'subscribe without after to start from now');
       }
