@@ -20,7 +20,7 @@ import { type Kysely, sql } from 'kysely';
  * and bitmap scans are off in both, and JIT with them (a disabled path's cost would trigger it).
  * Each query is planned at each call with its values known (EXECUTE … USING), as a client's query
  * would be. SECURITY INVOKER: row-level security applies to the caller as to any query of its own.
- * test/core/nearest.test.ts checks, from the statistics counters, which relations each search read.
+ * test/belief/nearest.test.ts checks, from the statistics counters, which relations each search read.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   /**

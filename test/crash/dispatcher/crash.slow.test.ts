@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { crashDrill } from '../support/dispatch-crash';
+import { crashDrill } from '../../support/dispatch-crash';
 
 /**
  * The long crash drill (`npm run test:dispatch`): the real dispatcher process on PostgreSQL, SIGKILLed at each of

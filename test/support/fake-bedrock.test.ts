@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeBedrock, type FakeBedrock } from '../support/fake-bedrock';
+import { startFakeBedrock, type FakeBedrock } from './fake-bedrock';
 
 let fake: FakeBedrock;
 beforeAll(async () => {

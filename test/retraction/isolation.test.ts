@@ -7,7 +7,7 @@ import type { EffectRow } from '../../src/effect/effect.repository';
 import { retractBelief, previewRetraction } from '../../src/retraction/retraction.service';
 import { confirmReversal } from '../../src/reversal/reversal.service';
 import type { Actor, Core } from '../../src/core';
-import { changedColumns, diff, dump, read, summary, type Dump, domainError, expectUnchanged, fileStore, closeFileStores } from './helpers';
+import { changedColumns, diff, dump, read, summary, type Dump, domainError, expectUnchanged, fileStore, closeFileStores } from '../support/helpers';
 import { sql } from 'kysely';
 import { inTx } from '../../src/store/tx';
 

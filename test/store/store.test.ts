@@ -6,7 +6,7 @@ import { registerEffectKind } from '../../src/effect/effect.service';
 import { DomainError } from '../../src/errors/domain-error';
 import { inTx, isRetryable, readTx } from '../../src/store/tx';
 import type { Actor, Core } from '../../src/core';
-import { domainError, dump, expectUnchanged, read, fileStore, closeFileStores } from './helpers';
+import { domainError, dump, expectUnchanged, read, fileStore, closeFileStores } from '../support/helpers';
 import pg from 'pg';
 import { belief, passportStory } from '../support/story';
 import { previewRetraction, retractBelief } from '../../src/retraction/retraction.service';

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startFakeProvider, type FakeProvider } from '../support/fake-provider';
+import { startFakeProvider, type FakeProvider } from './fake-provider';
 
 /** The double must itself behave like an idempotent provider, or the adapter tests prove nothing. */
 let fake: FakeProvider;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createProvider, HttpReversalProvider } from '../../src/reversal/provider/index';
-import { startFakeProvider } from '../support/fake-provider';
+import { createProvider, HttpReversalProvider } from '../../../src/reversal/provider/index';
+import { startFakeProvider } from '../../support/fake-provider';
 
 describe('createProvider(env)', () => {
   it('returns null when RETRACT_PROVIDER_URL is unset or blank', () => {

@@ -5,7 +5,7 @@ import {
   signBody,
   verifyAndParseConfirmation,
   verifySignature,
-} from '../../src/reversal/provider/webhook';
+} from '../../../src/reversal/provider/webhook';
 
 const secret = 'whsec_test_secret';
 const body = JSON.stringify({ reversalId: 'rev-1', providerRef: 'prv_abc123' });

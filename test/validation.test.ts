@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { actorIn, coreOf, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
-import { belief, proposed } from '../support/story';
-import { addJustification, assertBelief } from '../../src/belief/belief.service';
-import type { BeliefRow } from '../../src/belief/belief.repository';
-import { completeEffect, failEffect, proposeEffect, registerEffectKind } from '../../src/effect/effect.service';
-import { previewRetraction, retractBelief } from '../../src/retraction/retraction.service';
-import { confirmReversal } from '../../src/reversal/reversal.service';
-import { LIMITS } from '../../src/validation';
-import type { Actor, Core } from '../../src/core';
-import { domainError, dump, expectUnchanged } from './helpers';
+import { actorIn, coreOf, engines, expectInvariants, testStore, type TestDb } from './support/engines';
+import { belief, proposed } from './support/story';
+import { addJustification, assertBelief } from '../src/belief/belief.service';
+import type { BeliefRow } from '../src/belief/belief.repository';
+import { completeEffect, failEffect, proposeEffect, registerEffectKind } from '../src/effect/effect.service';
+import { previewRetraction, retractBelief } from '../src/retraction/retraction.service';
+import { confirmReversal } from '../src/reversal/reversal.service';
+import { LIMITS } from '../src/validation';
+import type { Actor, Core } from '../src/core';
+import { domainError, dump, expectUnchanged } from './support/helpers';
 
 /** Every input is validated with a clear message naming its field, before anything is written. */
 describe.each(engines())('input validation on %s', (engine) => {

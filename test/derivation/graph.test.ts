@@ -6,7 +6,7 @@ import type { BeliefRow } from '../../src/belief/belief.repository';
 import { previewRetraction, retractBelief } from '../../src/retraction/retraction.service';
 import { retractedBeliefPage } from '../../src/retraction/retraction.repository';
 import type { Actor, Core } from '../../src/core';
-import { read, domainError, dump, expectUnchanged, fileStore, closeFileStores } from './helpers';
+import { read, domainError, dump, expectUnchanged, fileStore, closeFileStores } from '../support/helpers';
 
 /** The derivation graph: what falls, what survives and at which depth, and the justifications it may gain. */
 afterAll(closeFileStores);

@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import { sql } from 'kysely';
 import type { EngineName, Store } from '../../src/store/engine';
-import { type TestDb, testStore } from '../support/engines';
+import { type TestDb, testStore } from './engines';
 import { DomainError, type DomainErrorCode } from '../../src/errors/domain-error';
 import { inTx } from '../../src/store/tx';
 

@@ -7,9 +7,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeBedrock, type FakeBedrock } from '../support/fake-bedrock';
+import { startFakeBedrock, type FakeBedrock } from '../../support/fake-bedrock';
 
-const root = path.resolve(import.meta.dirname, '../..');
+const root = path.resolve(import.meta.dirname, '../../..');
 const tsx = path.join(root, 'node_modules/.bin/tsx');
 const casesFile = path.join(root, 'experiments/data/adjudicator_cases.json');
 

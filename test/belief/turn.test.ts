@@ -6,7 +6,7 @@ import { takeReadPoint } from '../../src/belief/snapshot';
 import { retractBelief } from '../../src/retraction/retraction.service';
 import { readTx } from '../../src/store/tx';
 import type { Actor, Core } from '../../src/core';
-import { diff, domainError, dump, expectUnchanged, read, summary } from './helpers';
+import { diff, domainError, dump, expectUnchanged, read, summary } from '../support/helpers';
 
 /** READ → THINK → COMMIT: what assertBelief decides when the world moved in between. */
 describe.each(engines())('the turn on %s', (engine) => {

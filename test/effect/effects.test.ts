@@ -5,7 +5,7 @@ import { belief, executed, proposed, passportStory } from '../support/story';
 import { claimEffect, completeEffect, failEffect, proposeEffect, registerEffectKind } from '../../src/effect/effect.service';
 import { retractBelief } from '../../src/retraction/retraction.service';
 import type { Actor, Core } from '../../src/core';
-import { domainError, dump, expectUnchanged, read, fileStore, closeFileStores } from './helpers';
+import { domainError, dump, expectUnchanged, read, fileStore, closeFileStores } from '../support/helpers';
 import { totalsFor } from '../../src/retraction/retraction.repository';
 import { reversalKey } from '../../src/reversal/reversal.repository';
 import { gid } from '../../src/kernel/ids';

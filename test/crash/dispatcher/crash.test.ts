@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { crashDrill } from '../support/dispatch-crash';
+import { crashDrill } from '../../support/dispatch-crash';
 
 /**
  * The short crash drill for CI: the real dispatcher process on PostgreSQL, SIGKILLed twice at each of before-send,
