@@ -150,7 +150,7 @@ async function main(): Promise<number> {
     try {
       const result = await b.run(opts);
       const wall = performance.now() - t0;
-      const env = environment(args.engine, result.engineVersions ?? (await versionsOf(args.engine, serverUrl).catch(() => null)));
+      const env = environment(b.engine ?? args.engine, result.engineVersions ?? (await versionsOf(args.engine, serverUrl).catch(() => null)));
       console.log(describeEnvironment(env));
       console.log('');
       console.log(formatTable(result.table));

@@ -495,7 +495,8 @@ export class Runner {
         beliefs: await tx.selectFrom('beliefs').select(['id', 'claim_key', 'value', 'grounded', 'status', 'retraction_id', 'retraction_depth']).orderBy('id').execute(),
         justifications: (await sql<{ j: string }>`
           SELECT j.belief_id::text || ' <- ' || string_agg(p.premise_id::text, ',' ORDER BY p.premise_id) AS j
-            FROM justifications j JOIN justification_premises p ON p.justification_id = j.id GROUP BY j.fleet_id, j.id`.execute(tx)).rows.map((r) => r.j).sort(),
+            FROM justifications j JOIN justification_premises p ON p.fleet_id = j.fleet_id AND p.justification_id = j.id
+           WHERE j.fleet_id = ${fleet} GROUP BY j.fleet_id, j.id`.execute(tx)).rows.map((r) => r.j).sort(),
         effects: await tx.selectFrom('effects').select(['id', 'idempotency_key', 'kind', 'status', 'amount_minor', 'currency', 'reached_by', 'cancelled_by', 'external_ref', 'restored_by']).orderBy('id').execute(),
         // Ordered by the table's columns: ORDER BY an output name would sort the ::text alias ("10" before "9").
         reinstatements: (await sql<{ id: string; retraction_id: string; status: string; belief_ids: string[]; belief_depths: number[]; restorable: string[]; contradictions: number }>`

@@ -176,13 +176,15 @@ export async function runWorkload(core: Core, actor: Actor, opts: { workers: num
   const violations = await checkInvariants(core.store);
   const extra = (await sql<Record<string, number>>`
     SELECT
-      (SELECT count(*)::int FROM effects e WHERE e.status = 'EXECUTED' AND EXISTS (SELECT 1 FROM effect_supports s JOIN beliefs b ON b.id = s.belief_id WHERE s.effect_id = e.id AND b.status = 'RETRACTED')) AS executed_under_retracted,
+      (SELECT count(*)::int FROM effects e WHERE e.status = 'EXECUTED' AND EXISTS (SELECT 1 FROM effect_supports s JOIN beliefs b ON b.fleet_id = s.fleet_id AND b.id = s.belief_id
+                                                                             WHERE s.fleet_id = e.fleet_id AND s.effect_id = e.id AND b.status = 'RETRACTED')) AS executed_under_retracted,
       -- Reversals of effects resting on a retracted support, none VOIDED (a reinstatement voids or names the others):
       -- exactly one per effect executed under a retracted belief.
       (SELECT count(*)::int FROM reversals r WHERE r.status <> 'VOIDED'
-          AND EXISTS (SELECT 1 FROM effect_supports s JOIN beliefs b ON b.id = s.belief_id WHERE s.effect_id = r.effect_id AND b.status = 'RETRACTED')) AS reversals,
+          AND EXISTS (SELECT 1 FROM effect_supports s JOIN beliefs b ON b.fleet_id = s.fleet_id AND b.id = s.belief_id
+                       WHERE s.fleet_id = r.fleet_id AND s.effect_id = r.effect_id AND b.status = 'RETRACTED')) AS reversals,
       (SELECT count(*)::int FROM reinstatements WHERE status = 'REINSTATED') AS reinstatements,
-      (SELECT count(*)::int FROM (SELECT effect_id FROM reversals GROUP BY effect_id HAVING count(*) > 1) d) AS effects_with_two_reversals,
+      (SELECT count(*)::int FROM (SELECT effect_id FROM reversals GROUP BY fleet_id, effect_id HAVING count(*) > 1) d) AS effects_with_two_reversals,
       (SELECT count(*)::int FROM (SELECT idempotency_key FROM reversals GROUP BY idempotency_key HAVING count(*) > 1) d) AS duplicate_reversal_keys,
       (SELECT count(*)::int FROM effects WHERE cancelled_by IS NOT NULL AND (executed_at IS NOT NULL OR external_ref IS NOT NULL)) AS cancelled_and_executed,
       (SELECT count(*)::int FROM beliefs) AS beliefs,

@@ -14,6 +14,8 @@ export interface Bench {
   readonly name: string;
   /** One sentence: what is measured and against what. */
   readonly description: string;
+  /** The engine it always measures, whatever --engine says (the Citus benchmark); its records are named for it. */
+  readonly engine?: EngineName;
   run(opts: BenchOptions): Promise<BenchResult>;
 }
 
