@@ -64,7 +64,7 @@ BeliefRef.implement({
   }),
 });
 
-export const JustificationRef = builder.objectRef<JustificationShape>('Justification').implement({
+const JustificationRef = builder.objectRef<JustificationShape>('Justification').implement({
   description: 'One set of premises a belief was derived from. A belief may have several (alternative supports).',
   fields: (t) => ({
     id: t.id({ description: 'Global id of this justification.', resolve: (j) => gid('Justification', j.id) }),
@@ -132,7 +132,7 @@ builder.mutationFields((t) => ({
 }));
 
 /** The `beliefs(asOf:)` page: newest first, keyset by id, with totalCount, each belief as it stood at `at`. */
-export async function beliefsAsOfPage(
+async function beliefsAsOfPage(
   ctx: Context, at: Date, f: { prefix: string | null; status: 'ACTIVE' | 'RETRACTED' | null; ids: string[] | null; first?: number | null; after?: string | null },
 ) {
   const first = firstArg(f.first);
@@ -143,10 +143,10 @@ export async function beliefsAsOfPage(
 }
 
 /** Most ids `beliefs(ids:)` takes: a page's worth. */
-export const IDS_MAX = 500;
+const IDS_MAX = 500;
 
 /** The database ids of `beliefs(ids:)`, or null when not given; BAD_USER_INPUT naming `ids` for a non-Belief id or too many. */
-export function beliefIdsArg(ids: ReadonlyArray<string | number> | null | undefined): string[] | null {
+function beliefIdsArg(ids: ReadonlyArray<string | number> | null | undefined): string[] | null {
   if (ids == null) return null;
   if (ids.length > IDS_MAX) throw badInput('ids', `at most ${IDS_MAX} ids`);
   return parseGids('ids', ids.map(String), 'Belief');

@@ -7,7 +7,7 @@ import { AgentRef } from './agent';
 import { BeliefRef } from './belief';
 import { RetractionRef } from './retraction';
 
-export const ContradictionStatusEnum = builder.enumType('ContradictionStatus', {
+const ContradictionStatusEnum = builder.enumType('ContradictionStatus', {
   description: 'OPEN → ADJUDICATING (under a lease) → RESOLVED; an ESCALATE verdict returns it to OPEN.',
   values: {
     OPEN: { description: 'Waiting for an adjudicator or an agent.' },
@@ -16,7 +16,7 @@ export const ContradictionStatusEnum = builder.enumType('ContradictionStatus', {
   } as const,
 });
 
-export const VerdictEnum = builder.enumType('Verdict', {
+const VerdictEnum = builder.enumType('Verdict', {
   description: 'What an adjudicator decided.',
   values: {
     KEEP_EXISTING: { description: 'The ACTIVE belief stands; the proposal is dropped.' },
@@ -25,7 +25,7 @@ export const VerdictEnum = builder.enumType('Verdict', {
   } as const,
 });
 
-export const ProposedBeliefRef = builder.objectRef<ContradictionRow>('ProposedBelief').implement({
+const ProposedBeliefRef = builder.objectRef<ContradictionRow>('ProposedBelief').implement({
   description: 'The assertion that contradicted the ACTIVE belief; not written unless accepted. Needs beliefs:read or contradictions:adjudicate.',
   // The same row as its Contradiction, so the same rule and the same grant.
   authScopes: (c, ctx) => readRule(ctx, 'Contradiction', { type: 'Contradiction', id: c.id }),

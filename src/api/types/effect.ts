@@ -12,7 +12,7 @@ import { MoneyInput, MoneyRef, moneyOf } from './money';
 import { RetractionRef } from './retraction';
 import { ReversalRef } from './reversal';
 
-export const EffectStatusEnum = builder.enumType('EffectStatus', {
+const EffectStatusEnum = builder.enumType('EffectStatus', {
   description: 'PENDING → EXECUTING → EXECUTED, or CANCELLED (by a retraction) / FAILED (by its executor).',
   values: {
     PENDING: { description: 'Proposed, not yet taken by an executor.' },
@@ -62,9 +62,9 @@ EffectRef.implement({
   }),
 });
 
-export const EffectConnection = countedConnection(EffectRef, { page: 'A page of effects.', edge: 'An effect and its cursor.' });
+const EffectConnection = countedConnection(EffectRef, { page: 'A page of effects.', edge: 'An effect and its cursor.' });
 
-export const EffectKindRef = builder.simpleObject('EffectKind', {
+const EffectKindRef = builder.simpleObject('EffectKind', {
   description: 'A registry entry for a kind of effect.',
   fields: (t) => ({
     kind: t.string({ description: 'The kind\'s name.' }),
@@ -72,7 +72,7 @@ export const EffectKindRef = builder.simpleObject('EffectKind', {
   }),
 });
 
-export const EffectProposedRef = builder.simpleObject('EffectProposed', {
+const EffectProposedRef = builder.simpleObject('EffectProposed', {
   description: 'The effect, PENDING (or as it stands, when the key was used before).',
   fields: (t) => ({ effect: t.field({ type: EffectRef, description: 'The effect.' }) }),
 });

@@ -10,7 +10,7 @@ import { RetractionRef } from './retraction';
 import { ReversalRef } from './reversal';
 import { ReinstatementRef, ReinstatementTotalsRef } from './reinstatement';
 
-export const RetractionEventRef = builder.interfaceRef<StreamEvent>('RetractionEvent').implement({
+const RetractionEventRef = builder.interfaceRef<StreamEvent>('RetractionEvent').implement({
   description: 'One step of a cascade, in the order it happened. cursor resumes a subscription without loss. Needs receipts:read.',
   authScopes: { readable: 'Receipt' },
   resolveType: (e) => e.__typename,
@@ -121,7 +121,7 @@ batch('EffectsRestored', 'Effects re-queued PENDING by restoreEffect.', (t) => (
   ...reinstatementOf(t),
 }));
 
-export const GranularityRef = builder.enumType('RetractionEventGranularity', {
+const GranularityRef = builder.enumType('RetractionEventGranularity', {
   description: 'How finely retractionEvents reports a cascade.',
   values: {
     BELIEF: { value: 'BELIEF', description: 'One event per belief that fell or came back, effect cancelled or restored and reversal recorded or voided (BeliefRetracted, EffectCancelled, ReversalRecorded, BeliefReinstated, ReversalVoided, EffectRestored).' },

@@ -55,7 +55,7 @@ export const TotalsRef = builder.objectRef<Totals & { retractionId?: string }>('
 });
 
 /** The fleet's open money (src/reversal/open-money.repository.ts); a receipt-level figure, so receipts:read. */
-export const OpenMoneyRef = builder.objectRef<OpenMoney>('OpenMoney').implement({
+const OpenMoneyRef = builder.objectRef<OpenMoney>('OpenMoney').implement({
   description: 'The fleet\'s open money: reversals OWED (not yet sent) and DISPATCHED (in flight), and re-executions owed after reinstatements. Needs receipts:read.',
   authScopes: (_x, ctx) => readRule(ctx, 'Receipt'),
   fields: (t) => ({

@@ -17,7 +17,7 @@ import { MoneyRef, moneyOf } from './money';
 import { RetractionRef } from './retraction';
 import { ReversalRef, ReversalStatusEnum } from './reversal';
 
-export const ReinstatementStatusEnum = builder.enumType('ReinstatementStatus', {
+const ReinstatementStatusEnum = builder.enumType('ReinstatementStatus', {
   description: 'Whether a reinstatement brought its retraction back.',
   values: {
     REINSTATED: { description: 'The root and what rested on it came back (see beliefs).' },
@@ -25,7 +25,7 @@ export const ReinstatementStatusEnum = builder.enumType('ReinstatementStatus', {
   } as const,
 });
 
-export const MoneyLineEnum = builder.enumType('ReinstatementMoneyLineKind', {
+const MoneyLineEnum = builder.enumType('ReinstatementMoneyLineKind', {
   description: 'What a reinstatement says about one reversal of its retraction.',
   values: {
     VOIDED: { description: 'No longer owed: it was OWED and never sent, or UNREACHABLE (or the provider refused one that was in flight).' },
@@ -104,7 +104,7 @@ ReinstatementRef.implement({
   }),
 });
 
-export const ReinstatementConnection = builder.connectionObject(
+const ReinstatementConnection = builder.connectionObject(
   {
     type: ReinstatementRef,
     name: 'ReinstatementConnection',

@@ -51,9 +51,9 @@ RetractionRef.implement({
   }),
 });
 
-export const RetractionConnection = countedConnection(RetractionRef, { page: 'A page of receipts.', edge: 'A receipt and its cursor.' });
+const RetractionConnection = countedConnection(RetractionRef, { page: 'A page of receipts.', edge: 'A receipt and its cursor.' });
 
-export const PreviewRef = builder.objectRef<Preview>('RetractionPreview').implement({
+const PreviewRef = builder.objectRef<Preview>('RetractionPreview').implement({
   description: 'What a retraction of root would do, computed without changing anything.',
   fields: (t) => ({
     root: t.field({ type: BeliefRef, description: 'The belief that would be retracted.', resolve: (p) => p.rootId }),

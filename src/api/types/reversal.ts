@@ -42,7 +42,7 @@ ReversalRef.implement({
   }),
 });
 
-export const ReversalConnection = countedConnection(ReversalRef, { page: 'A page of reversals.', edge: 'A reversal and its cursor.' });
+const ReversalConnection = countedConnection(ReversalRef, { page: 'A page of reversals.', edge: 'A reversal and its cursor.' });
 
 builder.queryFields((t) => ({
   reversals: t.field({
