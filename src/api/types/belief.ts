@@ -10,15 +10,16 @@ import { supportsOf } from '../../effect/effect.repository';
 import { gid, parseGid, parseGids } from '../../kernel/ids';
 import * as v from '../../validation';
 import { type Context, actorOf, builder, grantRead, readRule } from '../builder';
+import { enumOf, inputArg } from '../shapes';
 import { fleetNodeRef, fleetRead, grouped } from '../loaders';
 import { connectionOf, countedConnection, firstArg, newestFirst, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
 import { EffectRef } from './effect';
 import { RetractionRef } from './retraction';
 
-export const BeliefStatusEnum = builder.enumType('BeliefStatus', {
-  description: 'ACTIVE while believed; RETRACTED once taken down (never comes back: a new belief is written instead).',
-  values: { ACTIVE: { description: 'Believed.' }, RETRACTED: { description: 'Taken down by a retraction.' } } as const,
+export const BeliefStatusEnum = enumOf<BeliefRow['status']>('BeliefStatus', 'ACTIVE while believed; RETRACTED once taken down (never comes back: a new belief is written instead).', {
+  ACTIVE: 'Believed.',
+  RETRACTED: 'Taken down by a retraction.',
 });
 
 export const BeliefRef = fleetNodeRef<BeliefRow>('Belief', 'belief', beliefsByIds);
@@ -113,13 +114,10 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   addJustification: t.field({
     type: BeliefRef, authScopes: { scope: 'beliefs:write' }, description: 'Adds an alternative justification to an existing belief. Rejects cycles.',
-    args: { input: t.arg({ type: builder.inputType('AddJustificationInput', {
-      description: 'Another set of premises for a belief.',
-      fields: (f) => ({
-        beliefId: f.id({ required: true, description: 'The belief.' }),
-        premises: f.idList({ required: true, description: 'Its new premises (all ACTIVE).' }),
-      }),
-    }), required: true, description: 'The justification.' }) },
+    args: inputArg(t, 'AddJustificationInput', 'Another set of premises for a belief.', 'The justification.', (f) => ({
+      beliefId: f.id({ required: true, description: 'The belief.' }),
+      premises: f.idList({ required: true, description: 'Its new premises (all ACTIVE).' }),
+    })),
     resolve: async (_r, a, ctx) => {
       const b = await addJustification(ctx.core, actorOf(ctx), {
         beliefId: parseGid('input.beliefId', String(a.input.beliefId), 'Belief'),

@@ -3,6 +3,7 @@ import { claimEffect, completeEffect, failEffect, proposeEffect, registerEffectK
 import { parseGid, parseGids } from '../../kernel/ids';
 import { reversalsOfEffects } from '../../reversal/reversal.repository';
 import { actorOf, builder, grantRead, readRule } from '../builder';
+import { enumOf, inputArg } from '../shapes';
 import { fleetNodeRef, fleetRead, grouped } from '../loaders';
 import { countedConnection, newestFirst, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
@@ -12,15 +13,12 @@ import { MoneyInput, MoneyRef, moneyOf } from './money';
 import { RetractionRef } from './retraction';
 import { ReversalRef } from './reversal';
 
-const EffectStatusEnum = builder.enumType('EffectStatus', {
-  description: 'PENDING → EXECUTING → EXECUTED, or CANCELLED (by a retraction) / FAILED (by its executor).',
-  values: {
-    PENDING: { description: 'Proposed, not yet taken by an executor.' },
-    EXECUTING: { description: 'Taken by an executor; it may already have happened.' },
-    EXECUTED: { description: 'Done; the executor reported its reference.' },
-    CANCELLED: { description: 'A retraction cancelled it while PENDING: it can never run.' },
-    FAILED: { description: 'Its executor reported that it did not happen.' },
-  } as const,
+const EffectStatusEnum = enumOf<EffectRow['status']>('EffectStatus', 'PENDING → EXECUTING → EXECUTED, or CANCELLED (by a retraction) / FAILED (by its executor).', {
+  PENDING: 'Proposed, not yet taken by an executor.',
+  EXECUTING: 'Taken by an executor; it may already have happened.',
+  EXECUTED: 'Done; the executor reported its reference.',
+  CANCELLED: 'A retraction cancelled it while PENDING: it can never run.',
+  FAILED: 'Its executor reported that it did not happen.',
 });
 
 export const EffectRef = fleetNodeRef<EffectRow>('Effect', 'effect', effectsByIds);
@@ -106,27 +104,21 @@ const reportInput = (name: string, description: string, field: string, fieldDesc
 builder.mutationFields((t) => ({
   registerEffectKind: t.field({
     type: EffectKindRef, authScopes: { scope: 'admin' }, description: 'Registers a kind of effect and whether a compensation handler exists for it.',
-    args: { input: t.arg({ type: builder.inputType('RegisterEffectKindInput', {
-      description: 'An effect kind.',
-      fields: (f) => ({
-        kind: f.string({ required: true, description: 'Lower-case name, e.g. refund.' }),
-        reversible: f.boolean({ required: true, description: 'Whether a compensation handler exists.' }),
-      }),
-    }), required: true, description: 'The kind.' }) },
+    args: inputArg(t, 'RegisterEffectKindInput', 'An effect kind.', 'The kind.', (f) => ({
+      kind: f.string({ required: true, description: 'Lower-case name, e.g. refund.' }),
+      reversible: f.boolean({ required: true, description: 'Whether a compensation handler exists.' }),
+    })),
     resolve: (_r, a, ctx) => registerEffectKind(ctx.core, actorOf(ctx), a.input),
   }),
   proposeEffect: t.field({
     type: ProposeEffectResult, authScopes: { scope: 'effects:propose' }, description: 'Writes a PENDING effect resting on ACTIVE beliefs.',
-    args: { input: t.arg({ type: builder.inputType('ProposeEffectInput', {
-      description: 'An effect.',
-      fields: (f) => ({
-        kind: f.string({ required: true, description: 'A registered effect kind.' }),
-        amount: f.field({ type: MoneyInput, description: 'Money it moves, if any.' }),
-        payload: f.field({ type: 'JSON', description: 'What the executor needs.' }),
-        supportedBy: f.idList({ required: true, description: 'Beliefs this effect rests on. All must be ACTIVE at commit.' }),
-        idempotencyKey: f.string({ required: true, description: 'Caller\'s key; proposing the same effect again under it returns the first effect; a different effect under it is a CONFLICT naming the first.' }),
-      }),
-    }), required: true, description: 'The effect.' }) },
+    args: inputArg(t, 'ProposeEffectInput', 'An effect.', 'The effect.', (f) => ({
+      kind: f.string({ required: true, description: 'A registered effect kind.' }),
+      amount: f.field({ type: MoneyInput, description: 'Money it moves, if any.' }),
+      payload: f.field({ type: 'JSON', description: 'What the executor needs.' }),
+      supportedBy: f.idList({ required: true, description: 'Beliefs this effect rests on. All must be ACTIVE at commit.' }),
+      idempotencyKey: f.string({ required: true, description: 'Caller\'s key; proposing the same effect again under it returns the first effect; a different effect under it is a CONFLICT naming the first.' }),
+    })),
     resolve: async (_r, a, ctx) => {
       const r = await proposeEffect(ctx.core, actorOf(ctx), { ...a.input, supportedBy: parseGids('input.supportedBy', a.input.supportedBy as string[], 'Belief') });
       // The effect it proposed; a premise that fell follows the Belief rule (see assertBelief).

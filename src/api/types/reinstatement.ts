@@ -6,6 +6,7 @@ import {
 } from '../../reinstatement/reinstatement.repository';
 import { reinstateRetraction, restoreEffect } from '../../reinstatement/reinstatement.service';
 import { type Context, actorOf, builder, grantRead, readRule } from '../builder';
+import { enumOf, inputArg } from '../shapes';
 import { decodeIdCursor, encodeIdCursor, pageOf } from '../../kernel/page';
 import { fleetNodeRef, fleetRead } from '../loaders';
 import { connectionOf, firstArg } from '../pagination';
@@ -17,21 +18,15 @@ import { MoneyRef, moneyOf } from './money';
 import { RetractionRef } from './retraction';
 import { ReversalRef, ReversalStatusEnum } from './reversal';
 
-const ReinstatementStatusEnum = builder.enumType('ReinstatementStatus', {
-  description: 'Whether a reinstatement brought its retraction back.',
-  values: {
-    REINSTATED: { description: 'The root and what rested on it came back (see beliefs).' },
-    BLOCKED: { description: 'The root\'s claim holds another ACTIVE belief: a contradiction was raised and nothing else changed. ACCEPT_PROPOSED on it completes the reinstatement; KEEP_EXISTING leaves it blocked.' },
-  } as const,
+const ReinstatementStatusEnum = enumOf<ReinstatementRow['status']>('ReinstatementStatus', 'Whether a reinstatement brought its retraction back.', {
+  REINSTATED: 'The root and what rested on it came back (see beliefs).',
+  BLOCKED: 'The root\'s claim holds another ACTIVE belief: a contradiction was raised and nothing else changed. ACCEPT_PROPOSED on it completes the reinstatement; KEEP_EXISTING leaves it blocked.',
 });
 
-const MoneyLineEnum = builder.enumType('ReinstatementMoneyLineKind', {
-  description: 'What a reinstatement says about one reversal of its retraction.',
-  values: {
-    VOIDED: { description: 'No longer owed: it was OWED and never sent, or UNREACHABLE (or the provider refused one that was in flight).' },
-    IN_FLIGHT: { description: 'It was DISPATCHED (or FAILED) when the reinstatement ran: the provider\'s answer decides; a confirmation makes it re-execution owed.' },
-    REEXECUTION_OWED: { description: 'It was CONFIRMED: the money came back and should not have. Owed again under reexecutionKey; RETRACT never executes it.' },
-  } as const,
+const MoneyLineEnum = enumOf<MoneyLineRow['line']>('ReinstatementMoneyLineKind', 'What a reinstatement says about one reversal of its retraction.', {
+  VOIDED: 'No longer owed: it was OWED and never sent, or UNREACHABLE (or the provider refused one that was in flight).',
+  IN_FLIGHT: 'It was DISPATCHED (or FAILED) when the reinstatement ran: the provider\'s answer decides; a confirmation makes it re-execution owed.',
+  REEXECUTION_OWED: 'It was CONFIRMED: the money came back and should not have. Owed again under reexecutionKey; RETRACT never executes it.',
 });
 
 const MoneyLineRef = builder.objectRef<MoneyLineRow>('ReinstatementMoneyLine').implement({
@@ -164,13 +159,10 @@ builder.mutationFields((t) => ({
     type: ReinstateResultRef, authScopes: { scope: 'beliefs:retract' },
     description: 'Takes a retraction back in one transaction: its root and every belief that fell in it and is justified again return ACTIVE; ' +
       'reversals not sent are VOIDED, confirmed ones named re-execution owed. Asking again returns the first receipt and writes nothing.',
-    args: { input: t.arg({ type: builder.inputType('ReinstateRetractionInput', {
-      description: 'Which retraction proved wrong and why.',
-      fields: (f) => ({
-        retractionId: f.id({ required: true, description: 'The retraction to take back.' }),
-        reason: f.string({ required: true, description: 'Why it was wrong (kept on the receipt).' }),
-      }),
-    }), required: true, description: 'The reinstatement.' }) },
+    args: inputArg(t, 'ReinstateRetractionInput', 'Which retraction proved wrong and why.', 'The reinstatement.', (f) => ({
+      retractionId: f.id({ required: true, description: 'The retraction to take back.' }),
+      reason: f.string({ required: true, description: 'Why it was wrong (kept on the receipt).' }),
+    })),
     resolve: async (_r, a, ctx) => {
       const r = await reinstateRetraction(ctx.core, actorOf(ctx), { retractionId: parseGid('input.retractionId', String(a.input.retractionId), 'Retraction'), reason: a.input.reason });
       grantRead(ctx, 'Reinstatement', r.reinstatementId);

@@ -5,6 +5,7 @@ import { type RetractionRow, retractedBeliefPage, retractionPage, retractionsByI
 import { type Preview, previewRetraction, retractBelief } from '../../retraction/retraction.service';
 import { reversalsOfRetraction } from '../../reversal/reversal.repository';
 import { actorOf, builder, grantRead, readRule } from '../builder';
+import { inputArg } from '../shapes';
 import { fleetNodeRef, fleetRead } from '../loaders';
 import { connectionOf, countedConnection, firstArg, newestFirst, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
@@ -95,13 +96,10 @@ builder.mutationFields((t) => ({
   retractBelief: t.field({
     type: RetractionRef, authScopes: { scope: 'beliefs:retract' },
     description: 'Retracts a belief and cascades in one transaction. Retracting an already retracted belief returns its original receipt and writes nothing.',
-    args: { input: t.arg({ type: builder.inputType('RetractBeliefInput', {
-      description: 'What to retract and why.',
-      fields: (f) => ({
-        beliefId: f.id({ required: true, description: 'The belief that turned out false.' }),
-        reason: f.string({ required: true, description: 'Why (kept on the receipt).' }),
-      }),
-    }), required: true, description: 'The retraction.' }) },
+    args: inputArg(t, 'RetractBeliefInput', 'What to retract and why.', 'The retraction.', (f) => ({
+      beliefId: f.id({ required: true, description: 'The belief that turned out false.' }),
+      reason: f.string({ required: true, description: 'Why (kept on the receipt).' }),
+    })),
     resolve: async (_r, a, ctx) => {
       const { retractionId } = await retractBelief(ctx.core, actorOf(ctx), { beliefId: parseGid('input.beliefId', String(a.input.beliefId), 'Belief'), reason: a.input.reason });
       grantRead(ctx, 'Retraction', retractionId);
