@@ -15,7 +15,7 @@ export function enumOf<V extends string>(name: string, description: string, valu
   return builder.enumType(name, { description, values: described as Record<V, { description: string }> });
 }
 
-type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer S> ? S : never;
+export type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer S> ? S : never;
 
 /** A mutation's one required `input` argument (`about` describes it), of its own input type `name`. */
 export function inputArg<Fields extends InputFieldMap>(

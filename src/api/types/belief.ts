@@ -11,7 +11,7 @@ import { gid, parseGid, parseGids } from '../../kernel/ids';
 import * as v from '../../validation';
 import { type Context, actorOf, builder, grantRead, readRule } from '../builder';
 import { enumOf, inputArg } from '../shapes';
-import { fleetNodeRef, fleetRead, grouped } from '../loaders';
+import { fleetNodeRef, fleetRead, groupedLoad, nodeById } from '../loaders';
 import { connectionOf, countedConnection, firstArg, newestFirst, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
 import { EffectRef } from './effect';
@@ -46,7 +46,7 @@ BeliefRef.implement({
     justifications: t.loadableList({
       type: JustificationRef,
       description: 'How this belief was derived. Empty for a premise. It stays ACTIVE while at least one justification has every premise ACTIVE.',
-      load: async (ids: string[], ctx) => grouped(ids, await fleetRead(ctx, (tx, fleet) => justificationsOf(tx, fleet, ids)), (j) => j.belief_id),
+      load: groupedLoad(justificationsOf, (j) => j.belief_id),
       resolve: (b) => b.id,
     }),
     dependents: t.field({
@@ -58,8 +58,7 @@ BeliefRef.implement({
     effects: t.loadableList({
       type: EffectRef,
       description: 'Effects that rest on this belief.',
-      load: async (ids: string[], ctx) =>
-        grouped(ids, await fleetRead(ctx, (tx, fleet) => supportsOf(tx, fleet, 'belief_id', ids)), (s) => s.belief_id).map((g) => g.map((s) => s.effect_id)),
+      load: groupedLoad((tx, fleet, ids) => supportsOf(tx, fleet, 'belief_id', ids), (s) => s.belief_id, (s) => s.effect_id),
       resolve: (b) => b.id,
     }),
   }),
@@ -79,11 +78,7 @@ export const BeliefConnection = countedConnection(BeliefRef, { page: 'A page of 
 const AS_OF = 'Read the fleet as it stood at this instant (every change dated at or before it, to the millisecond). Omitted: now.';
 
 builder.queryFields((t) => ({
-  belief: t.field({
-    type: BeliefRef, nullable: true, authScopes: { scope: 'beliefs:read' }, description: 'A belief of your fleet by id.',
-    args: { id: t.arg.id({ required: true, description: 'Global id.' }) },
-    resolve: (_r, a) => parseGid('id', String(a.id), 'Belief'),
-  }),
+  belief: nodeById(t, BeliefRef, 'beliefs:read', 'A belief of your fleet by id.'),
   beliefByClaim: t.field({
     type: BeliefRef, nullable: true, authScopes: { scope: 'beliefs:read' }, description: 'The ACTIVE belief for a claim, if any (or the one ACTIVE at asOf).',
     args: { claimKey: t.arg.string({ required: true, description: 'The claim key.' }), asOf: t.arg({ type: 'DateTime', description: AS_OF }) },

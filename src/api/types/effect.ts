@@ -4,7 +4,7 @@ import { parseGid, parseGids } from '../../kernel/ids';
 import { reversalsOfEffects } from '../../reversal/reversal.repository';
 import { actorOf, builder, grantRead, readRule } from '../builder';
 import { enumOf, inputArg } from '../shapes';
-import { fleetNodeRef, fleetRead, grouped } from '../loaders';
+import { fleetNodeRef, fleetRead, groupedLoad } from '../loaders';
 import { countedConnection, newestFirst, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
 import { PremiseRetractedRef, typed } from './assert-belief';
@@ -35,8 +35,7 @@ EffectRef.implement({
     supportedBy: t.loadableList({
       type: BeliefRef,
       description: 'The beliefs this effect rests on.',
-      load: async (ids: string[], ctx) =>
-        grouped(ids, await fleetRead(ctx, (tx, fleet) => supportsOf(tx, fleet, 'effect_id', ids)), (s) => s.effect_id).map((g) => g.map((s) => s.belief_id)),
+      load: groupedLoad((tx, fleet, ids) => supportsOf(tx, fleet, 'effect_id', ids), (s) => s.effect_id, (s) => s.belief_id),
       resolve: (e) => e.id,
     }),
     proposedBy: t.field({ type: AgentRef, description: 'The agent that proposed it.', resolve: (e) => e.proposed_by }),

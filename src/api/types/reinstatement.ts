@@ -8,13 +8,13 @@ import { reinstateRetraction, restoreEffect } from '../../reinstatement/reinstat
 import { type Context, actorOf, builder, grantRead, readRule } from '../builder';
 import { enumOf, inputArg } from '../shapes';
 import { decodeIdCursor, encodeIdCursor, pageOf } from '../../kernel/page';
-import { fleetNodeRef, fleetRead } from '../loaders';
-import { connectionOf, firstArg } from '../pagination';
+import { fleetNodeRef, fleetRead, nodeById } from '../loaders';
+import { connectionOf, countedConnection, firstArg, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
 import { BeliefConnection } from './belief';
 import { ContradictionRef } from './contradiction';
 import { EffectRef } from './effect';
-import { MoneyRef, moneyOf } from './money';
+import { MoneyRef, figureFields, moneyOf } from './money';
 import { RetractionRef } from './retraction';
 import { ReversalRef, ReversalStatusEnum } from './reversal';
 
@@ -50,17 +50,18 @@ const MoneyLineRef = builder.objectRef<MoneyLineRow>('ReinstatementMoneyLine').i
 export const ReinstatementTotalsRef = builder.objectRef<ReinstatementTotals & { reinstatementId: string }>('ReinstatementTotals').implement({
   description: 'A reinstatement\'s figures, from its own rows; every currency a line carries appears in each sum (0 when none). Needs receipts:read.',
   authScopes: (x, ctx) => readRule(ctx, 'Receipt', { type: 'Reinstatement', id: x.reinstatementId }),
-  fields: (t) => ({
-    beliefsReinstated: t.exposeInt('beliefsReinstated', { description: 'Beliefs brought back, the root included.' }),
-    contradictionsRaised: t.exposeInt('contradictionsRaised', { description: 'Beliefs that would have come back but whose claim holds another ACTIVE belief.' }),
-    reversalsVoided: t.exposeInt('reversalsVoided', { description: 'Reversals VOIDED.' }),
-    reversalsInFlight: t.exposeInt('reversalsInFlight', { description: 'Reversals in flight, awaiting the provider.' }),
-    reexecutionsOwed: t.exposeInt('reexecutionsOwed', { description: 'Reversals CONFIRMED before the reinstatement: re-execution owed.' }),
-    effectsRestorable: t.exposeInt('effectsRestorable', { description: 'Effects the retraction cancelled whose supports all stand again.' }),
-    effectsRestored: t.exposeInt('effectsRestored', { description: 'Of those, restored (PENDING again) by restoreEffect.' }),
-    voided: t.field({ type: [MoneyRef], description: 'Money that no longer needs to move, per currency.', resolve: (x) => x.voided }),
-    inFlight: t.field({ type: [MoneyRef], description: 'Money in flight when the reinstatement ran, per currency.', resolve: (x) => x.inFlight }),
-    reexecutionOwed: t.field({ type: [MoneyRef], description: 'Money that came back and is owed again, per currency.', resolve: (x) => x.reexecutionOwed }),
+  fields: (t) => figureFields(t, {
+    beliefsReinstated: 'Beliefs brought back, the root included.',
+    contradictionsRaised: 'Beliefs that would have come back but whose claim holds another ACTIVE belief.',
+    reversalsVoided: 'Reversals VOIDED.',
+    reversalsInFlight: 'Reversals in flight, awaiting the provider.',
+    reexecutionsOwed: 'Reversals CONFIRMED before the reinstatement: re-execution owed.',
+    effectsRestorable: 'Effects the retraction cancelled whose supports all stand again.',
+    effectsRestored: 'Of those, restored (PENDING again) by restoreEffect.',
+  }, {
+    voided: 'Money that no longer needs to move, per currency.',
+    inFlight: 'Money in flight when the reinstatement ran, per currency.',
+    reexecutionOwed: 'Money that came back and is owed again, per currency.',
   }),
 });
 
@@ -80,7 +81,7 @@ ReinstatementRef.implement({
     beliefs: t.field({
       type: BeliefConnection,
       description: 'Every belief brought back, root first, then in reverse-cascade order (by the level at which a justification held again).',
-      args: { first: t.arg.int({ description: 'Page size, at most 500 (default 50).' }), after: t.arg.string({ description: 'A cursor from this connection.' }) },
+      args: pageArgs(t),
       resolve: async (r, args, ctx) => {
         const first = firstArg(args.first);
         const after = args.after == null ? 0 : Number(decodeCursor('after', args.after, 'p1', ['int'])[0]);
@@ -99,15 +100,7 @@ ReinstatementRef.implement({
   }),
 });
 
-const ReinstatementConnection = builder.connectionObject(
-  {
-    type: ReinstatementRef,
-    name: 'ReinstatementConnection',
-    description: 'A page of reinstatement receipts.',
-    fields: (t) => ({ totalCount: t.int({ description: 'How many there are in all.', resolve: (c) => (c as unknown as { totalCount: number }).totalCount }) }),
-  },
-  { name: 'ReinstatementEdge', description: 'A reinstatement and its cursor.' },
-);
+const ReinstatementConnection = countedConnection(ReinstatementRef, { page: 'A page of reinstatement receipts.', edge: 'A reinstatement and its cursor.' });
 
 builder.objectField(RetractionRef, 'reinstatement', (t) =>
   t.field({
@@ -116,14 +109,10 @@ builder.objectField(RetractionRef, 'reinstatement', (t) =>
   }));
 
 builder.queryFields((t) => ({
-  reinstatement: t.field({
-    type: ReinstatementRef, nullable: true, authScopes: { scope: 'receipts:read' }, description: 'A reinstatement receipt by id.',
-    args: { id: t.arg.id({ required: true, description: 'Global id.' }) },
-    resolve: (_r, a) => parseGid('id', String(a.id), 'Reinstatement'),
-  }),
+  reinstatement: nodeById(t, ReinstatementRef, 'receipts:read', 'A reinstatement receipt by id.'),
   reinstatements: t.field({
     type: ReinstatementConnection, authScopes: { scope: 'receipts:read' }, description: 'Reinstatement receipts, newest first.',
-    args: { first: t.arg.int({ description: 'Page size, at most 500 (default 50).' }), after: t.arg.string({ description: 'A cursor from this connection.' }) },
+    args: pageArgs(t),
     resolve: async (_r, a, ctx) => {
       const first = firstArg(a.first);
       const before = decodeIdCursor('after', a.after);

@@ -6,7 +6,7 @@ import { type Preview, previewRetraction, retractBelief } from '../../retraction
 import { reversalsOfRetraction } from '../../reversal/reversal.repository';
 import { actorOf, builder, grantRead, readRule } from '../builder';
 import { inputArg } from '../shapes';
-import { fleetNodeRef, fleetRead } from '../loaders';
+import { fleetNodeRef, fleetRead, nodeById } from '../loaders';
 import { connectionOf, countedConnection, firstArg, newestFirst, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
 import { BeliefConnection, BeliefRef } from './belief';
@@ -80,11 +80,7 @@ builder.queryFields((t) => ({
     args: { beliefId: t.arg.id({ required: true, description: 'The belief to preview.' }) },
     resolve: (_r, a, ctx) => previewRetraction(ctx.core, actorOf(ctx), { beliefId: parseGid('beliefId', String(a.beliefId), 'Belief') }),
   }),
-  retraction: t.field({
-    type: RetractionRef, nullable: true, authScopes: { scope: 'receipts:read' }, description: 'A receipt by id.',
-    args: { id: t.arg.id({ required: true, description: 'Global id.' }) },
-    resolve: (_r, a) => parseGid('id', String(a.id), 'Retraction'),
-  }),
+  retraction: nodeById(t, RetractionRef, 'receipts:read', 'A receipt by id.'),
   retractions: t.field({
     type: RetractionConnection, authScopes: { scope: 'receipts:read' }, description: 'Receipts, newest first.',
     args: pageArgs(t),
