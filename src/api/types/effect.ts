@@ -2,12 +2,13 @@ import { type EffectRow, effectKinds, effectPage, effectsByIds, supportsOf } fro
 import { claimEffect, completeEffect, failEffect, proposeEffect, registerEffectKind } from '../../effect/effect.service';
 import { parseGid, parseGids } from '../../kernel/ids';
 import { reversalsOfEffects } from '../../reversal/reversal.repository';
-import { actorOf, builder, grantRead, readRule } from '../builder';
-import { enumOf, inputArg } from '../shapes';
+import type { Actor, Core } from '../../core';
+import { type Context, actorOf, builder, grantRead, readRule } from '../builder';
+import { carrier, enumOf, inputArg, typed, typedUnion } from '../shapes';
 import { fleetNodeRef, fleetRead, groupedLoad } from '../loaders';
 import { countedConnection, newestFirst, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
-import { PremiseRetractedRef, typed } from './assert-belief';
+import { PremiseRetractedRef } from './assert-belief';
 import { BeliefRef } from './belief';
 import { MoneyInput, MoneyRef, moneyOf } from './money';
 import { RetractionRef } from './retraction';
@@ -69,16 +70,9 @@ const EffectKindRef = builder.simpleObject('EffectKind', {
   }),
 });
 
-const EffectProposedRef = builder.simpleObject('EffectProposed', {
-  description: 'The effect, PENDING (or as it stands, when the key was used before).',
-  fields: (t) => ({ effect: t.field({ type: EffectRef, description: 'The effect.' }) }),
-});
+const EffectProposedRef = carrier('EffectProposed', 'The effect, PENDING (or as it stands, when the key was used before).', 'effect', () => EffectRef, 'The effect.');
 
-const ProposeEffectResult = builder.unionType('ProposeEffectResult', {
-  description: 'The effect, or the support that fell.',
-  types: [EffectProposedRef, PremiseRetractedRef],
-  resolveType: (r) => (r as unknown as { __typename: string }).__typename,
-});
+const ProposeEffectResult = typedUnion('ProposeEffectResult', 'The effect, or the support that fell.', [EffectProposedRef, PremiseRetractedRef]);
 
 builder.queryFields((t) => ({
   effects: t.field({
@@ -93,12 +87,13 @@ builder.queryFields((t) => ({
   }),
 }));
 
-/** An executor's report on one effect: its id and one text field. */
-const reportInput = (name: string, description: string, field: string, fieldDescription: string) =>
-  builder.inputType(name, {
-    description,
-    fields: (f) => ({ effectId: f.id({ required: true, description: 'The effect.' }), [field]: f.string({ required: true, description: fieldDescription }) }),
-  });
+/** An executor's report on one effect, applied by `report` to the effect's database id; the caller may read the effect after. */
+const applyReport = <I extends { effectId: string }>(report: (core: Core, actor: Actor, input: I) => Promise<EffectRow>) =>
+  async (_r: unknown, a: { input: I }, ctx: Context) => {
+    const e = await report(ctx.core, actorOf(ctx), { ...a.input, effectId: parseGid('input.effectId', String(a.input.effectId), 'Effect') });
+    grantRead(ctx, 'Effect', e.id);
+    return e;
+  };
 
 builder.mutationFields((t) => ({
   registerEffectKind: t.field({
@@ -141,22 +136,18 @@ builder.mutationFields((t) => ({
   completeEffect: t.field({
     type: EffectRef, authScopes: { scope: 'effects:execute' },
     description: 'EXECUTING to EXECUTED. If a support was retracted while it ran, its reversal is recorded in the same transaction.',
-    args: { input: t.arg({ type: reportInput('CompleteEffectInput', 'An executor\'s report that the effect happened.', 'externalRef', 'The executor\'s reference for what it did.'), required: true, description: 'The report.' }) },
-    resolve: async (_r, a, ctx) => {
-      const input = a.input as { effectId: string; externalRef: string };
-      const e = await completeEffect(ctx.core, actorOf(ctx), { effectId: parseGid('input.effectId', String(input.effectId), 'Effect'), externalRef: input.externalRef });
-      grantRead(ctx, 'Effect', e.id);
-      return e;
-    },
+    args: inputArg(t, 'CompleteEffectInput', 'An executor\'s report that the effect happened.', 'The report.', (f) => ({
+      effectId: f.id({ required: true, description: 'The effect.' }),
+      externalRef: f.string({ required: true, description: 'The executor\'s reference for what it did.' }),
+    })),
+    resolve: applyReport(completeEffect),
   }),
   failEffect: t.field({
     type: EffectRef, authScopes: { scope: 'effects:execute' }, description: 'PENDING or EXECUTING to FAILED: the effect did not happen.',
-    args: { input: t.arg({ type: reportInput('FailEffectInput', 'An executor\'s report that the effect did not happen.', 'reason', 'Why.'), required: true, description: 'The report.' }) },
-    resolve: async (_r, a, ctx) => {
-      const input = a.input as { effectId: string; reason: string };
-      const e = await failEffect(ctx.core, actorOf(ctx), { effectId: parseGid('input.effectId', String(input.effectId), 'Effect'), reason: input.reason });
-      grantRead(ctx, 'Effect', e.id);
-      return e;
-    },
+    args: inputArg(t, 'FailEffectInput', 'An executor\'s report that the effect did not happen.', 'The report.', (f) => ({
+      effectId: f.id({ required: true, description: 'The effect.' }),
+      reason: f.string({ required: true, description: 'Why.' }),
+    })),
+    resolve: applyReport(failEffect),
   }),
 }));

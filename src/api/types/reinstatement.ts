@@ -6,7 +6,7 @@ import {
 } from '../../reinstatement/reinstatement.repository';
 import { reinstateRetraction, restoreEffect } from '../../reinstatement/reinstatement.service';
 import { type Context, actorOf, builder, grantRead, readRule } from '../builder';
-import { enumOf, inputArg } from '../shapes';
+import { carrier, enumOf, inputArg, typedUnion } from '../shapes';
 import { decodeIdCursor, encodeIdCursor, pageOf } from '../../kernel/page';
 import { fleetNodeRef, fleetRead, nodeById } from '../loaders';
 import { connectionOf, countedConnection, firstArg, pageArgs } from '../pagination';
@@ -126,10 +126,7 @@ builder.queryFields((t) => ({
   }),
 }));
 
-const ReinstatedRef = builder.simpleObject('RetractionReinstated', {
-  description: 'The retraction was taken back: its root and what rested on it came back.',
-  fields: (t) => ({ reinstatement: t.field({ type: ReinstatementRef, description: 'The receipt.' }) }),
-});
+const ReinstatedRef = carrier('RetractionReinstated', 'The retraction was taken back: its root and what rested on it came back.', 'reinstatement', () => ReinstatementRef, 'The receipt.');
 const BlockedRef = builder.simpleObject('ReinstatementBlocked', {
   description: 'The root\'s claim holds another ACTIVE belief: a contradiction was raised and nothing else changed until it is adjudicated.',
   fields: (t) => ({
@@ -137,11 +134,7 @@ const BlockedRef = builder.simpleObject('ReinstatementBlocked', {
     contradiction: t.field({ type: ContradictionRef, description: 'The contradiction between the retracted root and the ACTIVE belief.' }),
   }),
 });
-const ReinstateResultRef = builder.unionType('ReinstateRetractionResult', {
-  description: 'What reinstateRetraction did.',
-  types: [ReinstatedRef, BlockedRef],
-  resolveType: (r) => (r as unknown as { __typename: string }).__typename,
-});
+const ReinstateResultRef = typedUnion('ReinstateRetractionResult', 'What reinstateRetraction did.', [ReinstatedRef, BlockedRef]);
 
 builder.mutationFields((t) => ({
   reinstateRetraction: t.field({
