@@ -9,7 +9,7 @@ import { BELIEFS_AS_OF } from './operations';
 import { page } from './page-state';
 
 /** A node's status on the graph while the slider shows an instant before the belief was asserted. */
-export const NOT_YET = 'NOT_YET';
+const NOT_YET = 'NOT_YET';
 const input = () => byId<HTMLInputElement>('as-of');
 const label = () => byId('as-of-label');
 const marks = () => byId('as-of-marks');
@@ -32,7 +32,7 @@ export function initTimeSlider(): void {
 }
 
 /** The instant the slider shows, or null at its right end (now). */
-export function sliderInstant(): Date | null {
+function sliderInstant(): Date | null {
   const i = input();
   return i.value === i.max ? null : new Date(Number(i.value));
 }

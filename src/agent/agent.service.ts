@@ -9,7 +9,7 @@ import { SCOPES } from './scopes';
 import { hashToken, newToken } from './token';
 
 
-export const DEFAULT_FLEET = 'default';
+const DEFAULT_FLEET = 'default';
 
 function validFleet(field: string, f: unknown): string {
   const s = v.text(field, f, 64);

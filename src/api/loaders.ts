@@ -1,6 +1,9 @@
 import { notFound } from '../errors/domain-error';
+import type { Scope } from '../agent/scopes';
+import { type NodeType, parseGid } from '../kernel/ids';
 import { readTx, type Tx } from '../store/tx';
 import { type Context, builder } from './builder';
+import type { Types } from './shapes';
 
 /**
  * Batch loads behind every relation. Each batch is one repository call inside one read-only
@@ -19,7 +22,7 @@ function inOrder<T extends { id: string }>(what: string, ids: readonly string[],
 }
 
 /** Groups rows by key, in ids' order; every id gets a (possibly empty) list. */
-export function grouped<T>(ids: readonly string[], rows: T[], key: (r: T) => string): T[][] {
+function grouped<T>(ids: readonly string[], rows: T[], key: (r: T) => string): T[][] {
   const m = new Map<string, T[]>();
   for (const r of rows) {
     const k = key(r);
@@ -27,6 +30,19 @@ export function grouped<T>(ids: readonly string[], rows: T[], key: (r: T) => str
     m.get(k)!.push(r);
   }
   return ids.map((id) => m.get(String(id)) ?? []);
+}
+
+/**
+ * A loadable list's batch: one `read` of the caller's fleet for every id, its rows grouped by `key` in the ids'
+ * order (an id without rows gets an empty list), each row as `item` gives it.
+ */
+export function groupedLoad<T, V = T>(
+  read: (tx: Tx, fleet: string, ids: readonly string[]) => Promise<T[]>,
+  key: (r: T) => string,
+  item: (r: T) => V = (r) => r as unknown as V,
+) {
+  return async (ids: string[], ctx: Context): Promise<V[][]> =>
+    grouped(ids, await fleetRead(ctx, (tx, fleet) => read(tx, fleet, ids)), key).map((g) => g.map(item));
 }
 
 const VALID_ID = /^[1-9][0-9]{0,18}$/;
@@ -37,7 +53,7 @@ function validIds(ids: readonly string[]): string[] {
 }
 
 /** A fleet row type with a global id, loaded in batches by its repository's `byIds` (`what` names it in NOT_FOUND). */
-export function fleetNodeRef<T extends { id: string }>(name: string, what: string, byIds: (tx: Tx, fleet: string, ids: readonly string[]) => Promise<T[]>) {
+export function fleetNodeRef<T extends { id: string }>(name: NodeType, what: string, byIds: (tx: Tx, fleet: string, ids: readonly string[]) => Promise<T[]>) {
   return builder.loadableNodeRef(name, {
     id: { resolve: (r: T) => r.id },
     loaderOptions: { cache: false },
@@ -45,5 +61,20 @@ export function fleetNodeRef<T extends { id: string }>(name: string, what: strin
       const valid = validIds(ids);
       return inOrder(what, ids, valid.length === 0 ? [] : await fleetRead(ctx, (tx, fleet) => byIds(tx, fleet, valid)));
     },
+  });
+}
+
+/** The query field that reads one node of `type` of the caller's fleet by its global id (`scope` to hold). */
+export function nodeById<T extends { id: string }>(
+  t: PothosSchemaTypes.QueryFieldBuilder<Types, object>,
+  type: ReturnType<typeof fleetNodeRef<T>>,
+  scope: Scope,
+  description: string,
+) {
+  return t.field({
+    type, nullable: true, authScopes: { scope }, description,
+    args: { id: t.arg.id({ required: true, description: 'Global id.' }) },
+    // A loadable node resolves from its database id; the loader reads the row.
+    resolve: (_r, a) => parseGid('id', String(a.id), type.name as NodeType) as never,
   });
 }

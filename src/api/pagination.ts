@@ -3,6 +3,7 @@ import type { Tx } from '../store/tx';
 import type { ObjectRef } from '@pothos/core';
 import { type Context, builder } from './builder';
 import { fleetRead } from './loaders';
+import type { Types } from './shapes';
 
 /** A Relay connection as the types' resolvers return it. */
 export interface ConnectionShape<T> {
@@ -43,7 +44,7 @@ export const pageArgs = (t: { arg: { int: Function; string: Function } }) => ({
 });
 
 /** The connection type of a node type (`<Type>Connection`, edges `<Type>Edge`), with the count over every page. */
-export function countedConnection<T, P>(type: ObjectRef<typeof builder extends PothosSchemaTypes.SchemaBuilder<infer S> ? S : never, T, P>, what: { page: string; edge: string }) {
+export function countedConnection<T, P>(type: ObjectRef<Types, T, P>, what: { page: string; edge: string }) {
   const name = type.name;
   return builder.connectionObject(
     {

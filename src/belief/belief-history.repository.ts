@@ -19,7 +19,7 @@ import { BELIEF_COLUMNS, type BeliefRow } from './belief.repository';
 export type BeliefAsOfRow = BeliefRow & { as_of: Date; current_status: BeliefRow['status'] };
 
 /** The exclusive bound that reads the fleet as of API instant `at` (the changes printed at `at` included). */
-export function boundOf(at: Date): RawBuilder<Date> {
+function boundOf(at: Date): RawBuilder<Date> {
   return sql<Date>`(${at.toISOString()}::timestamptz + interval '1 millisecond')`;
 }
 
@@ -49,14 +49,14 @@ function asOfColumns(bound: RawBuilder<unknown>, asOf: RawBuilder<unknown>) {
 }
 
 /** SQL true when belief `b` existed and was ACTIVE just before `bound`. */
-export function activeBefore(fleet: string, bound: RawBuilder<unknown>): RawBuilder<boolean> {
+function activeBefore(fleet: string, bound: RawBuilder<unknown>): RawBuilder<boolean> {
   return sql<boolean>`(b.created_at < ${bound} AND NOT ${currentlyDownBy(bound)} AND NOT EXISTS (
       SELECT 1 FROM belief_status_history h
        WHERE h.fleet_id = ${fleet} AND h.belief_id = b.id AND h.retracted_at < ${bound} AND h.reinstated_at >= ${bound}))`;
 }
 
 /** The given beliefs (that existed then) as of API instant `at`, in no particular order. */
-export async function beliefsAsOf(db: Db, fleet: string, ids: readonly string[], at: Date): Promise<BeliefAsOfRow[]> {
+async function beliefsAsOf(db: Db, fleet: string, ids: readonly string[], at: Date): Promise<BeliefAsOfRow[]> {
   if (ids.length === 0) return [];
   const bound = boundOf(at);
   const r = await sql<BeliefAsOfRow>`
@@ -106,7 +106,7 @@ export async function beliefPageAsOf(
  * beliefs only, so a past instant is ranked over the fleet's rows (of the prefix, if any), as includeRetracted
  * is today. Its cost grows with the beliefs the fleet (or prefix) holds.
  */
-export function nearestAsOf(fleet: string, at: Date, a: { vector: string; k: number; includeRetracted: boolean; prefix: string | null }): RawBuilder<{ id: string; distance: number }> {
+function nearestAsOf(fleet: string, at: Date, a: { vector: string; k: number; includeRetracted: boolean; prefix: string | null }): RawBuilder<{ id: string; distance: number }> {
   const bound = boundOf(at);
   return sql`
     SELECT b.id, b.embedding <=> ${a.vector}::vector AS distance FROM beliefs b
@@ -222,16 +222,9 @@ export interface Reinstated {
 
 /**
  * For the reinstatement: closes, as of now, the current RETRACTED interval of each belief of `r.ids` that
- * `r.retractionId` took down. Must run in the reinstating transaction BEFORE the statement that sets them ACTIVE
- * and clears their retraction columns — or be a CTE of that statement (reinstatedIntervals), since every part of
- * one statement reads the rows as they were before it. Returns how many it closed.
+ * `r.retractionId` took down. A CTE of the reinstating statement, beside the UPDATE that sets them ACTIVE: every
+ * part of one statement reads the rows as they were before it, so it still sees the retraction columns that clears.
  */
-export async function recordReinstated(db: Db, fleet: string, r: Reinstated): Promise<number> {
-  const q = await sql<{ n: number }>`WITH w AS (${reinstatedIntervals(fleet, r)}) SELECT count(*)::int AS n FROM w`.execute(db);
-  return q.rows[0]!.n;
-}
-
-/** The INSERT of recordReinstated, to be a CTE of the reinstating UPDATE (RETURNING belief_id). */
 export function reinstatedIntervals(fleet: string, r: Reinstated): RawBuilder<{ belief_id: string }> {
   return sql`
     INSERT INTO belief_status_history AS h (fleet_id, belief_id, retraction_id, retraction_depth, retracted_at, reinstatement_id, reinstated_by, reinstated_at)

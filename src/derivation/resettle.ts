@@ -15,7 +15,7 @@
  * it alone stays down. Linear in the set's premise edges, like settle.
  */
 
-export type PremiseState = 'set' | 'active' | 'down';
+type PremiseState = 'set' | 'active' | 'down';
 
 export interface ReverseRow {
   belief: number;

@@ -4,12 +4,12 @@ import { readTx } from '../store/tx';
 import type { Totals } from '../kernel/money';
 import { type Cursor, type EventRow, encodeCursor, headCursor, tail } from './event.repository';
 
-export const RETRACTION_EVENT_TYPES = [
+const RETRACTION_EVENT_TYPES = [
   'RetractionStarted', 'BeliefRetracted', 'EffectCancelled', 'ReversalRecorded', 'RetractionCommitted',
   // A reinstatement is the cascade running back, on the same stream (its rows carry the retraction it takes back).
   'ReinstatementStarted', 'BeliefReinstated', 'ReversalVoided', 'EffectRestored', 'ReinstatementCommitted',
 ] as const;
-export type RetractionEventType = (typeof RETRACTION_EVENT_TYPES)[number];
+type RetractionEventType = (typeof RETRACTION_EVENT_TYPES)[number];
 
 /** One cascade step as subscribers see it; `cursor` resumes right after it. */
 export interface StreamEvent {
@@ -40,7 +40,7 @@ const BATCH_OF = {
   BeliefRetracted: 'BeliefsRetracted', EffectCancelled: 'EffectsCancelled', ReversalRecorded: 'ReversalsRecorded',
   BeliefReinstated: 'BeliefsReinstated', ReversalVoided: 'ReversalsVoided', EffectRestored: 'EffectsRestored',
 } as const;
-export type BatchEventType = (typeof BATCH_OF)[keyof typeof BATCH_OF];
+type BatchEventType = (typeof BATCH_OF)[keyof typeof BATCH_OF];
 /** Largest number of ids one LEVEL event carries. */
 export const LEVEL_BATCH = 500;
 

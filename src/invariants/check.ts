@@ -192,7 +192,7 @@ export async function checkInvariants(store: Store): Promise<Violation[]> {
  * Autovacuum would refresh them, but a server may run without it (many CI servers do, and PGlite
  * has none); a few thousand changed rows cannot make a nested loop costly, so small tests pay nothing.
  */
-export const STALE_ROWS = 5_000;
+const STALE_ROWS = 5_000;
 
 /** ANALYZEs the tables with more than STALE_ROWS changes since their statistics (or none at all), as the owner. */
 async function analyzeStale(store: Store): Promise<void> {

@@ -13,7 +13,7 @@ import type { ExplainOut } from './schemas';
 export interface ExplainArgs { beliefId?: string; claimKey?: string; maxDepth?: number }
 
 /** Most beliefs listed in each direction before the walk stops and says `truncated`. */
-export const EXPLAIN_NODE_CAP = 200;
+const EXPLAIN_NODE_CAP = 200;
 
 /**
  * Explains a belief: its lineage up through justifications (which hold, which premises fell), its

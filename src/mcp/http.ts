@@ -12,7 +12,7 @@ export interface McpHttpOptions extends McpDeps {
 }
 
 /** The token of an `Authorization: Bearer <token>` header, else null. */
-export function bearerToken(value: string | undefined): string | null {
+function bearerToken(value: string | undefined): string | null {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(value ?? '');
   return m ? m[1]! : null;
 }

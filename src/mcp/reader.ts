@@ -12,7 +12,7 @@ import { type Tx, inTx } from '../store/tx';
  * through this path is refused by the database twice over: SQLSTATE 25006 (read-only
  * transaction) and, were the transaction writable, 42501 (permission denied).
  */
-export const READER_ROLE = 'retract_reader' as const;
+const READER_ROLE = 'retract_reader' as const;
 
 /** Runs `fn` in a read-only REPEATABLE READ transaction of `fleet` as retract_reader: one consistent snapshot, no writes possible. */
 export function readerTx<T>(store: Store, fleet: string | null, fn: (tx: Tx) => Promise<T>): Promise<T> {

@@ -29,14 +29,14 @@ export const explainBeliefInput = {
   maxDepth: z.number().int().min(1).max(20).optional().describe('How far to follow justifications up and dependents down (default 6).'),
 };
 
-export const OWED_STATUSES = ['OWED', 'DISPATCHED', 'FAILED'] as const;
+const OWED_STATUSES = ['OWED', 'DISPATCHED', 'FAILED'] as const;
 export const listOwedReversalsInput = {
   statuses: z.array(z.enum(OWED_STATUSES)).min(1).max(3).optional()
     .describe('Which unsettled states to list (default all three: OWED, DISPATCHED, FAILED).'),
   ...page,
 };
 
-export const SEARCH_K_MAX = 100;
+const SEARCH_K_MAX = 100;
 export const searchBeliefsInput = {
   text: z.string().min(1).max(LIMITS.statementMax).describe('What to look for; embedded with the store\'s embedder.'),
   k: z.number().int().min(1).max(SEARCH_K_MAX).optional().describe(`How many hits, 1 to ${SEARCH_K_MAX} (default 10).`),
@@ -59,7 +59,7 @@ export const Money = z.object({
 const ids = { id: z.string(), dbId: z.string() };
 const AgentRef = z.object({ ...ids, name: z.string() });
 
-export const BeliefSummary = z.object({
+const BeliefSummary = z.object({
   ...ids,
   claimKey: z.string(),
   statement: z.string(),
@@ -73,7 +73,7 @@ export const BeliefSummary = z.object({
   retractionId: z.string().nullable(),
 });
 
-export const EffectSummary = z.object({
+const EffectSummary = z.object({
   ...ids,
   kind: z.string(),
   status: z.enum(['PENDING', 'EXECUTING', 'EXECUTED', 'CANCELLED', 'FAILED']),
@@ -87,7 +87,7 @@ export const EffectSummary = z.object({
   reversal: z.object({ id: z.string(), status: z.string() }).nullable(),
 });
 
-export const ReversalSummary = z.object({
+const ReversalSummary = z.object({
   ...ids,
   status: z.enum(['OWED', 'DISPATCHED', 'CONFIRMED', 'FAILED', 'UNREACHABLE', 'VOIDED']),
   reason: z.string().nullable(),
@@ -102,7 +102,7 @@ export const ReversalSummary = z.object({
   retraction: z.object({ id: z.string(), reason: z.string() }),
 });
 
-export const Totals = z.object({
+const Totals = z.object({
   beliefsRetracted: z.number().int(),
   effectsCancelled: z.number().int(),
   effectsReached: z.number().int(),
@@ -116,7 +116,7 @@ export const Totals = z.object({
 
 const PageInfo = { totalCount: z.number().int(), hasNextPage: z.boolean(), endCursor: z.string().nullable() };
 
-export const RetractionSummary = z.object({
+const RetractionSummary = z.object({
   ...ids,
   reason: z.string(),
   createdAt: iso,

@@ -18,8 +18,8 @@ import {
 } from './schemas';
 import { explainText, owedText, receiptText, searchText } from './text';
 
-export const MCP_SERVER_NAME = 'retract-receipts';
-export const MCP_SERVER_VERSION = '0.1.0';
+const MCP_SERVER_NAME = 'retract-receipts';
+const MCP_SERVER_VERSION = '0.1.0';
 
 export interface McpDeps {
   store: Store;
@@ -29,7 +29,7 @@ export interface McpDeps {
 }
 
 /** Thrown when a token lacks `receipts:read`: transports answer it before any tool runs. */
-export class ReceiptsForbiddenError extends Error {
+class ReceiptsForbiddenError extends Error {
   constructor(agent: AgentRow | null) {
     super(
       agent

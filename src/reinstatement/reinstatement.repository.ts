@@ -179,7 +179,7 @@ export async function raiseContradictions(tx: Tx, fleet: string, reinstatementId
  * The money of what came back: every reversal of an effect resting on a belief brought back now
  * and on no belief still RETRACTED. OWED (never sent) and UNREACHABLE become VOIDED; DISPATCHED and
  * FAILED are watched (IN_FLIGHT: the provider's answer decides); CONFIRMED is re-execution owed
- * under `reexecutionKey` of its key. One line each on the receipt, one ReversalVoided event row.
+ * under 'reexecution:' + its key. One line each on the receipt, one ReversalVoided event row.
  * EXECUTING effects reached by this retraction are reached by none now, or by the first
  * retraction still holding one of their supports down (completeEffect records its reversal there).
  */
@@ -228,13 +228,8 @@ export async function recordRestorable(tx: Tx, fleet: string, reinstatementId: s
      WHERE fleet_id = ${fleet} AND id = ${reinstatementId}`.execute(tx);
 }
 
-/** The re-execution key as SQL over `r.idempotency_key`; must equal `reexecutionKey` below. */
-const REEXECUTION_KEY_SQL = `'reexecution:' || r.idempotency_key`;
-
 /** The key a re-execution is owed under: a pure function of the reversal's key (itself of the effect's). */
-export function reexecutionKey(reversalIdempotencyKey: string): string {
-  return `reexecution:${reversalIdempotencyKey}`;
-}
+const REEXECUTION_KEY_SQL = `'reexecution:' || r.idempotency_key`;
 
 export async function moneyLines(db: Db, fleet: string, reinstatementId: string): Promise<MoneyLineRow[]> {
   return (await sql<MoneyLineRow>`

@@ -22,7 +22,7 @@ export type ReinstateResult =
  * KEEP_EXISTING leaves it BLOCKED for good. A second call returns the first receipt and writes
  * nothing. A derived root none of whose justifications holds cannot be ACTIVE: CONFLICT, nothing written.
  */
-export async function reinstateInTx(tx: Tx, actor: Actor, retractionId: string, reason: string): Promise<ReinstateResult> {
+async function reinstateInTx(tx: Tx, actor: Actor, retractionId: string, reason: string): Promise<ReinstateResult> {
   const rt = await repo.lockRetraction(tx, actor.fleet, retractionId);
   if (!rt) throw notFound('retraction', retractionId, 'retractionId');
   const known = await repo.lockReinstatementOf(tx, actor.fleet, retractionId);

@@ -54,7 +54,7 @@ export type DispatchScope = Actor | string;
 /** How long after the first dispatch a reversal may still be re-sent. Must stay below the provider's key retention. */
 export const DEFAULT_RESEND_WINDOW_MS = 6 * 60 * 60 * 1000;
 /** Largest take per call. */
-export const MAX_TAKE = 500;
+const MAX_TAKE = 500;
 
 function scopeOf(scope: DispatchScope): { fleet: string; actorId: string | null } {
   if (typeof scope === 'string') return { fleet: v.text('fleet', scope, 64), actorId: null };

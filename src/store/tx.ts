@@ -156,7 +156,7 @@ export async function inTx<T>(store: Store, opts: TxOptions, fn: (tx: Tx) => Pro
  */
 const FLEET_LOCK_CLASS = 0x52_54_46_4c;
 
-export function fleetLock(fleet: string, mode: 'shared' | 'exclusive'): { before: string; inside: string } {
+function fleetLock(fleet: string, mode: 'shared' | 'exclusive'): { before: string; inside: string } {
   const suffix = mode === 'shared' ? '_shared' : '';
   const key = `${FLEET_LOCK_CLASS}, hashtext(${pg.escapeLiteral(fleet)})`;
   return {

@@ -14,7 +14,7 @@ export const silentLogger: WorkerLogger = { debug() {}, info() {}, warn() {}, er
  * A poll timer that commits can cut short: `wait(ms)` resolves after `ms`, on the next commit notice (this process's
  * commits, and other processes' through LISTEN where the engine has it), or when `signal` aborts.
  */
-export async function commitWaker(store: Store, signal: AbortSignal | undefined) {
+async function commitWaker(store: Store, signal: AbortSignal | undefined) {
   let pending = false;
   let wake: (() => void) | null = null;
   const poke = () => {

@@ -7,9 +7,9 @@
  * them is wrong.
  */
 
-export type BeliefStatus = 'ACTIVE' | 'RETRACTED';
-export type EffectStatus = 'PENDING' | 'EXECUTING' | 'EXECUTED' | 'CANCELLED' | 'FAILED';
-export type ReversalStatus = 'OWED' | 'CONFIRMED' | 'UNREACHABLE' | 'VOIDED';
+type BeliefStatus = 'ACTIVE' | 'RETRACTED';
+type EffectStatus = 'PENDING' | 'EXECUTING' | 'EXECUTED' | 'CANCELLED' | 'FAILED';
+type ReversalStatus = 'OWED' | 'CONFIRMED' | 'UNREACHABLE' | 'VOIDED';
 export type KindName = 'rev' | 'irr';
 export interface Money { amountMinor: number; currency: string }
 /** A receipt's per-currency sum: exact integer minor units as a decimal string, at any size. */
@@ -52,7 +52,7 @@ export interface MReversal {
 export interface MRetraction { root: number; beliefs: number; reinstated: boolean }
 
 /** One reversal a reinstatement named: VOIDED (OWED or UNREACHABLE), or REEXECUTION_OWED (CONFIRMED) under its derived key. */
-export interface MLine { reversal: number; line: 'VOIDED' | 'REEXECUTION_OWED'; prior: ReversalStatus; key: string | null }
+interface MLine { reversal: number; line: 'VOIDED' | 'REEXECUTION_OWED'; prior: ReversalStatus; key: string | null }
 
 export interface MReinstatement {
   retraction: number;
@@ -92,9 +92,9 @@ export type Refusal = { error: 'CONFLICT' | 'BAD_USER_INPUT'; because: string };
 export const REVERSIBLE: Record<KindName, boolean> = { rev: true, irr: false };
 
 /** The reversal's key as DESIGN.md fixes it: a pure function of the effect's key. */
-export const reversalKeyOf = (effectKey: string) => `reversal:${effectKey}`;
+const reversalKeyOf = (effectKey: string) => `reversal:${effectKey}`;
 /** The re-execution key: a pure function of the reversal's key. */
-export const reexecutionKeyOf = (reversalKey: string) => `reexecution:${reversalKey}`;
+const reexecutionKeyOf = (reversalKey: string) => `reexecution:${reversalKey}`;
 
 const sorted = (xs: Iterable<number>) => [...new Set(xs)].sort((a, b) => a - b);
 const sameSet = (a: readonly number[], b: readonly number[]) => a.length === b.length && a.every((x, i) => x === b[i]);

@@ -17,7 +17,7 @@ AgentRef.implement({
   }),
 });
 
-export const AgentCreatedRef = builder.simpleObject('AgentCreated', {
+const AgentCreatedRef = builder.simpleObject('AgentCreated', {
   description: 'A new agent and its token.',
   fields: (t) => ({
     agent: t.field({ type: AgentRef, description: 'The agent created.' }),

@@ -3,8 +3,8 @@ import { retractionBeforePage, statusIntervals, supportAtExecution } from '../..
 import { decodeDepthCursor, encodeDepthCursor } from '../../kernel/page';
 import { beliefReadable } from '../../agent/access';
 import { builder, readRule } from '../builder';
-import { fleetRead, grouped } from '../loaders';
-import { firstArg } from '../pagination';
+import { fleetRead, groupedLoad } from '../loaders';
+import { firstArg, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
 import { BeliefConnection, BeliefRef, BeliefStatusEnum } from './belief';
 import { EffectRef } from './effect';
@@ -34,10 +34,7 @@ builder.objectFields(BeliefRef, (t) => ({
   statusHistory: t.loadableList({
     type: StatusIntervalRef,
     description: 'Every interval of its status, oldest first: who changed it and by which retraction or reinstatement.',
-    load: async (ids: string[], ctx) => {
-      const fleet = ctx.agent!.fleet_id;
-      return grouped(ids, await fleetRead(ctx, (tx) => statusIntervals(tx, fleet, ids)), (i) => i.belief_id);
-    },
+    load: groupedLoad(statusIntervals, (i) => i.belief_id),
     resolve: (b) => b.id,
   }),
 }));
@@ -48,10 +45,7 @@ builder.objectField(EffectRef, 'supportAtExecution', (t) =>
     // An item the caller may not read is null with its FORBIDDEN error, not the whole effect.
     nullable: { list: false, items: true },
     description: 'The beliefs this effect rested on as they stood at executedAt (each with asOf = executedAt): what the fleet believed when it acted. Empty until it executed. Each follows the Belief rule by its status now: one the token may not read is null, with a FORBIDDEN error.',
-    load: async (ids: string[], ctx) => {
-      const fleet = ctx.agent!.fleet_id;
-      return grouped(ids, await fleetRead(ctx, (tx) => supportAtExecution(tx, fleet, ids)), (r) => r.effect_id);
-    },
+    load: groupedLoad(supportAtExecution, (r) => r.effect_id),
     resolve: (e) => e.id,
   }),
 );
@@ -60,7 +54,7 @@ builder.objectField(RetractionRef, 'before', (t) =>
   t.field({
     type: BeliefConnection,
     description: 'The graph just before this retraction: every belief it took down as it stood the instant before (asOf set), in cascade order — also after a reinstatement brought them back.',
-    args: { first: t.arg.int({ description: 'Page size, at most 500 (default 50).' }), after: t.arg.string({ description: 'A cursor from this connection.' }) },
+    args: pageArgs(t),
     resolve: async (r, args, ctx) => {
       const first = firstArg(args.first);
       const after = args.after == null ? null : decodeDepthCursor('after', args.after);

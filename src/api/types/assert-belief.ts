@@ -1,6 +1,7 @@
 import { assertBelief } from '../../belief/belief.service';
 import { parseGids } from '../../kernel/ids';
 import { actorOf, builder, grantRead } from '../builder';
+import { carrier, typed, typedUnion } from '../shapes';
 import { BeliefRef } from './belief';
 import { ContradictionRef } from './contradiction';
 
@@ -18,22 +19,10 @@ const AssertBeliefInput = builder.inputType('AssertBeliefInput', {
   }),
 });
 
-const BeliefAssertedRef = builder.simpleObject('BeliefAsserted', {
-  description: 'The belief was written ACTIVE.',
-  fields: (t) => ({ belief: t.field({ type: BeliefRef, description: 'The new belief.' }) }),
-});
-const BeliefCorroboratedRef = builder.simpleObject('BeliefCorroborated', {
-  description: 'The claim already holds an ACTIVE belief with the same value.',
-  fields: (t) => ({ belief: t.field({ type: BeliefRef, description: 'The belief that already holds.' }) }),
-});
-const ContradictionRaisedRef = builder.simpleObject('ContradictionRaised', {
-  description: 'The claim holds an ACTIVE belief with a different value; nothing was written to it.',
-  fields: (t) => ({ contradiction: t.field({ type: ContradictionRef, description: 'The contradiction raised.' }) }),
-});
-export const PremiseRetractedRef = builder.simpleObject('PremiseRetracted', {
-  description: 'A premise was retracted between READ and COMMIT; nothing was written.',
-  fields: (t) => ({ premise: t.field({ type: BeliefRef, description: 'The premise that fell.' }) }),
-});
+const BeliefAssertedRef = carrier('BeliefAsserted', 'The belief was written ACTIVE.', 'belief', () => BeliefRef, 'The new belief.');
+const BeliefCorroboratedRef = carrier('BeliefCorroborated', 'The claim already holds an ACTIVE belief with the same value.', 'belief', () => BeliefRef, 'The belief that already holds.');
+const ContradictionRaisedRef = carrier('ContradictionRaised', 'The claim holds an ACTIVE belief with a different value; nothing was written to it.', 'contradiction', () => ContradictionRef, 'The contradiction raised.');
+export const PremiseRetractedRef = carrier('PremiseRetracted', 'A premise was retracted between READ and COMMIT; nothing was written.', 'premise', () => BeliefRef, 'The premise that fell.');
 const ClaimChangedRef = builder.simpleObject('ClaimChangedSinceRead', {
   description: 'The claim was written after the READ named in basedOn; nothing was written. READ and THINK again.',
   fields: (t) => ({
@@ -42,14 +31,7 @@ const ClaimChangedRef = builder.simpleObject('ClaimChangedSinceRead', {
   }),
 });
 
-const AssertBeliefResult = builder.unionType('AssertBeliefResult', {
-  description: 'What COMMIT decided.',
-  types: [BeliefAssertedRef, BeliefCorroboratedRef, ContradictionRaisedRef, PremiseRetractedRef, ClaimChangedRef],
-  resolveType: (r) => (r as unknown as { __typename: string }).__typename,
-});
-
-/** A union member tagged with its GraphQL type name. */
-export const typed = <T extends object>(__typename: string, o: T) => ({ __typename, ...o });
+const AssertBeliefResult = typedUnion('AssertBeliefResult', 'What COMMIT decided.', [BeliefAssertedRef, BeliefCorroboratedRef, ContradictionRaisedRef, PremiseRetractedRef, ClaimChangedRef]);
 
 builder.mutationFields((t) => ({
   assertBelief: t.field({

@@ -10,15 +10,16 @@ import { supportsOf } from '../../effect/effect.repository';
 import { gid, parseGid, parseGids } from '../../kernel/ids';
 import * as v from '../../validation';
 import { type Context, actorOf, builder, grantRead, readRule } from '../builder';
-import { fleetNodeRef, fleetRead, grouped } from '../loaders';
+import { enumOf, inputArg } from '../shapes';
+import { fleetNodeRef, fleetRead, groupedLoad, nodeById } from '../loaders';
 import { connectionOf, countedConnection, firstArg, newestFirst, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
 import { EffectRef } from './effect';
 import { RetractionRef } from './retraction';
 
-export const BeliefStatusEnum = builder.enumType('BeliefStatus', {
-  description: 'ACTIVE while believed; RETRACTED once taken down (never comes back: a new belief is written instead).',
-  values: { ACTIVE: { description: 'Believed.' }, RETRACTED: { description: 'Taken down by a retraction.' } } as const,
+export const BeliefStatusEnum = enumOf<BeliefRow['status']>('BeliefStatus', 'ACTIVE while believed; RETRACTED once taken down (never comes back: a new belief is written instead).', {
+  ACTIVE: 'Believed.',
+  RETRACTED: 'Taken down by a retraction.',
 });
 
 export const BeliefRef = fleetNodeRef<BeliefRow>('Belief', 'belief', beliefsByIds);
@@ -45,7 +46,7 @@ BeliefRef.implement({
     justifications: t.loadableList({
       type: JustificationRef,
       description: 'How this belief was derived. Empty for a premise. It stays ACTIVE while at least one justification has every premise ACTIVE.',
-      load: async (ids: string[], ctx) => grouped(ids, await fleetRead(ctx, (tx, fleet) => justificationsOf(tx, fleet, ids)), (j) => j.belief_id),
+      load: groupedLoad(justificationsOf, (j) => j.belief_id),
       resolve: (b) => b.id,
     }),
     dependents: t.field({
@@ -57,14 +58,13 @@ BeliefRef.implement({
     effects: t.loadableList({
       type: EffectRef,
       description: 'Effects that rest on this belief.',
-      load: async (ids: string[], ctx) =>
-        grouped(ids, await fleetRead(ctx, (tx, fleet) => supportsOf(tx, fleet, 'belief_id', ids)), (s) => s.belief_id).map((g) => g.map((s) => s.effect_id)),
+      load: groupedLoad((tx, fleet, ids) => supportsOf(tx, fleet, 'belief_id', ids), (s) => s.belief_id, (s) => s.effect_id),
       resolve: (b) => b.id,
     }),
   }),
 });
 
-export const JustificationRef = builder.objectRef<JustificationShape>('Justification').implement({
+const JustificationRef = builder.objectRef<JustificationShape>('Justification').implement({
   description: 'One set of premises a belief was derived from. A belief may have several (alternative supports).',
   fields: (t) => ({
     id: t.id({ description: 'Global id of this justification.', resolve: (j) => gid('Justification', j.id) }),
@@ -78,11 +78,7 @@ export const BeliefConnection = countedConnection(BeliefRef, { page: 'A page of 
 const AS_OF = 'Read the fleet as it stood at this instant (every change dated at or before it, to the millisecond). Omitted: now.';
 
 builder.queryFields((t) => ({
-  belief: t.field({
-    type: BeliefRef, nullable: true, authScopes: { scope: 'beliefs:read' }, description: 'A belief of your fleet by id.',
-    args: { id: t.arg.id({ required: true, description: 'Global id.' }) },
-    resolve: (_r, a) => parseGid('id', String(a.id), 'Belief'),
-  }),
+  belief: nodeById(t, BeliefRef, 'beliefs:read', 'A belief of your fleet by id.'),
   beliefByClaim: t.field({
     type: BeliefRef, nullable: true, authScopes: { scope: 'beliefs:read' }, description: 'The ACTIVE belief for a claim, if any (or the one ACTIVE at asOf).',
     args: { claimKey: t.arg.string({ required: true, description: 'The claim key.' }), asOf: t.arg({ type: 'DateTime', description: AS_OF }) },
@@ -113,13 +109,10 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   addJustification: t.field({
     type: BeliefRef, authScopes: { scope: 'beliefs:write' }, description: 'Adds an alternative justification to an existing belief. Rejects cycles.',
-    args: { input: t.arg({ type: builder.inputType('AddJustificationInput', {
-      description: 'Another set of premises for a belief.',
-      fields: (f) => ({
-        beliefId: f.id({ required: true, description: 'The belief.' }),
-        premises: f.idList({ required: true, description: 'Its new premises (all ACTIVE).' }),
-      }),
-    }), required: true, description: 'The justification.' }) },
+    args: inputArg(t, 'AddJustificationInput', 'Another set of premises for a belief.', 'The justification.', (f) => ({
+      beliefId: f.id({ required: true, description: 'The belief.' }),
+      premises: f.idList({ required: true, description: 'Its new premises (all ACTIVE).' }),
+    })),
     resolve: async (_r, a, ctx) => {
       const b = await addJustification(ctx.core, actorOf(ctx), {
         beliefId: parseGid('input.beliefId', String(a.input.beliefId), 'Belief'),
@@ -132,7 +125,7 @@ builder.mutationFields((t) => ({
 }));
 
 /** The `beliefs(asOf:)` page: newest first, keyset by id, with totalCount, each belief as it stood at `at`. */
-export async function beliefsAsOfPage(
+async function beliefsAsOfPage(
   ctx: Context, at: Date, f: { prefix: string | null; status: 'ACTIVE' | 'RETRACTED' | null; ids: string[] | null; first?: number | null; after?: string | null },
 ) {
   const first = firstArg(f.first);
@@ -143,10 +136,10 @@ export async function beliefsAsOfPage(
 }
 
 /** Most ids `beliefs(ids:)` takes: a page's worth. */
-export const IDS_MAX = 500;
+const IDS_MAX = 500;
 
 /** The database ids of `beliefs(ids:)`, or null when not given; BAD_USER_INPUT naming `ids` for a non-Belief id or too many. */
-export function beliefIdsArg(ids: ReadonlyArray<string | number> | null | undefined): string[] | null {
+function beliefIdsArg(ids: ReadonlyArray<string | number> | null | undefined): string[] | null {
   if (ids == null) return null;
   if (ids.length > IDS_MAX) throw badInput('ids', `at most ${IDS_MAX} ids`);
   return parseGids('ids', ids.map(String), 'Belief');

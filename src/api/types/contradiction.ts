@@ -2,30 +2,25 @@ import { type ContradictionRow, contradictionIds, contradictionsByIds } from '..
 import { adjudicateContradiction, resolveContradiction } from '../../contradiction/contradiction.service';
 import { parseGid } from '../../kernel/ids';
 import { actorOf, builder, readRule } from '../builder';
+import { enumOf } from '../shapes';
 import { fleetNodeRef, fleetRead } from '../loaders';
 import { AgentRef } from './agent';
 import { BeliefRef } from './belief';
 import { RetractionRef } from './retraction';
 
-export const ContradictionStatusEnum = builder.enumType('ContradictionStatus', {
-  description: 'OPEN → ADJUDICATING (under a lease) → RESOLVED; an ESCALATE verdict returns it to OPEN.',
-  values: {
-    OPEN: { description: 'Waiting for an adjudicator or an agent.' },
-    ADJUDICATING: { description: 'An adjudicator holds the claim\'s lease.' },
-    RESOLVED: { description: 'A verdict was committed.' },
-  } as const,
+const ContradictionStatusEnum = enumOf<ContradictionRow['status']>('ContradictionStatus', 'OPEN → ADJUDICATING (under a lease) → RESOLVED; an ESCALATE verdict returns it to OPEN.', {
+  OPEN: 'Waiting for an adjudicator or an agent.',
+  ADJUDICATING: 'An adjudicator holds the claim\'s lease.',
+  RESOLVED: 'A verdict was committed.',
 });
 
-export const VerdictEnum = builder.enumType('Verdict', {
-  description: 'What an adjudicator decided.',
-  values: {
-    KEEP_EXISTING: { description: 'The ACTIVE belief stands; the proposal is dropped.' },
-    ACCEPT_PROPOSED: { description: 'The existing belief is retracted (full cascade) and the proposal written ACTIVE.' },
-    ESCALATE: { description: 'Could not decide; left for resolveContradiction.' },
-  } as const,
+const VerdictEnum = enumOf<NonNullable<ContradictionRow['verdict']>>('Verdict', 'What an adjudicator decided.', {
+  KEEP_EXISTING: 'The ACTIVE belief stands; the proposal is dropped.',
+  ACCEPT_PROPOSED: 'The existing belief is retracted (full cascade) and the proposal written ACTIVE.',
+  ESCALATE: 'Could not decide; left for resolveContradiction.',
 });
 
-export const ProposedBeliefRef = builder.objectRef<ContradictionRow>('ProposedBelief').implement({
+const ProposedBeliefRef = builder.objectRef<ContradictionRow>('ProposedBelief').implement({
   description: 'The assertion that contradicted the ACTIVE belief; not written unless accepted. Needs beliefs:read or contradictions:adjudicate.',
   // The same row as its Contradiction, so the same rule and the same grant.
   authScopes: (c, ctx) => readRule(ctx, 'Contradiction', { type: 'Contradiction', id: c.id }),

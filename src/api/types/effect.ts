@@ -2,25 +2,24 @@ import { type EffectRow, effectKinds, effectPage, effectsByIds, supportsOf } fro
 import { claimEffect, completeEffect, failEffect, proposeEffect, registerEffectKind } from '../../effect/effect.service';
 import { parseGid, parseGids } from '../../kernel/ids';
 import { reversalsOfEffects } from '../../reversal/reversal.repository';
-import { actorOf, builder, grantRead, readRule } from '../builder';
-import { fleetNodeRef, fleetRead, grouped } from '../loaders';
+import type { Actor, Core } from '../../core';
+import { type Context, actorOf, builder, grantRead, readRule } from '../builder';
+import { carrier, enumOf, inputArg, typed, typedUnion } from '../shapes';
+import { fleetNodeRef, fleetRead, groupedLoad } from '../loaders';
 import { countedConnection, newestFirst, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
-import { PremiseRetractedRef, typed } from './assert-belief';
+import { PremiseRetractedRef } from './assert-belief';
 import { BeliefRef } from './belief';
 import { MoneyInput, MoneyRef, moneyOf } from './money';
 import { RetractionRef } from './retraction';
 import { ReversalRef } from './reversal';
 
-export const EffectStatusEnum = builder.enumType('EffectStatus', {
-  description: 'PENDING → EXECUTING → EXECUTED, or CANCELLED (by a retraction) / FAILED (by its executor).',
-  values: {
-    PENDING: { description: 'Proposed, not yet taken by an executor.' },
-    EXECUTING: { description: 'Taken by an executor; it may already have happened.' },
-    EXECUTED: { description: 'Done; the executor reported its reference.' },
-    CANCELLED: { description: 'A retraction cancelled it while PENDING: it can never run.' },
-    FAILED: { description: 'Its executor reported that it did not happen.' },
-  } as const,
+const EffectStatusEnum = enumOf<EffectRow['status']>('EffectStatus', 'PENDING → EXECUTING → EXECUTED, or CANCELLED (by a retraction) / FAILED (by its executor).', {
+  PENDING: 'Proposed, not yet taken by an executor.',
+  EXECUTING: 'Taken by an executor; it may already have happened.',
+  EXECUTED: 'Done; the executor reported its reference.',
+  CANCELLED: 'A retraction cancelled it while PENDING: it can never run.',
+  FAILED: 'Its executor reported that it did not happen.',
 });
 
 export const EffectRef = fleetNodeRef<EffectRow>('Effect', 'effect', effectsByIds);
@@ -37,8 +36,7 @@ EffectRef.implement({
     supportedBy: t.loadableList({
       type: BeliefRef,
       description: 'The beliefs this effect rests on.',
-      load: async (ids: string[], ctx) =>
-        grouped(ids, await fleetRead(ctx, (tx, fleet) => supportsOf(tx, fleet, 'effect_id', ids)), (s) => s.effect_id).map((g) => g.map((s) => s.belief_id)),
+      load: groupedLoad((tx, fleet, ids) => supportsOf(tx, fleet, 'effect_id', ids), (s) => s.effect_id, (s) => s.belief_id),
       resolve: (e) => e.id,
     }),
     proposedBy: t.field({ type: AgentRef, description: 'The agent that proposed it.', resolve: (e) => e.proposed_by }),
@@ -62,9 +60,9 @@ EffectRef.implement({
   }),
 });
 
-export const EffectConnection = countedConnection(EffectRef, { page: 'A page of effects.', edge: 'An effect and its cursor.' });
+const EffectConnection = countedConnection(EffectRef, { page: 'A page of effects.', edge: 'An effect and its cursor.' });
 
-export const EffectKindRef = builder.simpleObject('EffectKind', {
+const EffectKindRef = builder.simpleObject('EffectKind', {
   description: 'A registry entry for a kind of effect.',
   fields: (t) => ({
     kind: t.string({ description: 'The kind\'s name.' }),
@@ -72,16 +70,9 @@ export const EffectKindRef = builder.simpleObject('EffectKind', {
   }),
 });
 
-export const EffectProposedRef = builder.simpleObject('EffectProposed', {
-  description: 'The effect, PENDING (or as it stands, when the key was used before).',
-  fields: (t) => ({ effect: t.field({ type: EffectRef, description: 'The effect.' }) }),
-});
+const EffectProposedRef = carrier('EffectProposed', 'The effect, PENDING (or as it stands, when the key was used before).', 'effect', () => EffectRef, 'The effect.');
 
-const ProposeEffectResult = builder.unionType('ProposeEffectResult', {
-  description: 'The effect, or the support that fell.',
-  types: [EffectProposedRef, PremiseRetractedRef],
-  resolveType: (r) => (r as unknown as { __typename: string }).__typename,
-});
+const ProposeEffectResult = typedUnion('ProposeEffectResult', 'The effect, or the support that fell.', [EffectProposedRef, PremiseRetractedRef]);
 
 builder.queryFields((t) => ({
   effects: t.field({
@@ -96,37 +87,32 @@ builder.queryFields((t) => ({
   }),
 }));
 
-/** An executor's report on one effect: its id and one text field. */
-const reportInput = (name: string, description: string, field: string, fieldDescription: string) =>
-  builder.inputType(name, {
-    description,
-    fields: (f) => ({ effectId: f.id({ required: true, description: 'The effect.' }), [field]: f.string({ required: true, description: fieldDescription }) }),
-  });
+/** An executor's report on one effect, applied by `report` to the effect's database id; the caller may read the effect after. */
+const applyReport = <I extends { effectId: string }>(report: (core: Core, actor: Actor, input: I) => Promise<EffectRow>) =>
+  async (_r: unknown, a: { input: I }, ctx: Context) => {
+    const e = await report(ctx.core, actorOf(ctx), { ...a.input, effectId: parseGid('input.effectId', String(a.input.effectId), 'Effect') });
+    grantRead(ctx, 'Effect', e.id);
+    return e;
+  };
 
 builder.mutationFields((t) => ({
   registerEffectKind: t.field({
     type: EffectKindRef, authScopes: { scope: 'admin' }, description: 'Registers a kind of effect and whether a compensation handler exists for it.',
-    args: { input: t.arg({ type: builder.inputType('RegisterEffectKindInput', {
-      description: 'An effect kind.',
-      fields: (f) => ({
-        kind: f.string({ required: true, description: 'Lower-case name, e.g. refund.' }),
-        reversible: f.boolean({ required: true, description: 'Whether a compensation handler exists.' }),
-      }),
-    }), required: true, description: 'The kind.' }) },
+    args: inputArg(t, 'RegisterEffectKindInput', 'An effect kind.', 'The kind.', (f) => ({
+      kind: f.string({ required: true, description: 'Lower-case name, e.g. refund.' }),
+      reversible: f.boolean({ required: true, description: 'Whether a compensation handler exists.' }),
+    })),
     resolve: (_r, a, ctx) => registerEffectKind(ctx.core, actorOf(ctx), a.input),
   }),
   proposeEffect: t.field({
     type: ProposeEffectResult, authScopes: { scope: 'effects:propose' }, description: 'Writes a PENDING effect resting on ACTIVE beliefs.',
-    args: { input: t.arg({ type: builder.inputType('ProposeEffectInput', {
-      description: 'An effect.',
-      fields: (f) => ({
-        kind: f.string({ required: true, description: 'A registered effect kind.' }),
-        amount: f.field({ type: MoneyInput, description: 'Money it moves, if any.' }),
-        payload: f.field({ type: 'JSON', description: 'What the executor needs.' }),
-        supportedBy: f.idList({ required: true, description: 'Beliefs this effect rests on. All must be ACTIVE at commit.' }),
-        idempotencyKey: f.string({ required: true, description: 'Caller\'s key; proposing the same effect again under it returns the first effect; a different effect under it is a CONFLICT naming the first.' }),
-      }),
-    }), required: true, description: 'The effect.' }) },
+    args: inputArg(t, 'ProposeEffectInput', 'An effect.', 'The effect.', (f) => ({
+      kind: f.string({ required: true, description: 'A registered effect kind.' }),
+      amount: f.field({ type: MoneyInput, description: 'Money it moves, if any.' }),
+      payload: f.field({ type: 'JSON', description: 'What the executor needs.' }),
+      supportedBy: f.idList({ required: true, description: 'Beliefs this effect rests on. All must be ACTIVE at commit.' }),
+      idempotencyKey: f.string({ required: true, description: 'Caller\'s key; proposing the same effect again under it returns the first effect; a different effect under it is a CONFLICT naming the first.' }),
+    })),
     resolve: async (_r, a, ctx) => {
       const r = await proposeEffect(ctx.core, actorOf(ctx), { ...a.input, supportedBy: parseGids('input.supportedBy', a.input.supportedBy as string[], 'Belief') });
       // The effect it proposed; a premise that fell follows the Belief rule (see assertBelief).
@@ -150,22 +136,18 @@ builder.mutationFields((t) => ({
   completeEffect: t.field({
     type: EffectRef, authScopes: { scope: 'effects:execute' },
     description: 'EXECUTING to EXECUTED. If a support was retracted while it ran, its reversal is recorded in the same transaction.',
-    args: { input: t.arg({ type: reportInput('CompleteEffectInput', 'An executor\'s report that the effect happened.', 'externalRef', 'The executor\'s reference for what it did.'), required: true, description: 'The report.' }) },
-    resolve: async (_r, a, ctx) => {
-      const input = a.input as { effectId: string; externalRef: string };
-      const e = await completeEffect(ctx.core, actorOf(ctx), { effectId: parseGid('input.effectId', String(input.effectId), 'Effect'), externalRef: input.externalRef });
-      grantRead(ctx, 'Effect', e.id);
-      return e;
-    },
+    args: inputArg(t, 'CompleteEffectInput', 'An executor\'s report that the effect happened.', 'The report.', (f) => ({
+      effectId: f.id({ required: true, description: 'The effect.' }),
+      externalRef: f.string({ required: true, description: 'The executor\'s reference for what it did.' }),
+    })),
+    resolve: applyReport(completeEffect),
   }),
   failEffect: t.field({
     type: EffectRef, authScopes: { scope: 'effects:execute' }, description: 'PENDING or EXECUTING to FAILED: the effect did not happen.',
-    args: { input: t.arg({ type: reportInput('FailEffectInput', 'An executor\'s report that the effect did not happen.', 'reason', 'Why.'), required: true, description: 'The report.' }) },
-    resolve: async (_r, a, ctx) => {
-      const input = a.input as { effectId: string; reason: string };
-      const e = await failEffect(ctx.core, actorOf(ctx), { effectId: parseGid('input.effectId', String(input.effectId), 'Effect'), reason: input.reason });
-      grantRead(ctx, 'Effect', e.id);
-      return e;
-    },
+    args: inputArg(t, 'FailEffectInput', 'An executor\'s report that the effect did not happen.', 'The report.', (f) => ({
+      effectId: f.id({ required: true, description: 'The effect.' }),
+      reason: f.string({ required: true, description: 'Why.' }),
+    })),
+    resolve: applyReport(failEffect),
   }),
 }));

@@ -3,6 +3,7 @@ import { readTx } from '../../store/tx';
 import { type Granularity, LEVEL_BATCH, type StreamEvent, retractionEvents } from '../../event/tailer';
 import { badInput } from '../../errors/domain-error';
 import { actorOf, builder } from '../builder';
+import { enumOf } from '../shapes';
 import { BeliefRef } from './belief';
 import { EffectRef } from './effect';
 import { TotalsRef } from './money';
@@ -10,7 +11,7 @@ import { RetractionRef } from './retraction';
 import { ReversalRef } from './reversal';
 import { ReinstatementRef, ReinstatementTotalsRef } from './reinstatement';
 
-export const RetractionEventRef = builder.interfaceRef<StreamEvent>('RetractionEvent').implement({
+const RetractionEventRef = builder.interfaceRef<StreamEvent>('RetractionEvent').implement({
   description: 'One step of a cascade, in the order it happened. cursor resumes a subscription without loss. Needs receipts:read.',
   authScopes: { readable: 'Receipt' },
   resolveType: (e) => e.__typename,
@@ -121,12 +122,9 @@ batch('EffectsRestored', 'Effects re-queued PENDING by restoreEffect.', (t) => (
   ...reinstatementOf(t),
 }));
 
-export const GranularityRef = builder.enumType('RetractionEventGranularity', {
-  description: 'How finely retractionEvents reports a cascade.',
-  values: {
-    BELIEF: { value: 'BELIEF', description: 'One event per belief that fell or came back, effect cancelled or restored and reversal recorded or voided (BeliefRetracted, EffectCancelled, ReversalRecorded, BeliefReinstated, ReversalVoided, EffectRestored).' },
-    LEVEL: { value: 'LEVEL', description: `One event per cascade level and kind (BeliefsRetracted, EffectsCancelled, ReversalsRecorded, BeliefsReinstated, ReversalsVoided, EffectsRestored), up to ${LEVEL_BATCH} items each: far fewer messages for a big cascade.` },
-  } as const,
+const GranularityRef = enumOf<Granularity>('RetractionEventGranularity', 'How finely retractionEvents reports a cascade.', {
+  BELIEF: 'One event per belief that fell or came back, effect cancelled or restored and reversal recorded or voided (BeliefRetracted, EffectCancelled, ReversalRecorded, BeliefReinstated, ReversalVoided, EffectRestored).',
+  LEVEL: `One event per cascade level and kind (BeliefsRetracted, EffectsCancelled, ReversalsRecorded, BeliefsReinstated, ReversalsVoided, EffectsRestored), up to ${LEVEL_BATCH} items each: far fewer messages for a big cascade.`,
 });
 
 builder.subscriptionFields((t) => ({
@@ -146,7 +144,7 @@ builder.subscriptionFields((t) => ({
           'subscribe without after to start from now');
       }
       const abort = new AbortController();
-      const gen = retractionEvents(ctx.core.store, ctx.waker, actor.fleet, after, abort.signal, (a.granularity ?? 'BELIEF') as Granularity);
+      const gen = retractionEvents(ctx.core.store, ctx.waker, actor.fleet, after, abort.signal, a.granularity ?? 'BELIEF');
       return {
         [Symbol.asyncIterator]() {
           return this;

@@ -1,7 +1,9 @@
+import type { FieldMap } from '@pothos/core';
 import { capped, exactMinor, type Money } from '../../kernel/money';
 import type { Totals } from '../../kernel/money';
 import { type OpenMoney, openMoney } from '../../reversal/open-money.repository';
 import { builder, readRule } from '../builder';
+import type { Types } from '../shapes';
 import { fleetRead } from '../loaders';
 
 export const MoneyRef = builder.objectRef<Money>('Money').implement({
@@ -37,25 +39,44 @@ export function moneyOf(row: { amount_minor: unknown; currency: unknown }): Mone
   return row.amount_minor == null || row.currency == null ? null : { amountMinor: String(row.amount_minor), currency: String(row.currency) };
 }
 
+/** Keys of T whose values are V. */
+type KeysOf<T, V> = { [K in keyof T]-?: T[K] extends V ? K : never }[keyof T] & string;
+
+/**
+ * A receipt's figures: each count an Int and each per-currency sum a [Money], read off the property of its
+ * name, counts first. The maps name every count and every sum of T.
+ */
+export function figureFields<T extends object>(
+  t: PothosSchemaTypes.ObjectFieldBuilder<Types, T>,
+  counts: Record<KeysOf<T, number>, string>,
+  sums: Record<KeysOf<T, Money[]>, string>,
+): FieldMap {
+  const fields: FieldMap = {};
+  for (const [k, description] of Object.entries<string>(counts)) fields[k] = t.int({ description, resolve: (x) => (x as Record<string, number>)[k]! });
+  for (const [k, description] of Object.entries<string>(sums)) fields[k] = t.field({ type: [MoneyRef], description, resolve: (x) => (x as Record<string, Money[]>)[k]! });
+  return fields;
+}
+
 /** A retraction's totals carry its id, so the grant of a retraction this request made covers them. */
 export const TotalsRef = builder.objectRef<Totals & { retractionId?: string }>('RetractionTotals').implement({
   description: 'The figures of a receipt, computed from the rows themselves. Needs receipts:read.',
   authScopes: (x, ctx) => readRule(ctx, 'Receipt', x.retractionId ? { type: 'Retraction', id: x.retractionId } : null),
-  fields: (t) => ({
-    beliefsRetracted: t.exposeInt('beliefsRetracted', { description: 'Beliefs taken down, the root included.' }),
-    effectsCancelled: t.exposeInt('effectsCancelled', { description: 'PENDING effects cancelled: they can never run.' }),
-    effectsReached: t.exposeInt('effectsReached', { description: 'Executed effects reached (owed + unreachable).' }),
-    reversalsOwed: t.exposeInt('reversalsOwed', { description: 'Reversals recorded as owed (whatever their dispatch state since).' }),
-    unreachable: t.exposeInt('unreachable', { description: 'Executed effects whose kind has no compensation.' }),
-    exposure: t.field({ type: [MoneyRef], description: 'Executed money reached, per currency.', resolve: (x) => x.exposure }),
-    owed: t.field({ type: [MoneyRef], description: 'Money owed back through reversals, per currency.', resolve: (x) => x.owed }),
-    unreachableAmount: t.field({ type: [MoneyRef], description: 'Executed money with no way back, per currency.', resolve: (x) => x.unreachableAmount }),
-    settled: t.field({ type: [MoneyRef], description: 'Confirmed by a provider. Zero until a provider reference arrives.', resolve: (x) => x.settled }),
+  fields: (t) => figureFields(t, {
+    beliefsRetracted: 'Beliefs taken down, the root included.',
+    effectsCancelled: 'PENDING effects cancelled: they can never run.',
+    effectsReached: 'Executed effects reached (owed + unreachable).',
+    reversalsOwed: 'Reversals recorded as owed (whatever their dispatch state since).',
+    unreachable: 'Executed effects whose kind has no compensation.',
+  }, {
+    exposure: 'Executed money reached, per currency.',
+    owed: 'Money owed back through reversals, per currency.',
+    unreachableAmount: 'Executed money with no way back, per currency.',
+    settled: 'Confirmed by a provider. Zero until a provider reference arrives.',
   }),
 });
 
 /** The fleet's open money (src/reversal/open-money.repository.ts); a receipt-level figure, so receipts:read. */
-export const OpenMoneyRef = builder.objectRef<OpenMoney>('OpenMoney').implement({
+const OpenMoneyRef = builder.objectRef<OpenMoney>('OpenMoney').implement({
   description: 'The fleet\'s open money: reversals OWED (not yet sent) and DISPATCHED (in flight), and re-executions owed after reinstatements. Needs receipts:read.',
   authScopes: (_x, ctx) => readRule(ctx, 'Receipt'),
   fields: (t) => ({

@@ -6,32 +6,27 @@ import {
 } from '../../reinstatement/reinstatement.repository';
 import { reinstateRetraction, restoreEffect } from '../../reinstatement/reinstatement.service';
 import { type Context, actorOf, builder, grantRead, readRule } from '../builder';
+import { carrier, enumOf, inputArg, typedUnion } from '../shapes';
 import { decodeIdCursor, encodeIdCursor, pageOf } from '../../kernel/page';
-import { fleetNodeRef, fleetRead } from '../loaders';
-import { connectionOf, firstArg } from '../pagination';
+import { fleetNodeRef, fleetRead, nodeById } from '../loaders';
+import { connectionOf, countedConnection, firstArg, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
 import { BeliefConnection } from './belief';
 import { ContradictionRef } from './contradiction';
 import { EffectRef } from './effect';
-import { MoneyRef, moneyOf } from './money';
+import { MoneyRef, figureFields, moneyOf } from './money';
 import { RetractionRef } from './retraction';
 import { ReversalRef, ReversalStatusEnum } from './reversal';
 
-export const ReinstatementStatusEnum = builder.enumType('ReinstatementStatus', {
-  description: 'Whether a reinstatement brought its retraction back.',
-  values: {
-    REINSTATED: { description: 'The root and what rested on it came back (see beliefs).' },
-    BLOCKED: { description: 'The root\'s claim holds another ACTIVE belief: a contradiction was raised and nothing else changed. ACCEPT_PROPOSED on it completes the reinstatement; KEEP_EXISTING leaves it blocked.' },
-  } as const,
+const ReinstatementStatusEnum = enumOf<ReinstatementRow['status']>('ReinstatementStatus', 'Whether a reinstatement brought its retraction back.', {
+  REINSTATED: 'The root and what rested on it came back (see beliefs).',
+  BLOCKED: 'The root\'s claim holds another ACTIVE belief: a contradiction was raised and nothing else changed. ACCEPT_PROPOSED on it completes the reinstatement; KEEP_EXISTING leaves it blocked.',
 });
 
-export const MoneyLineEnum = builder.enumType('ReinstatementMoneyLineKind', {
-  description: 'What a reinstatement says about one reversal of its retraction.',
-  values: {
-    VOIDED: { description: 'No longer owed: it was OWED and never sent, or UNREACHABLE (or the provider refused one that was in flight).' },
-    IN_FLIGHT: { description: 'It was DISPATCHED (or FAILED) when the reinstatement ran: the provider\'s answer decides; a confirmation makes it re-execution owed.' },
-    REEXECUTION_OWED: { description: 'It was CONFIRMED: the money came back and should not have. Owed again under reexecutionKey; RETRACT never executes it.' },
-  } as const,
+const MoneyLineEnum = enumOf<MoneyLineRow['line']>('ReinstatementMoneyLineKind', 'What a reinstatement says about one reversal of its retraction.', {
+  VOIDED: 'No longer owed: it was OWED and never sent, or UNREACHABLE (or the provider refused one that was in flight).',
+  IN_FLIGHT: 'It was DISPATCHED (or FAILED) when the reinstatement ran: the provider\'s answer decides; a confirmation makes it re-execution owed.',
+  REEXECUTION_OWED: 'It was CONFIRMED: the money came back and should not have. Owed again under reexecutionKey; RETRACT never executes it.',
 });
 
 const MoneyLineRef = builder.objectRef<MoneyLineRow>('ReinstatementMoneyLine').implement({
@@ -55,17 +50,18 @@ const MoneyLineRef = builder.objectRef<MoneyLineRow>('ReinstatementMoneyLine').i
 export const ReinstatementTotalsRef = builder.objectRef<ReinstatementTotals & { reinstatementId: string }>('ReinstatementTotals').implement({
   description: 'A reinstatement\'s figures, from its own rows; every currency a line carries appears in each sum (0 when none). Needs receipts:read.',
   authScopes: (x, ctx) => readRule(ctx, 'Receipt', { type: 'Reinstatement', id: x.reinstatementId }),
-  fields: (t) => ({
-    beliefsReinstated: t.exposeInt('beliefsReinstated', { description: 'Beliefs brought back, the root included.' }),
-    contradictionsRaised: t.exposeInt('contradictionsRaised', { description: 'Beliefs that would have come back but whose claim holds another ACTIVE belief.' }),
-    reversalsVoided: t.exposeInt('reversalsVoided', { description: 'Reversals VOIDED.' }),
-    reversalsInFlight: t.exposeInt('reversalsInFlight', { description: 'Reversals in flight, awaiting the provider.' }),
-    reexecutionsOwed: t.exposeInt('reexecutionsOwed', { description: 'Reversals CONFIRMED before the reinstatement: re-execution owed.' }),
-    effectsRestorable: t.exposeInt('effectsRestorable', { description: 'Effects the retraction cancelled whose supports all stand again.' }),
-    effectsRestored: t.exposeInt('effectsRestored', { description: 'Of those, restored (PENDING again) by restoreEffect.' }),
-    voided: t.field({ type: [MoneyRef], description: 'Money that no longer needs to move, per currency.', resolve: (x) => x.voided }),
-    inFlight: t.field({ type: [MoneyRef], description: 'Money in flight when the reinstatement ran, per currency.', resolve: (x) => x.inFlight }),
-    reexecutionOwed: t.field({ type: [MoneyRef], description: 'Money that came back and is owed again, per currency.', resolve: (x) => x.reexecutionOwed }),
+  fields: (t) => figureFields(t, {
+    beliefsReinstated: 'Beliefs brought back, the root included.',
+    contradictionsRaised: 'Beliefs that would have come back but whose claim holds another ACTIVE belief.',
+    reversalsVoided: 'Reversals VOIDED.',
+    reversalsInFlight: 'Reversals in flight, awaiting the provider.',
+    reexecutionsOwed: 'Reversals CONFIRMED before the reinstatement: re-execution owed.',
+    effectsRestorable: 'Effects the retraction cancelled whose supports all stand again.',
+    effectsRestored: 'Of those, restored (PENDING again) by restoreEffect.',
+  }, {
+    voided: 'Money that no longer needs to move, per currency.',
+    inFlight: 'Money in flight when the reinstatement ran, per currency.',
+    reexecutionOwed: 'Money that came back and is owed again, per currency.',
   }),
 });
 
@@ -85,7 +81,7 @@ ReinstatementRef.implement({
     beliefs: t.field({
       type: BeliefConnection,
       description: 'Every belief brought back, root first, then in reverse-cascade order (by the level at which a justification held again).',
-      args: { first: t.arg.int({ description: 'Page size, at most 500 (default 50).' }), after: t.arg.string({ description: 'A cursor from this connection.' }) },
+      args: pageArgs(t),
       resolve: async (r, args, ctx) => {
         const first = firstArg(args.first);
         const after = args.after == null ? 0 : Number(decodeCursor('after', args.after, 'p1', ['int'])[0]);
@@ -104,15 +100,7 @@ ReinstatementRef.implement({
   }),
 });
 
-export const ReinstatementConnection = builder.connectionObject(
-  {
-    type: ReinstatementRef,
-    name: 'ReinstatementConnection',
-    description: 'A page of reinstatement receipts.',
-    fields: (t) => ({ totalCount: t.int({ description: 'How many there are in all.', resolve: (c) => (c as unknown as { totalCount: number }).totalCount }) }),
-  },
-  { name: 'ReinstatementEdge', description: 'A reinstatement and its cursor.' },
-);
+const ReinstatementConnection = countedConnection(ReinstatementRef, { page: 'A page of reinstatement receipts.', edge: 'A reinstatement and its cursor.' });
 
 builder.objectField(RetractionRef, 'reinstatement', (t) =>
   t.field({
@@ -121,14 +109,10 @@ builder.objectField(RetractionRef, 'reinstatement', (t) =>
   }));
 
 builder.queryFields((t) => ({
-  reinstatement: t.field({
-    type: ReinstatementRef, nullable: true, authScopes: { scope: 'receipts:read' }, description: 'A reinstatement receipt by id.',
-    args: { id: t.arg.id({ required: true, description: 'Global id.' }) },
-    resolve: (_r, a) => parseGid('id', String(a.id), 'Reinstatement'),
-  }),
+  reinstatement: nodeById(t, ReinstatementRef, 'receipts:read', 'A reinstatement receipt by id.'),
   reinstatements: t.field({
     type: ReinstatementConnection, authScopes: { scope: 'receipts:read' }, description: 'Reinstatement receipts, newest first.',
-    args: { first: t.arg.int({ description: 'Page size, at most 500 (default 50).' }), after: t.arg.string({ description: 'A cursor from this connection.' }) },
+    args: pageArgs(t),
     resolve: async (_r, a, ctx) => {
       const first = firstArg(a.first);
       const before = decodeIdCursor('after', a.after);
@@ -142,10 +126,7 @@ builder.queryFields((t) => ({
   }),
 }));
 
-const ReinstatedRef = builder.simpleObject('RetractionReinstated', {
-  description: 'The retraction was taken back: its root and what rested on it came back.',
-  fields: (t) => ({ reinstatement: t.field({ type: ReinstatementRef, description: 'The receipt.' }) }),
-});
+const ReinstatedRef = carrier('RetractionReinstated', 'The retraction was taken back: its root and what rested on it came back.', 'reinstatement', () => ReinstatementRef, 'The receipt.');
 const BlockedRef = builder.simpleObject('ReinstatementBlocked', {
   description: 'The root\'s claim holds another ACTIVE belief: a contradiction was raised and nothing else changed until it is adjudicated.',
   fields: (t) => ({
@@ -153,24 +134,17 @@ const BlockedRef = builder.simpleObject('ReinstatementBlocked', {
     contradiction: t.field({ type: ContradictionRef, description: 'The contradiction between the retracted root and the ACTIVE belief.' }),
   }),
 });
-const ReinstateResultRef = builder.unionType('ReinstateRetractionResult', {
-  description: 'What reinstateRetraction did.',
-  types: [ReinstatedRef, BlockedRef],
-  resolveType: (r) => (r as unknown as { __typename: string }).__typename,
-});
+const ReinstateResultRef = typedUnion('ReinstateRetractionResult', 'What reinstateRetraction did.', [ReinstatedRef, BlockedRef]);
 
 builder.mutationFields((t) => ({
   reinstateRetraction: t.field({
     type: ReinstateResultRef, authScopes: { scope: 'beliefs:retract' },
     description: 'Takes a retraction back in one transaction: its root and every belief that fell in it and is justified again return ACTIVE; ' +
       'reversals not sent are VOIDED, confirmed ones named re-execution owed. Asking again returns the first receipt and writes nothing.',
-    args: { input: t.arg({ type: builder.inputType('ReinstateRetractionInput', {
-      description: 'Which retraction proved wrong and why.',
-      fields: (f) => ({
-        retractionId: f.id({ required: true, description: 'The retraction to take back.' }),
-        reason: f.string({ required: true, description: 'Why it was wrong (kept on the receipt).' }),
-      }),
-    }), required: true, description: 'The reinstatement.' }) },
+    args: inputArg(t, 'ReinstateRetractionInput', 'Which retraction proved wrong and why.', 'The reinstatement.', (f) => ({
+      retractionId: f.id({ required: true, description: 'The retraction to take back.' }),
+      reason: f.string({ required: true, description: 'Why it was wrong (kept on the receipt).' }),
+    })),
     resolve: async (_r, a, ctx) => {
       const r = await reinstateRetraction(ctx.core, actorOf(ctx), { retractionId: parseGid('input.retractionId', String(a.input.retractionId), 'Retraction'), reason: a.input.reason });
       grantRead(ctx, 'Reinstatement', r.reinstatementId);

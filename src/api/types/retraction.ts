@@ -5,7 +5,8 @@ import { type RetractionRow, retractedBeliefPage, retractionPage, retractionsByI
 import { type Preview, previewRetraction, retractBelief } from '../../retraction/retraction.service';
 import { reversalsOfRetraction } from '../../reversal/reversal.repository';
 import { actorOf, builder, grantRead, readRule } from '../builder';
-import { fleetNodeRef, fleetRead } from '../loaders';
+import { inputArg } from '../shapes';
+import { fleetNodeRef, fleetRead, nodeById } from '../loaders';
 import { connectionOf, countedConnection, firstArg, newestFirst, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
 import { BeliefConnection, BeliefRef } from './belief';
@@ -51,9 +52,9 @@ RetractionRef.implement({
   }),
 });
 
-export const RetractionConnection = countedConnection(RetractionRef, { page: 'A page of receipts.', edge: 'A receipt and its cursor.' });
+const RetractionConnection = countedConnection(RetractionRef, { page: 'A page of receipts.', edge: 'A receipt and its cursor.' });
 
-export const PreviewRef = builder.objectRef<Preview>('RetractionPreview').implement({
+const PreviewRef = builder.objectRef<Preview>('RetractionPreview').implement({
   description: 'What a retraction of root would do, computed without changing anything.',
   fields: (t) => ({
     root: t.field({ type: BeliefRef, description: 'The belief that would be retracted.', resolve: (p) => p.rootId }),
@@ -79,11 +80,7 @@ builder.queryFields((t) => ({
     args: { beliefId: t.arg.id({ required: true, description: 'The belief to preview.' }) },
     resolve: (_r, a, ctx) => previewRetraction(ctx.core, actorOf(ctx), { beliefId: parseGid('beliefId', String(a.beliefId), 'Belief') }),
   }),
-  retraction: t.field({
-    type: RetractionRef, nullable: true, authScopes: { scope: 'receipts:read' }, description: 'A receipt by id.',
-    args: { id: t.arg.id({ required: true, description: 'Global id.' }) },
-    resolve: (_r, a) => parseGid('id', String(a.id), 'Retraction'),
-  }),
+  retraction: nodeById(t, RetractionRef, 'receipts:read', 'A receipt by id.'),
   retractions: t.field({
     type: RetractionConnection, authScopes: { scope: 'receipts:read' }, description: 'Receipts, newest first.',
     args: pageArgs(t),
@@ -95,13 +92,10 @@ builder.mutationFields((t) => ({
   retractBelief: t.field({
     type: RetractionRef, authScopes: { scope: 'beliefs:retract' },
     description: 'Retracts a belief and cascades in one transaction. Retracting an already retracted belief returns its original receipt and writes nothing.',
-    args: { input: t.arg({ type: builder.inputType('RetractBeliefInput', {
-      description: 'What to retract and why.',
-      fields: (f) => ({
-        beliefId: f.id({ required: true, description: 'The belief that turned out false.' }),
-        reason: f.string({ required: true, description: 'Why (kept on the receipt).' }),
-      }),
-    }), required: true, description: 'The retraction.' }) },
+    args: inputArg(t, 'RetractBeliefInput', 'What to retract and why.', 'The retraction.', (f) => ({
+      beliefId: f.id({ required: true, description: 'The belief that turned out false.' }),
+      reason: f.string({ required: true, description: 'Why (kept on the receipt).' }),
+    })),
     resolve: async (_r, a, ctx) => {
       const { retractionId } = await retractBelief(ctx.core, actorOf(ctx), { beliefId: parseGid('input.beliefId', String(a.input.beliefId), 'Belief'), reason: a.input.reason });
       grantRead(ctx, 'Retraction', retractionId);

@@ -2,22 +2,20 @@ import { parseGid } from '../../kernel/ids';
 import { type ReversalRow, reversalPage, reversalsByIds } from '../../reversal/reversal.repository';
 import { confirmReversal } from '../../reversal/reversal.service';
 import { actorOf, builder, grantRead, readRule } from '../builder';
+import { enumOf, inputArg } from '../shapes';
 import { fleetNodeRef } from '../loaders';
 import { countedConnection, newestFirst, pageArgs } from '../pagination';
 import { EffectRef } from './effect';
 import { MoneyRef, moneyOf } from './money';
 import { RetractionRef } from './retraction';
 
-export const ReversalStatusEnum = builder.enumType('ReversalStatus', {
-  description: 'OWED → DISPATCHED → CONFIRMED / FAILED, or UNREACHABLE; VOIDED when a reinstatement took its retraction back before any money moved.',
-  values: {
-    OWED: { description: 'Recorded as owed, not yet sent.' },
-    DISPATCHED: { description: 'Sent to a provider, no confirmation yet.' },
-    CONFIRMED: { description: 'A provider confirmed it with a reference this server did not generate.' },
-    FAILED: { description: 'The provider refused it; reason says why.' },
-    UNREACHABLE: { description: 'No compensation handler exists for the effect\'s kind.' },
-    VOIDED: { description: 'No longer owed: a reinstatement took its retraction back before it was sent (it was OWED or UNREACHABLE), or the provider refused one it watched.' },
-  } as const,
+export const ReversalStatusEnum = enumOf<ReversalRow['status']>('ReversalStatus', 'OWED → DISPATCHED → CONFIRMED / FAILED, or UNREACHABLE; VOIDED when a reinstatement took its retraction back before any money moved.', {
+  OWED: 'Recorded as owed, not yet sent.',
+  DISPATCHED: 'Sent to a provider, no confirmation yet.',
+  CONFIRMED: 'A provider confirmed it with a reference this server did not generate.',
+  FAILED: 'The provider refused it; reason says why.',
+  UNREACHABLE: 'No compensation handler exists for the effect\'s kind.',
+  VOIDED: 'No longer owed: a reinstatement took its retraction back before it was sent (it was OWED or UNREACHABLE), or the provider refused one it watched.',
 });
 
 export const ReversalRef = fleetNodeRef<ReversalRow>('Reversal', 'reversal', reversalsByIds);
@@ -42,7 +40,7 @@ ReversalRef.implement({
   }),
 });
 
-export const ReversalConnection = countedConnection(ReversalRef, { page: 'A page of reversals.', edge: 'A reversal and its cursor.' });
+const ReversalConnection = countedConnection(ReversalRef, { page: 'A page of reversals.', edge: 'A reversal and its cursor.' });
 
 builder.queryFields((t) => ({
   reversals: t.field({
@@ -57,18 +55,15 @@ builder.mutationFields((t) => ({
     type: ReversalRef, authScopes: { scope: 'effects:execute' },
     description: 'Records a provider\'s confirmation of a reversal; a CONFIRMED reversal counts toward settled. Only the provider\'s own ' +
       'reference confirms it: a reference RETRACT issued is refused BAD_USER_INPUT (field providerRef), see the providerRef rule in docs/guarantees.md.',
-    args: { input: t.arg({ type: builder.inputType('ConfirmReversalInput', {
-      description: 'A provider\'s confirmation.',
-      fields: (f) => ({
-        reversalId: f.id({ required: true, description: 'The reversal.' }),
-        providerRef: f.string({
-          required: true,
-          description: 'The provider\'s own reference for the money it moved. Refused when it is, after NFC, trimming whitespace and ' +
-            'zero-width characters at both ends and folding A-Z to a-z: any of our global ids (encoded or decoded, e.g. Reversal:12), ' +
-            'the id of any row of the fleet, or the idempotency key of any effect or reversal of the fleet (docs/guarantees.md).',
-        }),
+    args: inputArg(t, 'ConfirmReversalInput', 'A provider\'s confirmation.', 'The confirmation.', (f) => ({
+      reversalId: f.id({ required: true, description: 'The reversal.' }),
+      providerRef: f.string({
+        required: true,
+        description: 'The provider\'s own reference for the money it moved. Refused when it is, after NFC, trimming whitespace and ' +
+          'zero-width characters at both ends and folding A-Z to a-z: any of our global ids (encoded or decoded, e.g. Reversal:12), ' +
+          'the id of any row of the fleet, or the idempotency key of any effect or reversal of the fleet (docs/guarantees.md).',
       }),
-    }), required: true, description: 'The confirmation.' }) },
+    })),
     resolve: async (_r, a, ctx) => {
       const r = await confirmReversal(ctx.core, actorOf(ctx), { reversalId: parseGid('input.reversalId', String(a.input.reversalId), 'Reversal'), providerRef: a.input.providerRef });
       grantRead(ctx, 'Reversal', r.id);

@@ -8,7 +8,7 @@ import { fleetRead } from '../loaders';
 import { BeliefRef } from './belief';
 
 /** Largest k a search may ask for. */
-export const SEARCH_K_MAX = 100;
+const SEARCH_K_MAX = 100;
 
 const SearchInput = builder.inputType('SearchInput', {
   description: 'A READ: nearest beliefs to a text.',
@@ -46,7 +46,7 @@ const SearchResultRef = builder.objectRef<{ snapshot: string; hits: Hit[] }>('Se
  * status and prefix filters still return k hits; exact over the fleet with includeRetracted),
  * nearest first; and the snapshot of the same read-only transaction as the read point.
  */
-export async function search(ctx: Context, input: { text: string; k?: number | null; includeRetracted?: boolean | null; claimKeyPrefix?: string | null; asOf?: Date | null }) {
+async function search(ctx: Context, input: { text: string; k?: number | null; includeRetracted?: boolean | null; claimKeyPrefix?: string | null; asOf?: Date | null }) {
   const actor = actorOf(ctx);
   const text = v.text('input.text', input.text, v.LIMITS.statementMax, { multiline: true });
   const k = input.k ?? 10;
