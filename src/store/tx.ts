@@ -59,7 +59,7 @@ export function isRetryable(e: unknown): boolean {
 }
 
 /** The SQLSTATE a retried error is counted under: a Citus worker's conflict under its own code. */
-export function retryCode(e: unknown): string {
+function retryCode(e: unknown): string {
   const { code, workerConflict } = e as { code?: string; workerConflict?: string };
   return workerConflict ?? code ?? '';
 }

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { inject } from 'vitest';
 import type { Actor, Core } from '../../src/core';
 import { LocalEmbedder } from '../../src/embedding/local';
-import { type Store, openStore, type EngineName, isServer } from '../../src/store/engine';
+import { type Store, openStore, type EngineName } from '../../src/store/engine';
 import { citusUrl, cloneCitusDatabase, dropCitusDatabase, nodeUrl } from './citus';
 import { createAgentDirect } from '../../src/agent/agent.service';
 import { SCOPES } from '../../src/agent/scopes';
@@ -20,11 +20,6 @@ export function engines(): EngineName[] {
   if (citusUrl()) all.push('citus');
   const only = process.env.RETRACT_TEST_ENGINES?.split(',').map((s) => s.trim()).filter(Boolean);
   return only?.length ? all.filter((e) => only.includes(e)) : all;
-}
-
-/** The server engines of this run (PostgreSQL, Citus): the suites about several connections or processes. */
-export function serverEngines(): EngineName[] {
-  return engines().filter(isServer);
 }
 
 export interface TestDb {
