@@ -118,7 +118,9 @@ export interface TakenRow {
 export async function takeDispatchable(db: Db, fleet: string, o: { limit: number; leaseMs: number; holder: string; resendWindowMs: number }): Promise<TakenRow[]> {
   const r = await sql<TakenRow>`
     WITH picked AS (
-      SELECT r.id FROM reversals r
+      -- now() read here, not in the UPDATE's coalesce: Citus evaluates a modification's functions before routing
+      -- it, and refuses one under CASE or COALESCE. The transaction's start time either way.
+      SELECT r.id, now() AS at FROM reversals r
        WHERE r.fleet_id = ${fleet} AND r.status IN ('OWED', 'DISPATCHED')
          AND (r.status = 'OWED'
               OR (r.lease_expires_at < now()
@@ -132,7 +134,7 @@ export async function takeDispatchable(db: Db, fleet: string, o: { limit: number
              attempts = r.attempts + 1,
              lease_holder = ${o.holder},
              lease_expires_at = now() + make_interval(secs => ${o.leaseMs}::bigint / 1000.0),
-             dispatched_at = coalesce(r.dispatched_at, now())
+             dispatched_at = coalesce(r.dispatched_at, picked.at)
         FROM picked WHERE r.fleet_id = ${fleet} AND r.id = picked.id
       RETURNING r.id, r.effect_id, r.retraction_id, r.idempotency_key, r.amount_minor, r.currency, r.attempts,
                 r.lease_expires_at, r.dispatched_at
