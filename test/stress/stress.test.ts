@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { actorIn, coreOf, testStore, type TestDb } from '../support/engines';
+import { actorIn, coreOf, engines, testStore, type TestDb } from '../support/engines';
 import { runWorkload } from './workload';
 
 const SECONDS = Number(process.env.RETRACT_STRESS_SECONDS ?? 8);
@@ -12,11 +12,14 @@ const WORKERS = Number(process.env.RETRACT_STRESS_WORKERS ?? 8);
  */
 const MAX_RETRIES_PER_OPERATION = process.env.RETRACT_STRESS_SECONDS ? 0.2 : Infinity;
 
-/** The concurrent invariant workload, on the real PostgreSQL only (PGlite runs transactions one at a time). */
-describe.runIf(!!process.env.RETRACT_TEST_DATABASE_URL)('concurrent workload on PostgreSQL', () => {
+/** The server engines of this run: PGlite runs transactions one at a time, so the concurrent workload needs a server. */
+const SERVERS = engines().filter((e) => e !== 'pglite');
+
+/** The concurrent invariant workload, on PostgreSQL and on Citus. */
+describe.runIf(SERVERS.length > 0)('concurrent workload', () => describe.each(SERVERS)('on %s', (engine) => {
   let t: TestDb;
   beforeAll(async () => {
-    t = await testStore('postgres', { poolSize: WORKERS + 4 });
+    t = await testStore(engine, { poolSize: WORKERS + 4 });
   });
   afterAll(async () => t?.close());
 
@@ -25,8 +28,8 @@ describe.runIf(!!process.env.RETRACT_TEST_DATABASE_URL)('concurrent workload on 
     const actor = await actorIn(t.store, 'stress');
     const r = await runWorkload(core, actor, { workers: WORKERS, seconds: SECONDS });
     fs.mkdirSync('results', { recursive: true });
-    fs.writeFileSync('results/stress.json', JSON.stringify({ at: new Date().toISOString(), ...r }, null, 2));
-    console.log(`stress: ${WORKERS} workers × ${SECONDS} s: ${Object.values(r.ops).reduce((a, b) => a + b, 0)} operations, ` +
+    fs.writeFileSync(`results/stress-${engine}.json`, JSON.stringify({ at: new Date().toISOString(), ...r }, null, 2));
+    console.log(`stress (${engine}): ${WORKERS} workers × ${SECONDS} s: ${Object.values(r.ops).reduce((a, b) => a + b, 0)} operations, ` +
       `${r.serializationRetries} serialization retries, ${r.givenUp} given up after the retry bound (${r.outcomes['retract:CONFLICT'] ?? 0} of them retractions); ` +
       `${r.extra.retractions} retractions, ${r.extra.reversals} reversals, ${r.violations.length} violations`);
     // Where the retries went, so the next change to the lock policy or a statement starts from data.
@@ -48,4 +51,4 @@ describe.runIf(!!process.env.RETRACT_TEST_DATABASE_URL)('concurrent workload on 
     expect(r.outcomes['retract:CONFLICT'] ?? 0, 'retractions given up after the retry bound').toBe(0);
     expect(r.serializationRetries / operations, 'serialization retries per operation').toBeLessThanOrEqual(MAX_RETRIES_PER_OPERATION);
   });
-});
+}));
