@@ -11,7 +11,8 @@ import { type ApiServer, agentWith, startApiServer } from '../support/api-server
 /**
  * Counts every SQL statement Kysely executes through the store it is plugged into, and separately
  * the per-transaction preamble (BEGIN with the `set_config` of role and fleet, one round trip that
- * src/store/tx.ts sends first in every transaction) and the COMMIT/ROLLBACK that ends it, so
+ * src/store/tx.ts sends first in every transaction; on Citus its second string, the SET LOCALs, is left out of
+ * the count) and the COMMIT/ROLLBACK that ends it, so
  * `count - ends` is the statements of the old count (data + preamble) and `count - preambles - ends`
  * the statements that read data.
  */
@@ -24,6 +25,8 @@ class StatementCounter implements KyselyPlugin {
     const text = n.kind === 'RawNode' ? n.sqlFragments?.[0] ?? '' : '';
     if (text.startsWith('start transaction') && text.includes("set_config('role'")) this.preambles++;
     if (text === 'commit' || text === 'rollback') this.ends++;
+    // Citus: the worker settings are the preamble's second round trip (src/store/tx.ts), not a data statement.
+    if (text.startsWith("SET LOCAL citus.propagate_set_commands")) this.count--;
     return args.node;
   }
   async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
