@@ -9,7 +9,6 @@ import { createAdjudicator } from '../adjudication/index';
 import type { Adjudicator } from '../adjudication/adjudicator';
 import { ensureBootstrap } from '../agent/agent.service';
 import type { Core } from '../core';
-import { handleProviderCallback } from '../reversal/callback';
 import { createEmbedder } from '../embedding/index';
 import type { Embedder } from '../embedding/embedder';
 import { Waker } from '../event/tailer';
@@ -99,6 +98,8 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
         const body = await readBody(req, 65_536);
         if (!body) return json(res, 413, { error: 'body too large' });
         if (!config.providerSecret) return json(res, 404, { error: 'provider callbacks are not configured (RETRACT_PROVIDER_SECRET)' });
+        // Loaded here: its body validation brings zod, which a server without providers never needs.
+        const { handleProviderCallback } = await import('../reversal/callback');
         const r = await handleProviderCallback({ core, secret: config.providerSecret, rawBody: body, signatureHeader: req.headers['x-retract-signature'], logger: log });
         return json(res, r.status, r.body);
       }
