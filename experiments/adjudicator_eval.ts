@@ -92,7 +92,7 @@ async function main(): Promise<void> {
     console.log(`bedrock: region ${access.region}, ${access.credentials}`);
   }
 
-  const adjudicator = createAdjudicator(env);
+  const adjudicator = await createAdjudicator(env);
   const rows: Array<{
     id: string;
     category: string;

@@ -91,7 +91,7 @@ async function main(): Promise<void> {
     console.log(`bedrock: region ${access.region}, ${access.credentials}`);
   }
 
-  const embedder = createEmbedder(env);
+  const embedder = await createEmbedder(env);
   const texts = [
     ...new Set([
       ...data.paraphrase.flatMap((p) => [p.a, p.b]),

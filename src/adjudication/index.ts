@@ -3,7 +3,6 @@
  */
 import { choiceOf } from '../kernel/choice';
 import type { Adjudicator } from './adjudicator';
-import { BedrockClaudeAdjudicator } from './bedrock';
 import { HeuristicAdjudicator } from './heuristic';
 
 export * from './adjudicator';
@@ -22,10 +21,11 @@ export function parseAdjudicatorKind(value: string | undefined, variable = 'RETR
 
 /**
  * Builds the configured adjudicator: `RETRACT_ADJUDICATOR=heuristic` (default) → {@link HeuristicAdjudicator};
- * `bedrock` → {@link BedrockClaudeAdjudicator} (model from `RETRACT_BEDROCK_MODEL_ID`, endpoint from
- * `RETRACT_BEDROCK_ENDPOINT`, region/credentials from the AWS provider chain). Throws on any other value.
+ * `bedrock` → `BedrockClaudeAdjudicator` (model from `RETRACT_BEDROCK_MODEL_ID`, endpoint from
+ * `RETRACT_BEDROCK_ENDPOINT`, region/credentials from the AWS provider chain). Throws at once on any other
+ * value. The AWS SDK is loaded only for `bedrock` (see createEmbedder).
  */
-export function createAdjudicator(env: NodeJS.ProcessEnv = process.env): Adjudicator {
+export function createAdjudicator(env: NodeJS.ProcessEnv = process.env): Promise<Adjudicator> {
   const kind = parseAdjudicatorKind(env.RETRACT_ADJUDICATOR);
-  return kind === 'bedrock' ? new BedrockClaudeAdjudicator({ env }) : new HeuristicAdjudicator();
+  return kind === 'bedrock' ? import('./bedrock').then((m) => new m.BedrockClaudeAdjudicator({ env })) : Promise.resolve(new HeuristicAdjudicator());
 }

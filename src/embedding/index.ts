@@ -2,7 +2,6 @@
  * Embedder selection. `RETRACT_EMBEDDER` picks the implementation; nothing falls back silently.
  */
 import { choiceOf } from '../kernel/choice';
-import { BedrockTitanEmbedder } from './bedrock';
 import { EmbedderError, type Embedder } from './embedder';
 import { LocalEmbedder } from './local';
 
@@ -22,10 +21,11 @@ export function parseEmbedderKind(value: string | undefined, variable = 'RETRACT
 
 /**
  * Builds the configured embedder: `RETRACT_EMBEDDER=local` (default) → {@link LocalEmbedder};
- * `bedrock` → {@link BedrockTitanEmbedder} (region/credentials from the AWS provider chain, endpoint from
- * `RETRACT_BEDROCK_ENDPOINT` when set). Throws on any other value.
+ * `bedrock` → `BedrockTitanEmbedder` (region/credentials from the AWS provider chain, endpoint from
+ * `RETRACT_BEDROCK_ENDPOINT` when set). Throws at once on any other value. The AWS SDK is loaded only
+ * for `bedrock`: it is a large part of what a process would otherwise load at start-up.
  */
-export function createEmbedder(env: NodeJS.ProcessEnv = process.env): Embedder {
+export function createEmbedder(env: NodeJS.ProcessEnv = process.env): Promise<Embedder> {
   const kind = parseEmbedderKind(env.RETRACT_EMBEDDER);
-  return kind === 'bedrock' ? new BedrockTitanEmbedder({ env }) : new LocalEmbedder();
+  return kind === 'bedrock' ? import('./bedrock').then((m) => new m.BedrockTitanEmbedder({ env })) : Promise.resolve(new LocalEmbedder());
 }

@@ -1,8 +1,7 @@
 import type http from 'node:http';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { AgentRow } from '../agent/agent.repository';
 import { authenticateReader, canReadReceipts } from './reader';
-import { type McpDeps, createMcpServer } from './server';
+import type { McpDeps } from './server';
 
 export interface McpHttpOptions extends McpDeps {
   /** Largest request body accepted (413 above it). */
@@ -35,6 +34,14 @@ export async function readBody(req: http.IncomingMessage, max: number): Promise<
   }
   return Buffer.concat(chunks);
 }
+
+/**
+ * The MCP SDK and the tool definitions with their zod schemas, loaded by the first request that gets
+ * past authentication: `npm start` serves /mcp beside GraphQL, and they are over a megabyte of
+ * bundled code that every start compiled whether or not an MCP client ever came.
+ */
+let tools: Promise<[typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js'), typeof import('./server')]> | undefined;
+const loadTools = () => (tools ??= Promise.all([import('@modelcontextprotocol/sdk/server/streamableHttp.js'), import('./server')]));
 
 /**
  * The receipt tools over MCP Streamable HTTP, stateless: each POST carries `Authorization: Bearer`
@@ -73,6 +80,7 @@ export function createMcpHttpHandler(opts: McpHttpOptions): (req: http.IncomingM
     if (Array.isArray(parsed) && parsed.length > maxBatch) {
       return rpcError(res, 413, -32600, `a batch may hold at most ${maxBatch} JSON-RPC messages (RETRACT_MCP_MAX_BATCH); send the others in further requests`);
     }
+    const [{ StreamableHTTPServerTransport }, { createMcpServer }] = await loadTools();
     const server = createMcpServer(opts, agent);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {

@@ -52,10 +52,10 @@ export async function openReceiptStore(env: Env): Promise<{ store: Store; proof:
   }
 }
 
-function deps(store: Store, env: Env): McpDeps {
+async function deps(store: Store, env: Env): Promise<McpDeps> {
   return {
     store,
-    embedder: createEmbedder(env as NodeJS.ProcessEnv),
+    embedder: await createEmbedder(env as NodeJS.ProcessEnv),
     onUnexpected: (err, requestId, tool) => say(`unexpected error in ${tool} (request id ${requestId}): ${(err as Error)?.stack ?? String(err)}`),
   };
 }
@@ -73,7 +73,7 @@ export async function runStdio(env: Env = process.env): Promise<number> {
     const agent = await authenticateReader(store, token);
     if (!agent) throw new McpStartError('RETRACT_TOKEN does not belong to any agent of this store', 2);
     if (!canReadReceipts(agent)) throw new McpStartError(`agent ${agent.name} (fleet ${agent.fleet_id}) lacks the receipts:read scope; refusing to serve receipts`, 2);
-    const server = createMcpServer(deps(store, env), agent);
+    const server = createMcpServer(await deps(store, env), agent);
     const transport = new StdioServerTransport();
     let inputEnded = false;
     const closed = new Promise<void>((resolve) => {
@@ -120,7 +120,7 @@ function countPending(transport: StdioServerTransport): () => number {
  */
 export async function runHttp(port: number, host: string, env: Env = process.env): Promise<number> {
   const { store, proof } = await openReceiptStore(env);
-  const handler = createMcpHttpHandler({ ...deps(store, env), maxBodyBytes: Number(env.RETRACT_MAX_BODY_BYTES ?? 1_048_576) });
+  const handler = createMcpHttpHandler({ ...(await deps(store, env)), maxBodyBytes: Number(env.RETRACT_MAX_BODY_BYTES ?? 1_048_576) });
   const server = http.createServer((req, res) => {
     const p = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (p === '/mcp') {

@@ -9,7 +9,6 @@ import { createAdjudicator } from '../adjudication/index';
 import type { Adjudicator } from '../adjudication/adjudicator';
 import { ensureBootstrap } from '../agent/agent.service';
 import type { Core } from '../core';
-import { handleProviderCallback } from '../reversal/callback';
 import { createEmbedder } from '../embedding/index';
 import type { Embedder } from '../embedding/embedder';
 import { Waker } from '../event/tailer';
@@ -63,7 +62,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   const config: ServerConfig = { ...env, ...opts.config, limits: { ...env.limits, ...opts.config?.limits } };
   const log = opts.logger ?? pino({ level: config.logLevel, base: { service: 'retract' } }, pino.destination(2));
   const store = opts.store ?? (await openStore({ databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir }));
-  const core: Core = { store, embedder: opts.embedder ?? createEmbedder() };
+  const core: Core = { store, embedder: opts.embedder ?? (await createEmbedder()) };
   try {
     await bindEmbedder(store, core.embedder);
   } catch (e) {
@@ -73,7 +72,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   if (config.bootstrapToken) await ensureBootstrap(store, config.bootstrapToken);
   const waker = new Waker(store);
   await waker.start();
-  const yoga = buildYoga({ core, adjudicator: opts.adjudicator ?? createAdjudicator(), waker, log, production: config.production, limits: config.limits });
+  const yoga = buildYoga({ core, adjudicator: opts.adjudicator ?? (await createAdjudicator()), waker, log, production: config.production, limits: config.limits });
   const dashboardDir = path.resolve(config.dashboardDir);
   // Read-only receipts over MCP Streamable HTTP (src/mcp): its own auth, reader role, read-only transactions.
   const mcp = createMcpHttpHandler({ store, embedder: core.embedder, maxBodyBytes: config.maxBodyBytes, maxBatch: config.limits.mcpBatch, onUnexpected: (err, requestId, tool) => log.error({ err, requestId, tool }, 'mcp tool failed (masked)') });
@@ -99,6 +98,8 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
         const body = await readBody(req, 65_536);
         if (!body) return json(res, 413, { error: 'body too large' });
         if (!config.providerSecret) return json(res, 404, { error: 'provider callbacks are not configured (RETRACT_PROVIDER_SECRET)' });
+        // Loaded here: its body validation brings zod, which a server without providers never needs.
+        const { handleProviderCallback } = await import('../reversal/callback');
         const r = await handleProviderCallback({ core, secret: config.providerSecret, rawBody: body, signatureHeader: req.headers['x-retract-signature'], logger: log });
         return json(res, r.status, r.body);
       }

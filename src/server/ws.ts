@@ -1,22 +1,20 @@
 import type { IncomingMessage } from 'node:http';
-import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
-import type { GraphQLError } from 'graphql';
+import { GraphQLError } from 'graphql';
 import { CloseCode, type ServerOptions, handleProtocols, makeServer } from 'graphql-ws';
 import type { Logger } from 'pino';
 import type { WebSocket, WebSocketServer } from 'ws';
 
 /**
  * graphql-ws accepts refusals from onSubscribe only as instances of the GraphQLError class it
- * imported itself, which is graphql's CommonJS build (the package has no `exports`, so Node resolves
- * `main`). Code compiled another way (a test runner's transform) can hold the ESM build's class, so
- * refusals are rebuilt with graphql-ws's own; `extensions.http` is dropped, it means nothing on a socket.
+ * imported itself, so refusals are rebuilt with that class (graphql has one instance per process:
+ * the bundle's in build/, graphql's CommonJS build under Node, and under vitest too, whose configs
+ * resolve `graphql` as Node does); `extensions.http` is dropped, it means nothing on a socket.
  */
-const { GraphQLError: WireGraphQLError } = createRequire(import.meta.url)('graphql') as typeof import('graphql');
 export function wireErrors(errors: readonly GraphQLError[]): GraphQLError[] {
   return errors.map((e) => {
     const { http: _http, ...extensions } = e.extensions ?? {};
-    return new WireGraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, path: e.path, extensions });
+    return new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, path: e.path, extensions });
   });
 }
 

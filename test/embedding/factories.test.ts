@@ -8,10 +8,10 @@ import { backoffDelay, classifyFailure, describeError } from '../../src/embeddin
 import { LocalEmbedder } from '../../src/embedding/local';
 
 describe('createEmbedder', () => {
-  it('defaults to local, picks bedrock, rejects anything else naming the variable and values', () => {
-    expect(createEmbedder({})).toBeInstanceOf(LocalEmbedder);
-    expect(createEmbedder({ RETRACT_EMBEDDER: ' local ' })).toBeInstanceOf(LocalEmbedder);
-    const b = createEmbedder({ RETRACT_EMBEDDER: 'bedrock', AWS_REGION: 'us-east-1' });
+  it('defaults to local, picks bedrock, rejects anything else naming the variable and values', async () => {
+    expect(await createEmbedder({})).toBeInstanceOf(LocalEmbedder);
+    expect(await createEmbedder({ RETRACT_EMBEDDER: ' local ' })).toBeInstanceOf(LocalEmbedder);
+    const b = await createEmbedder({ RETRACT_EMBEDDER: 'bedrock', AWS_REGION: 'us-east-1' });
     expect(b).toBeInstanceOf(BedrockTitanEmbedder);
     expect(b.id).toBe('bedrock:amazon.titan-embed-text-v2:0');
     (b as BedrockTitanEmbedder).destroy();
@@ -21,9 +21,9 @@ describe('createEmbedder', () => {
 });
 
 describe('createAdjudicator', () => {
-  it('defaults to heuristic, picks bedrock, rejects anything else', () => {
-    expect(createAdjudicator({})).toBeInstanceOf(HeuristicAdjudicator);
-    const b = createAdjudicator({ RETRACT_ADJUDICATOR: 'bedrock', RETRACT_BEDROCK_MODEL_ID: 'm.x', AWS_REGION: 'us-east-1' });
+  it('defaults to heuristic, picks bedrock, rejects anything else', async () => {
+    expect(await createAdjudicator({})).toBeInstanceOf(HeuristicAdjudicator);
+    const b = await createAdjudicator({ RETRACT_ADJUDICATOR: 'bedrock', RETRACT_BEDROCK_MODEL_ID: 'm.x', AWS_REGION: 'us-east-1' });
     expect(b).toBeInstanceOf(BedrockClaudeAdjudicator);
     expect(b.id).toBe('bedrock:m.x');
     (b as BedrockClaudeAdjudicator).destroy();
