@@ -144,18 +144,14 @@ const CHECKS: Array<{ invariant: number; rule: string; query: string }> = [
         OR (SELECT count(*) FROM events e WHERE e.fleet_id = ri.fleet_id AND e.retraction_id = ri.retraction_id AND e.type = 'ReinstatementCommitted') < 1
         OR (SELECT coalesce(sum(cardinality(e.ids)), 0) FROM events e WHERE e.fleet_id = ri.fleet_id AND e.retraction_id = ri.retraction_id AND e.type = 'BeliefReinstated') <> cardinality(ri.belief_ids)` },
   { invariant: 7, rule: 'every belief, effect, cancellation and reversal has its event', query: `
-    WITH ev AS (SELECT fleet_id, type, unnest(ids) AS id FROM events)
-    SELECT 'belief' AS what, b.id::text FROM beliefs b
-     WHERE NOT EXISTS (SELECT 1 FROM ev WHERE ev.fleet_id = b.fleet_id AND ev.type = 'BeliefAsserted' AND ev.id = b.id)
+    WITH ev AS (SELECT type, unnest(ids) AS id FROM events)
+    SELECT 'belief' AS what, b.id::text FROM beliefs b WHERE NOT EXISTS (SELECT 1 FROM ev WHERE ev.type = 'BeliefAsserted' AND ev.id = b.id)
     UNION ALL
-    SELECT 'effect', e.id::text FROM effects e
-     WHERE NOT EXISTS (SELECT 1 FROM ev WHERE ev.fleet_id = e.fleet_id AND ev.type = 'EffectProposed' AND ev.id = e.id)
+    SELECT 'effect', e.id::text FROM effects e WHERE NOT EXISTS (SELECT 1 FROM ev WHERE ev.type = 'EffectProposed' AND ev.id = e.id)
     UNION ALL
-    SELECT 'cancellation', e.id::text FROM effects e
-     WHERE e.status = 'CANCELLED' AND NOT EXISTS (SELECT 1 FROM ev WHERE ev.fleet_id = e.fleet_id AND ev.type = 'EffectCancelled' AND ev.id = e.id)
+    SELECT 'cancellation', e.id::text FROM effects e WHERE e.status = 'CANCELLED' AND NOT EXISTS (SELECT 1 FROM ev WHERE ev.type = 'EffectCancelled' AND ev.id = e.id)
     UNION ALL
-    SELECT 'reversal', r.id::text FROM reversals r
-     WHERE NOT EXISTS (SELECT 1 FROM ev WHERE ev.fleet_id = r.fleet_id AND ev.type = 'ReversalRecorded' AND ev.id = r.id)` },
+    SELECT 'reversal', r.id::text FROM reversals r WHERE NOT EXISTS (SELECT 1 FROM ev WHERE ev.type = 'ReversalRecorded' AND ev.id = r.id)` },
   { invariant: 8, rule: 'a resolved contradiction has a verdict; an accepted one names the retraction of the existing belief and the belief written', query: `
     SELECT c.id::text, c.status, c.verdict FROM contradictions c
      WHERE (c.status = 'RESOLVED' AND (c.verdict IS NULL OR c.resolved_at IS NULL))
