@@ -22,8 +22,9 @@ import type { DB } from './schema';
  *    OpenOptions.maintenanceMs, between transactions.
  *  - `citus`: a Citus coordinator reached through DATABASE_URL (chosen by RETRACT_ENGINE=citus, or found by
  *    its extension), fleets distributed over the workers (db/migrations/0010_citus.ts). The `postgres` engine
- *    with three differences, all in src/store/tx.ts: the fleet setting travels to the workers as SET LOCAL,
- *    and a serialization failure that a worker reports at COMMIT (XX000 after a 40001 warning) is retried.
+ *    with two differences: the fleet setting travels to the workers as SET LOCAL (src/store/tx.ts), and a
+ *    serialization failure that a worker reports at COMMIT (XX000 after a 40001 warning) is marked here
+ *    (markWorkerAborts) and retried there.
  */
 export type EngineName = 'postgres' | 'pglite' | 'citus';
 
@@ -134,8 +135,11 @@ async function openPostgres(opts: OpenOptions, url: string, tx: TxHooks): Promis
   pool.on('error', () => {
     /* an idle client died; the pool replaces it */
   });
-  pool.on('connect', markWorkerAborts);
-  const found = (await citusInstalled(pool)) ? 'citus' : 'postgres';
+  // Only a Citus pool's connections are watched for the workers' conflict warnings (the detecting
+  // connection is closed, not pooled, so every pooled one is watched from its start).
+  let citus = false;
+  pool.on('connect', (client) => citus && markWorkerAborts(client));
+  const found = (citus = await citusInstalled(pool)) ? 'citus' : 'postgres';
   if (opts.engine && opts.engine !== found) {
     await pool.end();
     throw new Error(`RETRACT_ENGINE=${opts.engine}, but ${new URL(url).pathname.slice(1)} is a ${found === 'citus' ? 'Citus database (the citus extension is installed)' : 'plain PostgreSQL database (no citus extension)'}`);
@@ -195,12 +199,17 @@ async function openPostgres(opts: OpenOptions, url: string, tx: TxHooks): Promis
   };
 }
 
+/** Whether the database has the citus extension, on a connection of the pool that is then closed. */
 async function citusInstalled(pool: pg.Pool): Promise<boolean> {
-  const r = await pool.query(`SELECT count(*)::int AS n FROM pg_extension WHERE extname = 'citus'`).catch((e) => {
-    void pool.end();
+  const client = await pool.connect().catch(async (e) => {
+    await pool.end();
     throw e;
   });
-  return r.rows[0].n > 0;
+  try {
+    return (await client.query(`SELECT count(*)::int AS n FROM pg_extension WHERE extname = 'citus'`)).rows[0].n > 0;
+  } finally {
+    client.release(true);
+  }
 }
 
 /** SQLSTATEs of the warning a Citus worker sends when it aborts a transaction at COMMIT for a conflict. */

@@ -7,7 +7,7 @@ import { type Cursor, decodeCursor, headCursor } from '../../src/event/event.rep
 import { type StreamEvent, Waker, retractionEvents } from '../../src/event/tailer';
 import { retractBelief } from '../../src/retraction/retraction.service';
 import { readTx } from '../../src/store/tx';
-import { citusUrl, nodeUrl } from '../support/citus';
+import { citusUrl, onNode } from '../support/citus';
 import { actorIn, coreOf, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
 import { passportStory } from '../support/story';
 
@@ -23,16 +23,12 @@ describe.skipIf(!engines().includes('citus'))('fleets placed on different worker
   const workers = () => inject('citus').nodes.slice(1);
 
   /** Runs `q` on a worker's own copy of the test database, where its shards are tables of their own. */
-  async function onWorker<R extends pg.QueryResultRow>(port: number, q: string, params: unknown[] = []): Promise<R[]> {
+  function onWorker<R extends pg.QueryResultRow>(port: number, q: string, params: unknown[] = []): Promise<R[]> {
     const node = workers().find((w) => w.port === port)!;
-    const c = new pg.Client({ connectionString: nodeUrl(citusUrl()!, node, new URL(t.url!).pathname.slice(1)) });
-    await c.connect();
-    try {
+    return onNode(citusUrl()!, node, new URL(t.url!).pathname.slice(1), async (c) => {
       await c.query(`SET citus.override_table_visibility = off`);
       return (await c.query<R>(q, params)).rows;
-    } finally {
-      await c.end();
-    }
+    });
   }
 
   /** The fleet's shard of `claims` (every table of the fleet has the same shard index) and the port it is on. */

@@ -24,7 +24,8 @@ export function nodeUrl(url: string, node: CitusNode, database: string): string 
   return u.toString();
 }
 
-async function onNode<T>(url: string, node: CitusNode, database: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+/** Runs `fn` on a client of `database` on one node, as the URL's user, and closes it. */
+export async function onNode<T>(url: string, node: CitusNode, database: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const c = new pg.Client({ connectionString: nodeUrl(url, node, database) });
   c.on('notice', () => {});
   await c.connect();
