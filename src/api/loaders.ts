@@ -2,7 +2,9 @@ import { notFound } from '../errors/domain-error';
 import type { Scope } from '../agent/scopes';
 import { type NodeType, parseGid } from '../kernel/ids';
 import { readTx, type Tx } from '../store/tx';
-import { type Context, builder } from './builder';
+import type { FieldMap, ObjectParam } from '@pothos/core';
+import type { Readable } from '../agent/access';
+import { type Context, builder, readRule } from './builder';
 import type { Types } from './shapes';
 
 /**
@@ -33,16 +35,29 @@ function grouped<T>(ids: readonly string[], rows: T[], key: (r: T) => string): T
 }
 
 /**
- * A loadable list's batch: one `read` of the caller's fleet for every id, its rows grouped by `key` in the ids'
- * order (an id without rows gets an empty list), each row as `item` gives it.
+ * A list field of the parent `P`, read in batches: one `read` of the caller's fleet for every parent the request
+ * reached (by id), its rows grouped by `key` in the parents' order (a parent without rows gets an empty list),
+ * each row as `item` gives it (a loadable node's id, or the row itself).
  */
-export function groupedLoad<T, V = T>(
-  read: (tx: Tx, fleet: string, ids: readonly string[]) => Promise<T[]>,
-  key: (r: T) => string,
-  item: (r: T) => V = (r) => r as unknown as V,
+export function listByParent<P extends { id: string }, T, V = T>(
+  t: PothosSchemaTypes.ObjectFieldBuilder<Types, P>,
+  o: {
+    type: ObjectParam<Types>;
+    description: string;
+    read: (tx: Tx, fleet: string, ids: readonly string[]) => Promise<T[]>;
+    key: (r: T) => string;
+    item?: (r: T) => V;
+    /** An item the caller may not read is null with its FORBIDDEN error, not the whole list. */
+    nullableItems?: boolean;
+  },
 ) {
-  return async (ids: string[], ctx: Context): Promise<V[][]> =>
-    grouped(ids, await fleetRead(ctx, (tx, fleet) => read(tx, fleet, ids)), key).map((g) => g.map(item));
+  const item = o.item ?? ((r: T) => r as unknown as V);
+  const load = async (ids: string[], ctx: Context): Promise<V[][]> =>
+    grouped(ids, await fleetRead(ctx, (tx, fleet) => o.read(tx, fleet, ids)), o.key).map((g) => g.map(item));
+  return t.loadableList({
+    type: o.type, description: o.description, ...(o.nullableItems ? { nullable: { list: false, items: true } as const } : {}),
+    load: load as never, resolve: (p: P) => p.id,
+  });
 }
 
 const VALID_ID = /^[1-9][0-9]{0,18}$/;
@@ -53,7 +68,7 @@ function validIds(ids: readonly string[]): string[] {
 }
 
 /** A fleet row type with a global id, loaded in batches by its repository's `byIds` (`what` names it in NOT_FOUND). */
-export function fleetNodeRef<T extends { id: string }>(name: NodeType, what: string, byIds: (tx: Tx, fleet: string, ids: readonly string[]) => Promise<T[]>) {
+function fleetNodeRef<T extends { id: string }>(name: NodeType, what: string, byIds: (tx: Tx, fleet: string, ids: readonly string[]) => Promise<T[]>) {
   return builder.loadableNodeRef(name, {
     id: { resolve: (r: T) => r.id },
     loaderOptions: { cache: false },
@@ -64,10 +79,39 @@ export function fleetNodeRef<T extends { id: string }>(name: NodeType, what: str
   });
 }
 
+/** A fleet node type's description, its fields, and the rule it is read under. */
+export interface FleetNodeOptions<T> {
+  description: string;
+  /**
+   * The scopes that read it (src/agent/access.ts), or the rule its row names; a request whose own mutation wrote or
+   * answered with the row reads it too. Absent: no rule of its own.
+   */
+  readable?: Readable | ((row: T) => Readable);
+  fields: (t: PothosSchemaTypes.ObjectFieldBuilder<Types, T>) => FieldMap;
+}
+
+/** A fleet node type (`fleetNodeRef`), implemented. */
+export function fleetNode<T extends { id: string }>(
+  name: NodeType,
+  byIds: (tx: Tx, fleet: string, ids: readonly string[]) => Promise<T[]>,
+  o: FleetNodeOptions<T>,
+): FleetNodeRef<T> {
+  const ref = fleetNodeRef<T>(name, name.toLowerCase(), byIds);
+  const { readable } = o;
+  const rule = readable === undefined ? {} : {
+    authScopes: (r: T, ctx: Context) => readRule(ctx, typeof readable === 'function' ? readable(r) : readable, { type: name, id: r.id }),
+  };
+  ref.implement({ description: o.description, ...rule, fields: o.fields });
+  return ref;
+}
+
+/** The ref of a fleet node type. */
+export type FleetNodeRef<T extends { id: string }> = ReturnType<typeof fleetNodeRef<T>>;
+
 /** The query field that reads one node of `type` of the caller's fleet by its global id (`scope` to hold). */
 export function nodeById<T extends { id: string }>(
   t: PothosSchemaTypes.QueryFieldBuilder<Types, object>,
-  type: ReturnType<typeof fleetNodeRef<T>>,
+  type: FleetNodeRef<T>,
   scope: Scope,
   description: string,
 ) {

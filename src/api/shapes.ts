@@ -1,5 +1,7 @@
 import type { ArgBuilder, InputFieldMap, ObjectParam } from '@pothos/core';
-import { builder } from './builder';
+import type { Actor, Core } from '../core';
+import { type NodeType, parseGid, parseGids } from '../kernel/ids';
+import { type Context, actorOf, builder, grantRead } from './builder';
 
 /** Declarations the type files share: each shape the schema repeats, written once. */
 
@@ -40,4 +42,26 @@ export function typedUnion<Member extends ObjectParam<Types>>(name: string, desc
  */
 export function carrier<R extends ObjectParam<Types>>(name: string, description: string, field: string, type: () => R, about: string) {
   return builder.simpleObject(name, { description, fields: (t) => ({ [field]: t.field({ type: type(), description: about }) }) });
+}
+
+/**
+ * The resolver of a mutation whose service writes one row of `type` and answers it: the `ids` fields of its input
+ * decoded from global ids of their node type (a list element by element), the service run as the caller, and the
+ * row it answers readable to the rest of this request.
+ */
+export function writes<I extends object, R extends { id: string }>(
+  type: Parameters<typeof grantRead>[1],
+  service: (core: Core, actor: Actor, input: I) => Promise<R>,
+  ids: { [K in keyof I]?: NodeType },
+) {
+  return async (_r: unknown, a: { input: I }, ctx: Context): Promise<R> => {
+    const input = { ...a.input } as Record<string, unknown>;
+    for (const [field, node] of Object.entries(ids) as Array<[string, NodeType]>) {
+      const v = input[field];
+      input[field] = Array.isArray(v) ? parseGids(`input.${field}`, v.map(String), node) : parseGid(`input.${field}`, String(v), node);
+    }
+    const row = await service(ctx.core, actorOf(ctx), input as I);
+    grantRead(ctx, type, row.id);
+    return row;
+  };
 }

@@ -1,8 +1,6 @@
 // The documents the demo sends, typed by the schema through the client (src/client): the story reads
 // each answer's fields as the schema types them, with no result type written by hand.
-import { graphql, MoneyFields, TotalsFields } from '../client';
-
-const DemoBelief = graphql(`fragment DemoBelief on Belief { id claimKey statement value status author { name } }`);
+import { AssertedFields, BeliefFields, graphql, MoneyFields, TotalsFields } from '../client';
 
 export const CREATE_AGENT = graphql(`
   mutation CreateAgent($input: CreateAgentInput!) { createAgent(input: $input) { agent { id name } token } }`);
@@ -10,19 +8,12 @@ export const CREATE_AGENT = graphql(`
 export const REGISTER_EFFECT_KIND = graphql(`
   mutation RegisterEffectKind($input: RegisterEffectKindInput!) { registerEffectKind(input: $input) { kind } }`);
 
+// The demo's writers (doc-check, forensics) hold beliefs:write alone, so its assertion asks back only what a writer
+// may read: the client's ASSERT_BELIEF also reads the belief a contradiction or a stale read names (beliefs:read).
 export const ASSERT = graphql(`
   mutation Assert($input: AssertBeliefInput!) {
-    assertBelief(input: $input) {
-      __typename
-      ... on BeliefAsserted { belief { ...DemoBelief } }
-      ... on BeliefCorroborated { belief { ...DemoBelief } }
-      ... on ContradictionRaised { contradiction { id } }
-      ... on PremiseRetracted { premise { id claimKey } }
-    }
-  }`, [DemoBelief]);
-
-export const SEARCH = graphql(`
-  query Read($input: SearchInput!) { search(input: $input) { snapshot hits { score belief { ...DemoBelief } } } }`, [DemoBelief]);
+    assertBelief(input: $input) { ...AssertedFields ... on ContradictionRaised { contradiction { id } } ... on PremiseRetracted { premise { id claimKey } } }
+  }`, [AssertedFields]);
 
 export const PROPOSE = graphql(`
   mutation Propose($input: ProposeEffectInput!) {
@@ -44,23 +35,23 @@ export const PREVIEW = graphql(`
 
 export const ADJUDICATE = graphql(`
   mutation Adjudicate($id: ID!) {
-    adjudicateContradiction(contradictionId: $id) { verdict rationale adjudicator resolution { id } accepted { ...DemoBelief } }
-  }`, [DemoBelief]);
+    adjudicateContradiction(contradictionId: $id) { verdict rationale adjudicator resolution { id } accepted { ...BeliefFields } }
+  }`, [BeliefFields]);
 
 export const RECEIPT = graphql(`
   query Receipt($id: ID!) {
     retraction(id: $id) {
-      reason actor { name } root { ...DemoBelief } reversals { status effect { kind } } totals { ...TotalsFields }
+      reason actor { name } root { ...BeliefFields } reversals { status effect { kind } } totals { ...TotalsFields }
     }
-  }`, [DemoBelief, TotalsFields]);
+  }`, [BeliefFields, TotalsFields]);
 
 export const FEED = graphql(`
   subscription Feed($after: String) {
     retractionEvents(after: $after) {
       __typename cursor retraction { id reason }
-      ... on BeliefRetracted { depth belief { ...DemoBelief } }
+      ... on BeliefRetracted { depth belief { ...BeliefFields } }
       ... on EffectCancelled { effect { kind amount { ...MoneyFields } proposedBy { name } } }
       ... on ReversalRecorded { reversal { status idempotencyKey reason amount { ...MoneyFields } effect { kind } } }
       ... on RetractionCommitted { totals { ...TotalsFields } }
     }
-  }`, [DemoBelief, MoneyFields, TotalsFields]);
+  }`, [BeliefFields, MoneyFields, TotalsFields]);

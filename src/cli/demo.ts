@@ -6,7 +6,7 @@ import { CliError, withSpinner } from './common';
 import { formatMoney, formatMonies } from '../mcp/format';
 import type { App } from '../server/app';
 import type { Store } from '../store/engine';
-import { iterate, nodeClient, wsClient, wsUrl, type Json, type RetractClient, type ResultOf, type VariablesOf } from '../client/node';
+import { iterate, nodeClient, wsClient, wsUrl, type Json, type AssertBeliefInput, type Belief, type RetractClient, type ResultOf } from '../client/node';
 import * as D from './demo-operations';
 
 /**
@@ -42,7 +42,6 @@ export function colorEnabled(flag: boolean | undefined, env: NodeJS.ProcessEnv =
   return isTTY && env.TERM !== 'dumb';
 }
 
-type Belief = ResultOf<typeof D.SEARCH>['search']['hits'][number]['belief'];
 type Totals = ResultOf<typeof D.PREVIEW>['previewRetraction']['totals'];
 type Money = Totals['exposure'][number];
 /** One agent of the story: its name for the transcript and its client (its own token). */
@@ -141,14 +140,14 @@ async function story(app: App, store: Store, bootstrapToken: string, c: Colors, 
 
   // ---------------------------------------------------------------- 2. beliefs
   h(2, 'Beliefs, one turn at a time: READ (search), THINK (outside any transaction), COMMIT (assertBelief)');
-  const assert = async (agent: AgentClient, input: VariablesOf<typeof D.ASSERT>['input']) => (await agent.api.request(D.ASSERT, { input })).assertBelief;
+  const assert = async (agent: AgentClient, input: AssertBeliefInput) => (await agent.api.request(D.ASSERT, { input })).assertBelief;
   const read = async (agent: AgentClient, text: string) => {
-    const r = await agent.api.request(D.SEARCH, { input: { text, k: 3, claimKeyPrefix: PREFIX } });
-    out(`  ${who(agent.name)}${phase('READ')} search "${text}" → ${r.search.hits.length} hit${r.search.hits.length === 1 ? '' : 's'}`);
-    for (const hit of r.search.hits) {
+    const r = await agent.api.search({ text, k: 3, claimKeyPrefix: PREFIX });
+    out(`  ${who(agent.name)}${phase('READ')} search "${text}" → ${r.hits.length} hit${r.hits.length === 1 ? '' : 's'}`);
+    for (const hit of r.hits) {
       out(`${pad}         ${c.dim(hit.score.toFixed(3))}  ${short(hit.belief.claimKey)} = ${JSON.stringify(hit.belief.value)} ${c.dim(`(${hit.belief.status}, by ${hit.belief.author.name})`)}`);
     }
-    return r.search;
+    return r;
   };
   const think = (agent: AgentClient, thought: string) => out(`  ${who(agent.name)}${phase('THINK')} ${thought}`);
   const commit = async (agent: AgentClient, input: { claimKey: string; statement: string; value: Json; evidence?: string; derivedFrom?: Belief[]; basedOn?: string }) => {

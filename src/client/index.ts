@@ -7,7 +7,7 @@ import { subscribe, wsClient, wsUrl } from './subscriptions';
 import * as op from './operations';
 
 export { graphql, type Json, type ResultOf, type VariablesOf, type AnyDocument, type Checked } from './graphql';
-export { MoneyFields, TotalsFields } from './fragments';
+export { AssertedFields, BeliefFields, MoneyFields, TotalsFields } from './fragments';
 export { dataOf, post, postRaw, queryText, RetractApiError, type GqlResponse, type PostOptions, type WireError } from './transport';
 export { iterate, subscribe, wsClient, wsUrl, type SubscribeSink } from './subscriptions';
 export * as operations from './operations';

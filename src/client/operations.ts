@@ -1,8 +1,7 @@
 // The documents RetractClient sends: an agent's READ, COMMIT, effect and receipt operations.
 import { graphql } from './graphql';
-import { MoneyFields, TotalsFields } from './fragments';
+import { AssertedFields, BeliefFields, MoneyFields, TotalsFields } from './fragments';
 
-const BeliefFields = graphql(`fragment BeliefFields on Belief { id claimKey statement value status evidence createdAt }`);
 const EffectFields = graphql(`fragment EffectFields on Effect { id kind status idempotencyKey externalRef amount { ...MoneyFields } }`, [MoneyFields]);
 
 export const VIEWER = graphql(`query Viewer { viewer { id name fleet scopes } }`);
@@ -16,14 +15,12 @@ export const BELIEF_BY_CLAIM = graphql(`
 export const ASSERT_BELIEF = graphql(`
   mutation AssertBelief($input: AssertBeliefInput!) {
     assertBelief(input: $input) {
-      __typename
-      ... on BeliefAsserted { belief { ...BeliefFields } }
-      ... on BeliefCorroborated { belief { ...BeliefFields } }
+      ...AssertedFields
       ... on ContradictionRaised { contradiction { id status existing { ...BeliefFields } } }
       ... on PremiseRetracted { premise { ...BeliefFields } }
       ... on ClaimChangedSinceRead { claimKey current { ...BeliefFields } }
     }
-  }`, [BeliefFields]);
+  }`, [AssertedFields, BeliefFields]);
 
 export const RETRACT_BELIEF = graphql(`
   mutation RetractBelief($input: RetractBeliefInput!) {
@@ -37,11 +34,7 @@ export const PREVIEW_RETRACTION = graphql(`
 
 export const PROPOSE_EFFECT = graphql(`
   mutation ProposeEffect($input: ProposeEffectInput!) {
-    proposeEffect(input: $input) {
-      __typename
-      ... on EffectProposed { effect { ...EffectFields } }
-      ... on PremiseRetracted { premise { ...BeliefFields } }
-    }
+    proposeEffect(input: $input) { __typename ... on EffectProposed { effect { ...EffectFields } } ... on PremiseRetracted { premise { ...BeliefFields } } }
   }`, [EffectFields, BeliefFields]);
 
 export const CLAIM_EFFECT = graphql(`

@@ -1,15 +1,13 @@
 import { type AgentRow, agentsByIds } from '../../agent/agent.repository';
 import { createAgent } from '../../agent/agent.service';
 import { actorOf, builder } from '../builder';
-import { fleetNodeRef } from '../loaders';
+import { type FleetNodeRef, fleetNode } from '../loaders';
 
-export const AgentRef = fleetNodeRef<AgentRow>('Agent', 'agent', agentsByIds);
-
-AgentRef.implement({
+export const AgentRef: FleetNodeRef<AgentRow> = fleetNode('Agent', agentsByIds, {
   description: 'An agent belongs to exactly one fleet; it never sees or changes another fleet\'s data.',
   fields: (t) => ({
     name: t.exposeString('name', { description: 'Unique within its fleet.' }),
-    fleet: t.string({ description: 'The fleet this agent belongs to.', resolve: (a) => a.fleet_id }),
+    fleet: t.exposeString('fleet_id', { description: 'The fleet this agent belongs to.' }),
     scopes: t.exposeStringList('scopes', {
       description: 'What the token may do. A scope proves a grant, not who the caller is. Visible to admin and to the agent itself.',
       authScopes: (a) => ({ ownScopes: a.id }),

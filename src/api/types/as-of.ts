@@ -3,12 +3,13 @@ import { retractionBeforePage, statusIntervals, supportAtExecution } from '../..
 import { decodeDepthCursor, encodeDepthCursor } from '../../kernel/page';
 import { beliefReadable } from '../../agent/access';
 import { builder, readRule } from '../builder';
-import { fleetRead, groupedLoad } from '../loaders';
+import { fleetRead, listByParent } from '../loaders';
 import { firstArg, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
-import { BeliefConnection, BeliefRef, BeliefStatusEnum } from './belief';
+import { BeliefConnection, BeliefRef } from './belief';
 import { EffectRef } from './effect';
 import { RetractionRef } from './retraction';
+import { BeliefStatusEnum } from './enums';
 
 /** The fields that read the fleet as of a past instant (src/belief/belief-history.repository.ts). */
 
@@ -16,12 +17,12 @@ const StatusIntervalRef = builder.objectRef<StatusInterval>('BeliefStatusInterva
   description: 'One interval of a belief\'s status, [from, to). Read under the rule of its belief.',
   authScopes: (i, ctx) => readRule(ctx, beliefReadable(i.current_status), { type: 'Belief', id: i.belief_id }),
   fields: (t) => ({
-    status: t.field({ type: BeliefStatusEnum, description: 'The status over the interval.', resolve: (i) => i.status }),
-    from: t.field({ type: 'DateTime', description: 'When it began (the assertion, the retraction or the reinstatement).', resolve: (i) => i.from }),
-    to: t.field({ type: 'DateTime', nullable: true, description: 'When it ended; null for the current interval.', resolve: (i) => i.to }),
-    retraction: t.field({ type: RetractionRef, nullable: true, description: 'The retraction that began a RETRACTED interval or ended an ACTIVE one.', resolve: (i) => i.retraction_id }),
-    reinstatementId: t.id({ nullable: true, description: 'The reinstatement that ended a RETRACTED interval or began an ACTIVE one (its database id).', resolve: (i) => i.reinstatement_id }),
-    changedBy: t.field({ type: AgentRef, description: 'The agent whose act began it: the author, the retracting agent, or the reinstating agent.', resolve: (i) => i.changed_by }),
+    status: t.expose('status', { type: BeliefStatusEnum, description: 'The status over the interval.' }),
+    from: t.expose('from', { type: 'DateTime', description: 'When it began (the assertion, the retraction or the reinstatement).' }),
+    to: t.expose('to', { type: 'DateTime', nullable: true, description: 'When it ended; null for the current interval.' }),
+    retraction: t.expose('retraction_id', { type: RetractionRef, nullable: true, description: 'The retraction that began a RETRACTED interval or ended an ACTIVE one.' }),
+    reinstatementId: t.exposeID('reinstatement_id', { nullable: true, description: 'The reinstatement that ended a RETRACTED interval or began an ACTIVE one (its database id).' }),
+    changedBy: t.expose('changed_by', { type: AgentRef, description: 'The agent whose act began it: the author, the retracting agent, or the reinstating agent.' }),
   }),
 });
 
@@ -31,24 +32,18 @@ builder.objectFields(BeliefRef, (t) => ({
     description: 'The instant this view describes (status, retractedAt, retraction, retractionDepth as they stood then); null for now. Its other fields, and the beliefs it links to, are as they are now.',
     resolve: (b) => (b as Partial<BeliefAsOfRow>).as_of ?? null,
   }),
-  statusHistory: t.loadableList({
+  statusHistory: listByParent(t, {
     type: StatusIntervalRef,
     description: 'Every interval of its status, oldest first: who changed it and by which retraction or reinstatement.',
-    load: groupedLoad(statusIntervals, (i) => i.belief_id),
-    resolve: (b) => b.id,
+    read: statusIntervals, key: (i) => i.belief_id,
   }),
 }));
 
-builder.objectField(EffectRef, 'supportAtExecution', (t) =>
-  t.loadableList({
-    type: BeliefRef,
-    // An item the caller may not read is null with its FORBIDDEN error, not the whole effect.
-    nullable: { list: false, items: true },
-    description: 'The beliefs this effect rested on as they stood at executedAt (each with asOf = executedAt): what the fleet believed when it acted. Empty until it executed. Each follows the Belief rule by its status now: one the token may not read is null, with a FORBIDDEN error.',
-    load: groupedLoad(supportAtExecution, (r) => r.effect_id),
-    resolve: (e) => e.id,
-  }),
-);
+builder.objectField(EffectRef, 'supportAtExecution', (t) => listByParent(t, {
+  type: BeliefRef, nullableItems: true,
+  description: 'The beliefs this effect rested on as they stood at executedAt (each with asOf = executedAt): what the fleet believed when it acted. Empty until it executed. Each follows the Belief rule by its status now: one the token may not read is null, with a FORBIDDEN error.',
+  read: supportAtExecution, key: (r) => r.effect_id,
+}));
 
 builder.objectField(RetractionRef, 'before', (t) =>
   t.field({

@@ -10,44 +10,37 @@ import { supportsOf } from '../../effect/effect.repository';
 import { gid, parseGid, parseGids } from '../../kernel/ids';
 import * as v from '../../validation';
 import { type Context, actorOf, builder, grantRead, readRule } from '../builder';
-import { enumOf, inputArg } from '../shapes';
-import { fleetNodeRef, fleetRead, groupedLoad, nodeById } from '../loaders';
+import { inputArg , writes } from '../shapes';
+import { type FleetNodeRef, fleetNode, fleetRead, listByParent, nodeById } from '../loaders';
 import { connectionOf, countedConnection, firstArg, newestFirst, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
 import { EffectRef } from './effect';
 import { RetractionRef } from './retraction';
+import { BeliefStatusEnum } from './enums';
 
-export const BeliefStatusEnum = enumOf<BeliefRow['status']>('BeliefStatus', 'ACTIVE while believed; RETRACTED once taken down (never comes back: a new belief is written instead).', {
-  ACTIVE: 'Believed.',
-  RETRACTED: 'Taken down by a retraction.',
-});
-
-export const BeliefRef = fleetNodeRef<BeliefRow>('Belief', 'belief', beliefsByIds);
-
-BeliefRef.implement({
+export const BeliefRef: FleetNodeRef<BeliefRow> = fleetNode('Belief', beliefsByIds, {
   description: 'An assertion about a claim: statement, JSON value, evidence, author, status. Needs beliefs:read; a RETRACTED one is also open to receipts:read.',
   // A view as of a past instant follows the rule of the belief's status now (access.ts).
-  authScopes: (b, ctx) => readRule(ctx, beliefReadable((b as Partial<BeliefAsOfRow>).current_status ?? b.status), { type: 'Belief', id: b.id }),
+  readable: (b) => beliefReadable((b as Partial<BeliefAsOfRow>).current_status ?? b.status),
   fields: (t) => ({
     claimKey: t.string({
       description: 'Canonical identity of what the belief is about, e.g. customer:4411/passport.authentic. Identity never comes from the embedding.',
       resolve: (b) => b.claim_key,
     }),
     statement: t.exposeString('statement', { description: 'The assertion in words; what the embedding is computed from.' }),
-    value: t.field({ type: 'JSON', nullable: true, description: 'The asserted value; two beliefs agree when their values are equal.', resolve: (b) => b.value ?? null }),
-    status: t.field({ type: BeliefStatusEnum, description: 'ACTIVE or RETRACTED (as of `asOf` when that is set).', resolve: (b) => b.status }),
-    evidence: t.string({ nullable: true, description: 'What the author cites as outside evidence.', resolve: (b) => b.evidence }),
-    grounded: t.boolean({ description: 'True for a premise asserted on outside evidence: only a retraction of this belief itself takes it down.', resolve: (b) => b.grounded }),
-    author: t.field({ type: AgentRef, description: 'The agent that asserted it.', resolve: (b) => b.author_id }),
-    createdAt: t.field({ type: 'DateTime', description: 'When it was asserted.', resolve: (b) => b.created_at }),
-    retractedAt: t.field({ type: 'DateTime', nullable: true, description: 'When it was retracted.', resolve: (b) => b.retracted_at }),
-    retraction: t.field({ type: RetractionRef, nullable: true, description: 'The retraction that took this belief down, if any.', resolve: (b) => b.retraction_id }),
-    retractionDepth: t.int({ nullable: true, description: 'Its distance from the root of the retraction that took it down (0 for the root).', resolve: (b) => b.retraction_depth }),
-    justifications: t.loadableList({
+    value: t.expose('value', { type: 'JSON', nullable: true, description: 'The asserted value; two beliefs agree when their values are equal.' }),
+    status: t.expose('status', { type: BeliefStatusEnum, description: 'ACTIVE or RETRACTED (as of `asOf` when that is set).' }),
+    evidence: t.exposeString('evidence', { nullable: true, description: 'What the author cites as outside evidence.' }),
+    grounded: t.exposeBoolean('grounded', { description: 'True for a premise asserted on outside evidence: only a retraction of this belief itself takes it down.' }),
+    author: t.expose('author_id', { type: AgentRef, description: 'The agent that asserted it.' }),
+    createdAt: t.expose('created_at', { type: 'DateTime', description: 'When it was asserted.' }),
+    retractedAt: t.expose('retracted_at', { type: 'DateTime', nullable: true, description: 'When it was retracted.' }),
+    retraction: t.expose('retraction_id', { type: RetractionRef, nullable: true, description: 'The retraction that took this belief down, if any.' }),
+    retractionDepth: t.exposeInt('retraction_depth', { nullable: true, description: 'Its distance from the root of the retraction that took it down (0 for the root).' }),
+    justifications: listByParent(t, {
       type: JustificationRef,
       description: 'How this belief was derived. Empty for a premise. It stays ACTIVE while at least one justification has every premise ACTIVE.',
-      load: groupedLoad(justificationsOf, (j) => j.belief_id),
-      resolve: (b) => b.id,
+      read: justificationsOf, key: (j) => j.belief_id,
     }),
     dependents: t.field({
       type: BeliefConnection,
@@ -55,11 +48,9 @@ BeliefRef.implement({
       args: pageArgs(t),
       resolve: (b, args, ctx) => newestFirst(ctx, args, (tx, fleet, first, after) => dependentPage(tx, fleet, b.id, first, after)),
     }),
-    effects: t.loadableList({
-      type: EffectRef,
-      description: 'Effects that rest on this belief.',
-      load: groupedLoad((tx, fleet, ids) => supportsOf(tx, fleet, 'belief_id', ids), (s) => s.belief_id, (s) => s.effect_id),
-      resolve: (b) => b.id,
+    effects: listByParent(t, {
+      type: EffectRef, description: 'Effects that rest on this belief.',
+      read: (tx, fleet, ids) => supportsOf(tx, fleet, 'belief_id', ids), key: (s) => s.belief_id, item: (s) => s.effect_id,
     }),
   }),
 });
@@ -68,8 +59,8 @@ const JustificationRef = builder.objectRef<JustificationShape>('Justification').
   description: 'One set of premises a belief was derived from. A belief may have several (alternative supports).',
   fields: (t) => ({
     id: t.id({ description: 'Global id of this justification.', resolve: (j) => gid('Justification', j.id) }),
-    premises: t.field({ type: [BeliefRef], description: 'The beliefs it rests on.', resolve: (j) => j.premise_ids }),
-    holds: t.boolean({ description: 'True while every premise is ACTIVE.', resolve: (j) => j.holds }),
+    premises: t.expose('premise_ids', { type: [BeliefRef], description: 'The beliefs it rests on.' }),
+    holds: t.exposeBoolean('holds', { description: 'True while every premise is ACTIVE.' }),
   }),
 });
 
@@ -113,14 +104,7 @@ builder.mutationFields((t) => ({
       beliefId: f.id({ required: true, description: 'The belief.' }),
       premises: f.idList({ required: true, description: 'Its new premises (all ACTIVE).' }),
     })),
-    resolve: async (_r, a, ctx) => {
-      const b = await addJustification(ctx.core, actorOf(ctx), {
-        beliefId: parseGid('input.beliefId', String(a.input.beliefId), 'Belief'),
-        premises: parseGids('input.premises', a.input.premises as string[], 'Belief'),
-      });
-      grantRead(ctx, 'Belief', b.id);
-      return b;
-    },
+    resolve: writes('Belief', addJustification, { beliefId: 'Belief', premises: 'Belief' }),
   }),
 }));
 

@@ -2,54 +2,40 @@ import { type ContradictionRow, contradictionIds, contradictionsByIds } from '..
 import { adjudicateContradiction, resolveContradiction } from '../../contradiction/contradiction.service';
 import { parseGid } from '../../kernel/ids';
 import { actorOf, builder, readRule } from '../builder';
-import { enumOf } from '../shapes';
-import { fleetNodeRef, fleetRead } from '../loaders';
+import { type FleetNodeRef, fleetNode, fleetRead } from '../loaders';
 import { AgentRef } from './agent';
 import { BeliefRef } from './belief';
 import { RetractionRef } from './retraction';
-
-const ContradictionStatusEnum = enumOf<ContradictionRow['status']>('ContradictionStatus', 'OPEN → ADJUDICATING (under a lease) → RESOLVED; an ESCALATE verdict returns it to OPEN.', {
-  OPEN: 'Waiting for an adjudicator or an agent.',
-  ADJUDICATING: 'An adjudicator holds the claim\'s lease.',
-  RESOLVED: 'A verdict was committed.',
-});
-
-const VerdictEnum = enumOf<NonNullable<ContradictionRow['verdict']>>('Verdict', 'What an adjudicator decided.', {
-  KEEP_EXISTING: 'The ACTIVE belief stands; the proposal is dropped.',
-  ACCEPT_PROPOSED: 'The existing belief is retracted (full cascade) and the proposal written ACTIVE.',
-  ESCALATE: 'Could not decide; left for resolveContradiction.',
-});
+import { ContradictionStatusEnum, VerdictEnum } from './enums';
 
 const ProposedBeliefRef = builder.objectRef<ContradictionRow>('ProposedBelief').implement({
   description: 'The assertion that contradicted the ACTIVE belief; not written unless accepted. Needs beliefs:read or contradictions:adjudicate.',
   // The same row as its Contradiction, so the same rule and the same grant.
   authScopes: (c, ctx) => readRule(ctx, 'Contradiction', { type: 'Contradiction', id: c.id }),
   fields: (t) => ({
-    claimKey: t.string({ description: 'The claim both beliefs are about.', resolve: (c) => c.claim_key }),
-    statement: t.string({ description: 'The proposed statement.', resolve: (c) => c.proposed_statement }),
-    value: t.field({ type: 'JSON', nullable: true, description: 'The proposed value.', resolve: (c) => c.proposed_value ?? null }),
-    evidence: t.string({ nullable: true, description: 'The proposer\'s evidence.', resolve: (c) => c.proposed_evidence }),
-    author: t.field({ type: AgentRef, description: 'The agent that proposed it.', resolve: (c) => c.proposed_author_id }),
+    claimKey: t.exposeString('claim_key', { description: 'The claim both beliefs are about.' }),
+    statement: t.exposeString('proposed_statement', { description: 'The proposed statement.' }),
+    value: t.expose('proposed_value', { type: 'JSON', nullable: true, description: 'The proposed value.' }),
+    evidence: t.exposeString('proposed_evidence', { nullable: true, description: 'The proposer\'s evidence.' }),
+    author: t.expose('proposed_author_id', { type: AgentRef, description: 'The agent that proposed it.' }),
   }),
 });
 
-export const ContradictionRef = fleetNodeRef<ContradictionRow>('Contradiction', 'contradiction', contradictionsByIds);
-
-ContradictionRef.implement({
+export const ContradictionRef: FleetNodeRef<ContradictionRow> = fleetNode('Contradiction', contradictionsByIds, {
   description: 'An assertion whose value differs from the ACTIVE belief on the same claim key. Needs beliefs:read or contradictions:adjudicate.',
-  authScopes: (c, ctx) => readRule(ctx, 'Contradiction', { type: 'Contradiction', id: c.id }),
+  readable: 'Contradiction',
   fields: (t) => ({
-    claimKey: t.string({ description: 'The contested claim.', resolve: (c) => c.claim_key }),
-    existing: t.field({ type: BeliefRef, description: 'The belief that was ACTIVE when the proposal arrived.', resolve: (c) => c.existing_id }),
+    claimKey: t.exposeString('claim_key', { description: 'The contested claim.' }),
+    existing: t.expose('existing_id', { type: BeliefRef, description: 'The belief that was ACTIVE when the proposal arrived.' }),
     proposed: t.field({ type: ProposedBeliefRef, description: 'What was proposed instead.', resolve: (c) => c }),
-    status: t.field({ type: ContradictionStatusEnum, description: 'Where it stands.', resolve: (c) => c.status }),
-    verdict: t.field({ type: VerdictEnum, nullable: true, description: 'The last verdict.', resolve: (c) => c.verdict }),
-    rationale: t.string({ nullable: true, description: 'Why.', resolve: (c) => c.rationale }),
-    adjudicator: t.string({ nullable: true, description: 'Which adjudicator decided: heuristic, bedrock:<model id>, or the agent that resolved it.', resolve: (c) => c.adjudicator }),
-    resolution: t.field({ type: RetractionRef, nullable: true, description: 'When ACCEPT_PROPOSED, the retraction of the existing belief.', resolve: (c) => c.resolution_id }),
-    accepted: t.field({ type: BeliefRef, nullable: true, description: 'The belief written for the proposal when it was accepted.', resolve: (c) => c.accepted_id }),
-    createdAt: t.field({ type: 'DateTime', description: 'When it was raised.', resolve: (c) => c.created_at }),
-    resolvedAt: t.field({ type: 'DateTime', nullable: true, description: 'When it was resolved.', resolve: (c) => c.resolved_at }),
+    status: t.expose('status', { type: ContradictionStatusEnum, description: 'Where it stands.' }),
+    verdict: t.expose('verdict', { type: VerdictEnum, nullable: true, description: 'The last verdict.' }),
+    rationale: t.exposeString('rationale', { nullable: true, description: 'Why.' }),
+    adjudicator: t.exposeString('adjudicator', { nullable: true, description: 'Which adjudicator decided: heuristic, bedrock:<model id>, or the agent that resolved it.' }),
+    resolution: t.expose('resolution_id', { type: RetractionRef, nullable: true, description: 'When ACCEPT_PROPOSED, the retraction of the existing belief.' }),
+    accepted: t.expose('accepted_id', { type: BeliefRef, nullable: true, description: 'The belief written for the proposal when it was accepted.' }),
+    createdAt: t.expose('created_at', { type: 'DateTime', description: 'When it was raised.' }),
+    resolvedAt: t.expose('resolved_at', { type: 'DateTime', nullable: true, description: 'When it was resolved.' }),
   }),
 });
 

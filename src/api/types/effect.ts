@@ -4,44 +4,33 @@ import { parseGid, parseGids } from '../../kernel/ids';
 import { reversalsOfEffects } from '../../reversal/reversal.repository';
 import type { Actor, Core } from '../../core';
 import { type Context, actorOf, builder, grantRead, readRule } from '../builder';
-import { carrier, enumOf, inputArg, typed, typedUnion } from '../shapes';
-import { fleetNodeRef, fleetRead, groupedLoad } from '../loaders';
+import { carrier, inputArg, typed, typedUnion , writes } from '../shapes';
+import { type FleetNodeRef, fleetNode, fleetRead, listByParent } from '../loaders';
 import { countedConnection, newestFirst, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
 import { PremiseRetractedRef } from './assert-belief';
 import { BeliefRef } from './belief';
-import { MoneyInput, MoneyRef, moneyOf } from './money';
+import { MoneyInput, amountField } from './money';
 import { RetractionRef } from './retraction';
 import { ReversalRef } from './reversal';
+import { EffectStatusEnum } from './enums';
 
-const EffectStatusEnum = enumOf<EffectRow['status']>('EffectStatus', 'PENDING → EXECUTING → EXECUTED, or CANCELLED (by a retraction) / FAILED (by its executor).', {
-  PENDING: 'Proposed, not yet taken by an executor.',
-  EXECUTING: 'Taken by an executor; it may already have happened.',
-  EXECUTED: 'Done; the executor reported its reference.',
-  CANCELLED: 'A retraction cancelled it while PENDING: it can never run.',
-  FAILED: 'Its executor reported that it did not happen.',
-});
-
-export const EffectRef = fleetNodeRef<EffectRow>('Effect', 'effect', effectsByIds);
-
-EffectRef.implement({
+export const EffectRef: FleetNodeRef<EffectRow> = fleetNode('Effect', effectsByIds, {
   description: 'An action an agent takes on the strength of beliefs. Needs effects:propose, effects:execute or receipts:read.',
-  authScopes: (e, ctx) => readRule(ctx, 'Effect', { type: 'Effect', id: e.id }),
+  readable: 'Effect',
   fields: (t) => ({
     kind: t.exposeString('kind', { description: 'A registered effect kind, e.g. refund.' }),
-    status: t.field({ type: EffectStatusEnum, description: 'Where the effect stands.', resolve: (e) => e.status }),
-    amount: t.field({ type: MoneyRef, nullable: true, description: 'Money moved by this effect, if any.', resolve: (e) => moneyOf(e) }),
-    payload: t.field({ type: 'JSON', nullable: true, description: 'What the executor needs.', resolve: (e) => e.payload ?? null }),
-    idempotencyKey: t.string({ description: 'The proposer\'s key; proposing again with it returns this effect.', resolve: (e) => e.idempotency_key }),
-    supportedBy: t.loadableList({
-      type: BeliefRef,
-      description: 'The beliefs this effect rests on.',
-      load: groupedLoad((tx, fleet, ids) => supportsOf(tx, fleet, 'effect_id', ids), (s) => s.effect_id, (s) => s.belief_id),
-      resolve: (e) => e.id,
+    status: t.expose('status', { type: EffectStatusEnum, description: 'Where the effect stands.' }),
+    amount: amountField(t, 'Money moved by this effect, if any.'),
+    payload: t.expose('payload', { type: 'JSON', nullable: true, description: 'What the executor needs.' }),
+    idempotencyKey: t.exposeString('idempotency_key', { description: 'The proposer\'s key; proposing again with it returns this effect.' }),
+    supportedBy: listByParent(t, {
+      type: BeliefRef, description: 'The beliefs this effect rests on.',
+      read: (tx, fleet, ids) => supportsOf(tx, fleet, 'effect_id', ids), key: (s) => s.effect_id, item: (s) => s.belief_id,
     }),
-    proposedBy: t.field({ type: AgentRef, description: 'The agent that proposed it.', resolve: (e) => e.proposed_by }),
-    externalRef: t.string({ nullable: true, description: 'Reference the executor reported when the effect ran.', resolve: (e) => e.external_ref }),
-    failureReason: t.string({ nullable: true, description: 'Why its executor failed it.', resolve: (e) => e.failure_reason }),
+    proposedBy: t.expose('proposed_by', { type: AgentRef, description: 'The agent that proposed it.' }),
+    externalRef: t.exposeString('external_ref', { nullable: true, description: 'Reference the executor reported when the effect ran.' }),
+    failureReason: t.exposeString('failure_reason', { nullable: true, description: 'Why its executor failed it.' }),
     reversal: t.loadable({
       type: ReversalRef,
       nullable: true,
@@ -52,11 +41,11 @@ EffectRef.implement({
       },
       resolve: (e) => e.id,
     }),
-    reachedBy: t.field({ type: RetractionRef, nullable: true, description: 'The retraction that reached it while it was EXECUTING.', resolve: (e) => e.reached_by }),
-    cancelledBy: t.field({ type: RetractionRef, nullable: true, description: 'The retraction that cancelled this effect while it was PENDING.', resolve: (e) => e.cancelled_by }),
-    createdAt: t.field({ type: 'DateTime', description: 'When it was proposed.', resolve: (e) => e.created_at }),
-    executedAt: t.field({ type: 'DateTime', nullable: true, description: 'When it was reported EXECUTED.', resolve: (e) => e.executed_at }),
-    cancelledAt: t.field({ type: 'DateTime', nullable: true, description: 'When a retraction cancelled it.', resolve: (e) => e.cancelled_at }),
+    reachedBy: t.expose('reached_by', { type: RetractionRef, nullable: true, description: 'The retraction that reached it while it was EXECUTING.' }),
+    cancelledBy: t.expose('cancelled_by', { type: RetractionRef, nullable: true, description: 'The retraction that cancelled this effect while it was PENDING.' }),
+    createdAt: t.expose('created_at', { type: 'DateTime', description: 'When it was proposed.' }),
+    executedAt: t.expose('executed_at', { type: 'DateTime', nullable: true, description: 'When it was reported EXECUTED.' }),
+    cancelledAt: t.expose('cancelled_at', { type: 'DateTime', nullable: true, description: 'When a retraction cancelled it.' }),
   }),
 });
 
@@ -86,14 +75,6 @@ builder.queryFields((t) => ({
     resolve: (_r, _a, ctx) => fleetRead(ctx, effectKinds),
   }),
 }));
-
-/** An executor's report on one effect, applied by `report` to the effect's database id; the caller may read the effect after. */
-const applyReport = <I extends { effectId: string }>(report: (core: Core, actor: Actor, input: I) => Promise<EffectRow>) =>
-  async (_r: unknown, a: { input: I }, ctx: Context) => {
-    const e = await report(ctx.core, actorOf(ctx), { ...a.input, effectId: parseGid('input.effectId', String(a.input.effectId), 'Effect') });
-    grantRead(ctx, 'Effect', e.id);
-    return e;
-  };
 
 builder.mutationFields((t) => ({
   registerEffectKind: t.field({
@@ -140,7 +121,7 @@ builder.mutationFields((t) => ({
       effectId: f.id({ required: true, description: 'The effect.' }),
       externalRef: f.string({ required: true, description: 'The executor\'s reference for what it did.' }),
     })),
-    resolve: applyReport(completeEffect),
+    resolve: writes('Effect', completeEffect, { effectId: 'Effect' }),
   }),
   failEffect: t.field({
     type: EffectRef, authScopes: { scope: 'effects:execute' }, description: 'PENDING or EXECUTING to FAILED: the effect did not happen.',
@@ -148,6 +129,6 @@ builder.mutationFields((t) => ({
       effectId: f.id({ required: true, description: 'The effect.' }),
       reason: f.string({ required: true, description: 'Why.' }),
     })),
-    resolve: applyReport(failEffect),
+    resolve: writes('Effect', failEffect, { effectId: 'Effect' }),
   }),
 }));

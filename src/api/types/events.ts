@@ -3,22 +3,22 @@ import { readTx } from '../../store/tx';
 import { type Granularity, LEVEL_BATCH, type StreamEvent, retractionEvents } from '../../event/tailer';
 import { badInput } from '../../errors/domain-error';
 import { actorOf, builder } from '../builder';
-import { enumOf } from '../shapes';
 import { BeliefRef } from './belief';
 import { EffectRef } from './effect';
 import { TotalsRef } from './money';
 import { RetractionRef } from './retraction';
 import { ReversalRef } from './reversal';
 import { ReinstatementRef, ReinstatementTotalsRef } from './reinstatement';
+import { GranularityEnum } from './enums';
 
 const RetractionEventRef = builder.interfaceRef<StreamEvent>('RetractionEvent').implement({
   description: 'One step of a cascade, in the order it happened. cursor resumes a subscription without loss. Needs receipts:read.',
   authScopes: { readable: 'Receipt' },
   resolveType: (e) => e.__typename,
   fields: (t) => ({
-    cursor: t.string({ description: 'Pass as `after` to resume right after this event.', resolve: (e) => e.cursor }),
-    retraction: t.field({ type: RetractionRef, description: 'The retraction this step belongs to.', resolve: (e) => e.retractionId }),
-    at: t.field({ type: 'DateTime', description: 'When it was written (its transaction\'s time).', resolve: (e) => e.at }),
+    cursor: t.exposeString('cursor', { description: 'Pass as `after` to resume right after this event.' }),
+    retraction: t.expose('retractionId', { type: RetractionRef, description: 'The retraction this step belongs to.' }),
+    at: t.expose('at', { type: 'DateTime', description: 'When it was written (its transaction\'s time).' }),
   }),
 });
 
@@ -122,11 +122,6 @@ batch('EffectsRestored', 'Effects re-queued PENDING by restoreEffect.', (t) => (
   ...reinstatementOf(t),
 }));
 
-const GranularityRef = enumOf<Granularity>('RetractionEventGranularity', 'How finely retractionEvents reports a cascade.', {
-  BELIEF: 'One event per belief that fell or came back, effect cancelled or restored and reversal recorded or voided (BeliefRetracted, EffectCancelled, ReversalRecorded, BeliefReinstated, ReversalVoided, EffectRestored).',
-  LEVEL: `One event per cascade level and kind (BeliefsRetracted, EffectsCancelled, ReversalsRecorded, BeliefsReinstated, ReversalsVoided, EffectsRestored), up to ${LEVEL_BATCH} items each: far fewer messages for a big cascade.`,
-});
-
 builder.subscriptionFields((t) => ({
   retractionEvents: t.field({
     type: RetractionEventRef,
@@ -134,7 +129,7 @@ builder.subscriptionFields((t) => ({
     description: 'Every cascade step of every retraction and reinstatement (the cascade running back), in commit order, from after the given cursor (or from now).',
     args: {
       after: t.arg.string({ description: 'The cursor of the last event you saw.' }),
-      granularity: t.arg({ type: GranularityRef, defaultValue: 'BELIEF', description: 'BELIEF (the default): an event per item. LEVEL: an event per cascade level and kind. Cursors of either resume either.' }),
+      granularity: t.arg({ type: GranularityEnum, defaultValue: 'BELIEF', description: 'BELIEF (the default): an event per item. LEVEL: an event per cascade level and kind. Cursors of either resume either.' }),
     },
     subscribe: async (_r, a, ctx) => {
       const actor = actorOf(ctx);

@@ -6,7 +6,7 @@ import { builder, readRule } from '../builder';
 import type { Types } from '../shapes';
 import { fleetRead } from '../loaders';
 
-export const MoneyRef = builder.objectRef<Money>('Money').implement({
+const MoneyRef = builder.objectRef<Money>('Money').implement({
   description: 'An amount in integer minor units (cents) and its ISO 4217 currency.',
   fields: (t) => ({
     amountMinor: t.field({
@@ -35,8 +35,13 @@ export const MoneyInput = builder.inputType('MoneyInput', {
 });
 
 /** Money from a row's amount_minor/currency columns; null when the row carries no money. */
-export function moneyOf(row: { amount_minor: unknown; currency: unknown }): Money | null {
+function moneyOf(row: { amount_minor: unknown; currency: unknown }): Money | null {
   return row.amount_minor == null || row.currency == null ? null : { amountMinor: String(row.amount_minor), currency: String(row.currency) };
+}
+
+/** A row's `amount`: the Money its amount_minor/currency columns carry, or null when it carries none. */
+export function amountField<T extends { amount_minor: unknown; currency: unknown }>(t: PothosSchemaTypes.ObjectFieldBuilder<Types, T>, description: string) {
+  return t.field({ type: MoneyRef, nullable: true, description, resolve: (r) => moneyOf(r) });
 }
 
 /** Keys of T whose values are V. */
@@ -81,11 +86,11 @@ const OpenMoneyRef = builder.objectRef<OpenMoney>('OpenMoney').implement({
   authScopes: (_x, ctx) => readRule(ctx, 'Receipt'),
   fields: (t) => ({
     owedCount: t.exposeInt('owedCount', { description: 'Reversals OWED, not yet sent to a provider.' }),
-    owed: t.field({ type: [MoneyRef], description: 'Their sum, per currency.', resolve: (x) => x.owed }),
+    owed: t.expose('owed', { type: [MoneyRef], description: 'Their sum, per currency.' }),
     inFlightCount: t.exposeInt('inFlightCount', { description: 'Reversals DISPATCHED, awaiting the provider\'s answer.' }),
-    inFlight: t.field({ type: [MoneyRef], description: 'Their sum, per currency.', resolve: (x) => x.inFlight }),
+    inFlight: t.expose('inFlight', { type: [MoneyRef], description: 'Their sum, per currency.' }),
     reexecutionOwedCount: t.exposeInt('reexecutionOwedCount', { description: 'Reversals a reinstatement found CONFIRMED: the money came back and should not have. Named, never executed by RETRACT.' }),
-    reexecutionOwed: t.field({ type: [MoneyRef], description: 'Their sum, per currency.', resolve: (x) => x.reexecutionOwed }),
+    reexecutionOwed: t.expose('reexecutionOwed', { type: [MoneyRef], description: 'Their sum, per currency.' }),
   }),
 });
 

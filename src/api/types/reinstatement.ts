@@ -6,44 +6,34 @@ import {
 } from '../../reinstatement/reinstatement.repository';
 import { reinstateRetraction, restoreEffect } from '../../reinstatement/reinstatement.service';
 import { type Context, actorOf, builder, grantRead, readRule } from '../builder';
-import { carrier, enumOf, inputArg, typedUnion } from '../shapes';
+import { carrier, inputArg, typedUnion } from '../shapes';
 import { decodeIdCursor, encodeIdCursor, pageOf } from '../../kernel/page';
-import { fleetNodeRef, fleetRead, nodeById } from '../loaders';
+import { type FleetNodeRef, fleetNode, fleetRead, nodeById } from '../loaders';
 import { connectionOf, countedConnection, firstArg, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
 import { BeliefConnection } from './belief';
 import { ContradictionRef } from './contradiction';
 import { EffectRef } from './effect';
-import { MoneyRef, figureFields, moneyOf } from './money';
+import { amountField, figureFields } from './money';
 import { RetractionRef } from './retraction';
-import { ReversalRef, ReversalStatusEnum } from './reversal';
-
-const ReinstatementStatusEnum = enumOf<ReinstatementRow['status']>('ReinstatementStatus', 'Whether a reinstatement brought its retraction back.', {
-  REINSTATED: 'The root and what rested on it came back (see beliefs).',
-  BLOCKED: 'The root\'s claim holds another ACTIVE belief: a contradiction was raised and nothing else changed. ACCEPT_PROPOSED on it completes the reinstatement; KEEP_EXISTING leaves it blocked.',
-});
-
-const MoneyLineEnum = enumOf<MoneyLineRow['line']>('ReinstatementMoneyLineKind', 'What a reinstatement says about one reversal of its retraction.', {
-  VOIDED: 'No longer owed: it was OWED and never sent, or UNREACHABLE (or the provider refused one that was in flight).',
-  IN_FLIGHT: 'It was DISPATCHED (or FAILED) when the reinstatement ran: the provider\'s answer decides; a confirmation makes it re-execution owed.',
-  REEXECUTION_OWED: 'It was CONFIRMED: the money came back and should not have. Owed again under reexecutionKey; RETRACT never executes it.',
-});
+import { ReversalRef } from './reversal';
+import { MoneyLineEnum, ReinstatementStatusEnum, ReversalStatusEnum } from './enums';
 
 const MoneyLineRef = builder.objectRef<MoneyLineRow>('ReinstatementMoneyLine').implement({
   description: 'One reversal a reinstatement named, with its amount. Needs receipts:read.',
   authScopes: (l, ctx) => readRule(ctx, 'Receipt', { type: 'Reinstatement', id: l.reinstatement_id }),
   fields: (t) => ({
-    reversal: t.field({ type: ReversalRef, description: 'The reversal.', resolve: (l) => l.reversal_id }),
-    effect: t.field({ type: EffectRef, description: 'The executed effect it reverses.', resolve: (l) => l.effect_id }),
-    line: t.field({ type: MoneyLineEnum, description: 'What the reinstatement says of it.', resolve: (l) => l.line }),
-    priorStatus: t.field({ type: ReversalStatusEnum, description: 'The reversal\'s status when the reinstatement ran.', resolve: (l) => l.prior_status }),
-    amount: t.field({ type: MoneyRef, nullable: true, description: 'Its amount.', resolve: (l) => moneyOf(l) }),
+    reversal: t.expose('reversal_id', { type: ReversalRef, description: 'The reversal.' }),
+    effect: t.expose('effect_id', { type: EffectRef, description: 'The executed effect it reverses.' }),
+    line: t.expose('line', { type: MoneyLineEnum, description: 'What the reinstatement says of it.' }),
+    priorStatus: t.expose('prior_status', { type: ReversalStatusEnum, description: 'The reversal\'s status when the reinstatement ran.' }),
+    amount: amountField(t, 'Its amount.'),
     reexecutionKey: t.string({
       nullable: true,
       description: 'For REEXECUTION_OWED: the idempotency key the re-execution is owed under, derived from the reversal\'s key (reexecution: + key).',
       resolve: (l) => l.reexecution_key,
     }),
-    outcome: t.string({ nullable: true, description: 'For a reversal that was in flight: the provider\'s answer since (CONFIRMED or FAILED).', resolve: (l) => l.outcome }),
+    outcome: t.exposeString('outcome', { nullable: true, description: 'For a reversal that was in flight: the provider\'s answer since (CONFIRMED or FAILED).' }),
   }),
 });
 
@@ -65,19 +55,17 @@ export const ReinstatementTotalsRef = builder.objectRef<ReinstatementTotals & { 
   }),
 });
 
-export const ReinstatementRef = fleetNodeRef<ReinstatementRow>('Reinstatement', 'reinstatement', reinstatementsByIds);
-
-ReinstatementRef.implement({
+export const ReinstatementRef: FleetNodeRef<ReinstatementRow> = fleetNode('Reinstatement', reinstatementsByIds, {
   description: 'The receipt of a reinstatement: a retraction taken back, what came back, and the money named. Needs receipts:read, as a Retraction does.',
-  authScopes: (r, ctx) => readRule(ctx, 'Receipt', { type: 'Reinstatement', id: r.id }),
+  readable: 'Receipt',
   fields: (t) => ({
-    retraction: t.field({ type: RetractionRef, description: 'The retraction taken back.', resolve: (r) => r.retraction_id }),
-    status: t.field({ type: ReinstatementStatusEnum, description: 'REINSTATED, or BLOCKED by contradiction.', resolve: (r) => r.status }),
+    retraction: t.expose('retraction_id', { type: RetractionRef, description: 'The retraction taken back.' }),
+    status: t.expose('status', { type: ReinstatementStatusEnum, description: 'REINSTATED, or BLOCKED by contradiction.' }),
     reason: t.exposeString('reason', { description: 'Why the retraction was wrong.' }),
-    actor: t.field({ type: AgentRef, description: 'The agent that reinstated it.', resolve: (r) => r.actor_id }),
-    createdAt: t.field({ type: 'DateTime', description: 'When it was asked for.', resolve: (r) => r.created_at }),
-    completedAt: t.field({ type: 'DateTime', nullable: true, description: 'When the beliefs came back (null while BLOCKED).', resolve: (r) => r.completed_at }),
-    contradiction: t.field({ type: ContradictionRef, nullable: true, description: 'While BLOCKED (or if it ever was): the contradiction between the root and its claim\'s ACTIVE belief.', resolve: (r) => r.contradiction_id }),
+    actor: t.expose('actor_id', { type: AgentRef, description: 'The agent that reinstated it.' }),
+    createdAt: t.expose('created_at', { type: 'DateTime', description: 'When it was asked for.' }),
+    completedAt: t.expose('completed_at', { type: 'DateTime', nullable: true, description: 'When the beliefs came back (null while BLOCKED).' }),
+    contradiction: t.expose('contradiction_id', { type: ContradictionRef, nullable: true, description: 'While BLOCKED (or if it ever was): the contradiction between the root and its claim\'s ACTIVE belief.' }),
     beliefs: t.field({
       type: BeliefConnection,
       description: 'Every belief brought back, root first, then in reverse-cascade order (by the level at which a justification held again).',
@@ -90,9 +78,9 @@ ReinstatementRef.implement({
         return connectionOf(pageOf(rows, first, cursorOf, r.belief_ids.length), cursorOf, after > 0, (x) => x.id) as never;
       },
     }),
-    contradictions: t.field({ type: [ContradictionRef], description: 'Contradictions it raised: the root\'s, or a returning belief\'s whose claim was taken.', resolve: (r) => r.contradiction_ids }),
+    contradictions: t.expose('contradiction_ids', { type: [ContradictionRef], description: 'Contradictions it raised: the root\'s, or a returning belief\'s whose claim was taken.' }),
     moneyLines: t.field({ type: [MoneyLineRef], description: 'Every reversal it named, by reversal id.', resolve: (r, _a, ctx) => fleetRead(ctx, (tx) => moneyLines(tx, ctx.agent!.fleet_id, r.id)) }),
-    restorableEffects: t.field({ type: [EffectRef], description: 'Effects the retraction cancelled whose supports all stand again: restoreEffect re-queues one.', resolve: (r) => r.restorable_effect_ids }),
+    restorableEffects: t.expose('restorable_effect_ids', { type: [EffectRef], description: 'Effects the retraction cancelled whose supports all stand again: restoreEffect re-queues one.' }),
     totals: t.field({
       type: ReinstatementTotalsRef, description: 'Counts and money, per currency.',
       resolve: async (r, _a, ctx) => ({ ...(await fleetRead(ctx, (tx) => reinstatementTotals(tx, ctx.agent!.fleet_id, r.id))), reinstatementId: r.id }),

@@ -6,7 +6,7 @@ import { type Preview, previewRetraction, retractBelief } from '../../retraction
 import { reversalsOfRetraction } from '../../reversal/reversal.repository';
 import { actorOf, builder, grantRead, readRule } from '../builder';
 import { inputArg } from '../shapes';
-import { fleetNodeRef, fleetRead, nodeById } from '../loaders';
+import { type FleetNodeRef, fleetNode, fleetRead, nodeById } from '../loaders';
 import { connectionOf, countedConnection, firstArg, newestFirst, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
 import { BeliefConnection, BeliefRef } from './belief';
@@ -22,16 +22,14 @@ async function cascadeOrder(args: { first?: number | null; after?: string | null
   return connectionOf(await read(first, after), (b) => encodeDepthCursor(b.depth, b.id), after !== null, (b) => b.id) as never;
 }
 
-export const RetractionRef = fleetNodeRef<RetractionRow>('Retraction', 'retraction', retractionsByIds);
-
-RetractionRef.implement({
+export const RetractionRef: FleetNodeRef<RetractionRow> = fleetNode('Retraction', retractionsByIds, {
   description: 'The receipt: root, reason, actor, and everything it took down, cancelled or reached, with totals. Needs receipts:read.',
-  authScopes: (r, ctx) => readRule(ctx, 'Receipt', { type: 'Retraction', id: r.id }),
+  readable: 'Receipt',
   fields: (t) => ({
-    root: t.field({ type: BeliefRef, description: 'The belief retracted.', resolve: (r) => r.root_id }),
+    root: t.expose('root_id', { type: BeliefRef, description: 'The belief retracted.' }),
     reason: t.exposeString('reason', { description: 'Why it was retracted.' }),
-    actor: t.field({ type: AgentRef, description: 'The agent that retracted it.', resolve: (r) => r.actor_id }),
-    createdAt: t.field({ type: 'DateTime', description: 'When the retraction committed.', resolve: (r) => r.created_at }),
+    actor: t.expose('actor_id', { type: AgentRef, description: 'The agent that retracted it.' }),
+    createdAt: t.expose('created_at', { type: 'DateTime', description: 'When the retraction committed.' }),
     beliefs: t.field({
       type: BeliefConnection,
       description: 'Every belief this retraction took down, root first, then in cascade order.',
@@ -57,7 +55,7 @@ const RetractionConnection = countedConnection(RetractionRef, { page: 'A page of
 const PreviewRef = builder.objectRef<Preview>('RetractionPreview').implement({
   description: 'What a retraction of root would do, computed without changing anything.',
   fields: (t) => ({
-    root: t.field({ type: BeliefRef, description: 'The belief that would be retracted.', resolve: (p) => p.rootId }),
+    root: t.expose('rootId', { type: BeliefRef, description: 'The belief that would be retracted.' }),
     beliefs: t.field({
       type: BeliefConnection,
       description: 'Every belief that would fall, root first, then in cascade order.',
@@ -66,11 +64,11 @@ const PreviewRef = builder.objectRef<Preview>('RetractionPreview').implement({
       resolve: (p, args, ctx) => cascadeOrder(args, async (first, after) =>
         first === 50 && after === null ? p.beliefs : (await previewRetraction(ctx.core, actorOf(ctx), { beliefId: p.rootId, first, after })).beliefs),
     }),
-    survivors: t.field({ type: [BeliefRef], description: 'Dependents that would stay ACTIVE because another justification still holds.', resolve: (p) => p.survivors }),
-    pendingEffects: t.field({ type: [EffectRef], description: 'PENDING effects that would be cancelled.', resolve: (p) => p.pendingEffects }),
-    executingEffects: t.field({ type: [EffectRef], description: 'EXECUTING effects that would be marked reached (their reversal is recorded when they complete).', resolve: (p) => p.executingEffects }),
-    executedEffects: t.field({ type: [EffectRef], description: 'EXECUTED effects that would be reached: owed a reversal, or unreachable.', resolve: (p) => p.executedEffects }),
-    totals: t.field({ type: TotalsRef, description: 'The receipt\'s figures, as they would be.', resolve: (p) => p.totals }),
+    survivors: t.expose('survivors', { type: [BeliefRef], description: 'Dependents that would stay ACTIVE because another justification still holds.' }),
+    pendingEffects: t.expose('pendingEffects', { type: [EffectRef], description: 'PENDING effects that would be cancelled.' }),
+    executingEffects: t.expose('executingEffects', { type: [EffectRef], description: 'EXECUTING effects that would be marked reached (their reversal is recorded when they complete).' }),
+    executedEffects: t.expose('executedEffects', { type: [EffectRef], description: 'EXECUTED effects that would be reached: owed a reversal, or unreachable.' }),
+    totals: t.expose('totals', { type: TotalsRef, description: 'The receipt\'s figures, as they would be.' }),
   }),
 });
 

@@ -2,41 +2,31 @@ import { parseGid } from '../../kernel/ids';
 import { type ReversalRow, reversalPage, reversalsByIds } from '../../reversal/reversal.repository';
 import { confirmReversal } from '../../reversal/reversal.service';
 import { actorOf, builder, grantRead, readRule } from '../builder';
-import { enumOf, inputArg } from '../shapes';
-import { fleetNodeRef } from '../loaders';
+import { inputArg , writes } from '../shapes';
+import { type FleetNodeRef, fleetNode } from '../loaders';
 import { countedConnection, newestFirst, pageArgs } from '../pagination';
 import { EffectRef } from './effect';
-import { MoneyRef, moneyOf } from './money';
+import { amountField } from './money';
 import { RetractionRef } from './retraction';
+import { ReversalStatusEnum } from './enums';
 
-export const ReversalStatusEnum = enumOf<ReversalRow['status']>('ReversalStatus', 'OWED → DISPATCHED → CONFIRMED / FAILED, or UNREACHABLE; VOIDED when a reinstatement took its retraction back before any money moved.', {
-  OWED: 'Recorded as owed, not yet sent.',
-  DISPATCHED: 'Sent to a provider, no confirmation yet.',
-  CONFIRMED: 'A provider confirmed it with a reference this server did not generate.',
-  FAILED: 'The provider refused it; reason says why.',
-  UNREACHABLE: 'No compensation handler exists for the effect\'s kind.',
-  VOIDED: 'No longer owed: a reinstatement took its retraction back before it was sent (it was OWED or UNREACHABLE), or the provider refused one it watched.',
-});
-
-export const ReversalRef = fleetNodeRef<ReversalRow>('Reversal', 'reversal', reversalsByIds);
-
-ReversalRef.implement({
+export const ReversalRef: FleetNodeRef<ReversalRow> = fleetNode('Reversal', reversalsByIds, {
   description: 'The compensation owed for an EXECUTED effect whose support was retracted. Needs receipts:read.',
-  authScopes: (r, ctx) => readRule(ctx, 'Receipt', { type: 'Reversal', id: r.id }),
+  readable: 'Receipt',
   fields: (t) => ({
-    effect: t.field({ type: EffectRef, description: 'The executed effect being reversed.', resolve: (r) => r.effect_id }),
-    retraction: t.field({ type: RetractionRef, description: 'The retraction that reached the effect.', resolve: (r) => r.retraction_id }),
-    status: t.field({ type: ReversalStatusEnum, description: 'Where the reversal stands.', resolve: (r) => r.status }),
+    effect: t.expose('effect_id', { type: EffectRef, description: 'The executed effect being reversed.' }),
+    retraction: t.expose('retraction_id', { type: RetractionRef, description: 'The retraction that reached the effect.' }),
+    status: t.expose('status', { type: ReversalStatusEnum, description: 'Where the reversal stands.' }),
     idempotencyKey: t.string({
       description: 'Derived deterministically from the effect\'s idempotency key; the same effect always yields the same key.',
       resolve: (r) => r.idempotency_key,
     }),
-    amount: t.field({ type: MoneyRef, nullable: true, description: 'The money to be returned.', resolve: (r) => moneyOf(r) }),
-    reason: t.string({ nullable: true, description: 'Why it failed or is unreachable.', resolve: (r) => r.reason }),
-    providerRef: t.string({ nullable: true, description: 'Only ever set from a provider\'s confirmation.', resolve: (r) => r.provider_ref }),
-    attempts: t.int({ description: 'How many times a dispatcher has sent it.', resolve: (r) => r.attempts }),
-    createdAt: t.field({ type: 'DateTime', description: 'When it was recorded.', resolve: (r) => r.created_at }),
-    confirmedAt: t.field({ type: 'DateTime', nullable: true, description: 'When the provider confirmed it.', resolve: (r) => r.confirmed_at }),
+    amount: amountField(t, 'The money to be returned.'),
+    reason: t.exposeString('reason', { nullable: true, description: 'Why it failed or is unreachable.' }),
+    providerRef: t.exposeString('provider_ref', { nullable: true, description: 'Only ever set from a provider\'s confirmation.' }),
+    attempts: t.exposeInt('attempts', { description: 'How many times a dispatcher has sent it.' }),
+    createdAt: t.expose('created_at', { type: 'DateTime', description: 'When it was recorded.' }),
+    confirmedAt: t.expose('confirmed_at', { type: 'DateTime', nullable: true, description: 'When the provider confirmed it.' }),
   }),
 });
 
@@ -64,10 +54,6 @@ builder.mutationFields((t) => ({
           'the id of any row of the fleet, or the idempotency key of any effect or reversal of the fleet (docs/guarantees.md).',
       }),
     })),
-    resolve: async (_r, a, ctx) => {
-      const r = await confirmReversal(ctx.core, actorOf(ctx), { reversalId: parseGid('input.reversalId', String(a.input.reversalId), 'Reversal'), providerRef: a.input.providerRef });
-      grantRead(ctx, 'Reversal', r.id);
-      return r;
-    },
+    resolve: writes('Reversal', confirmReversal, { reversalId: 'Reversal' }),
   }),
 }));

@@ -27,16 +27,16 @@ const SearchInput = builder.inputType('SearchInput', {
 const SearchHitRef = builder.objectRef<Hit>('SearchHit').implement({
   description: 'One nearest neighbour.',
   fields: (t) => ({
-    belief: t.field({ type: BeliefRef, description: 'The belief.', resolve: (h) => h.belief }),
-    score: t.float({ description: 'Cosine similarity, higher is nearer.', resolve: (h) => h.score }),
+    belief: t.expose('belief', { type: BeliefRef, description: 'The belief.' }),
+    score: t.exposeFloat('score', { description: 'Cosine similarity, higher is nearer.' }),
   }),
 });
 
 const SearchResultRef = builder.objectRef<{ snapshot: string; hits: Hit[] }>('SearchResult').implement({
   description: 'Hits and the read point they were taken at.',
   fields: (t) => ({
-    snapshot: t.string({ description: 'Opaque read point. Pass it to assertBelief as basedOn.', resolve: (r) => r.snapshot }),
-    hits: t.field({ type: [SearchHitRef], description: 'Nearest first.', resolve: (r) => r.hits }),
+    snapshot: t.exposeString('snapshot', { description: 'Opaque read point. Pass it to assertBelief as basedOn.' }),
+    hits: t.expose('hits', { type: [SearchHitRef], description: 'Nearest first.' }),
   }),
 });
 
