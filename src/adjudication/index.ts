@@ -16,7 +16,7 @@ export type AdjudicatorKind = (typeof ADJUDICATOR_KINDS)[number];
  * throws an Error naming the variable and the allowed values.
  */
 export function parseAdjudicatorKind(value: string | undefined, variable = 'RETRACT_ADJUDICATOR'): AdjudicatorKind {
-  return choiceOf(ADJUDICATOR_KINDS, 'heuristic', variable, value, (m) => new Error(m));
+  return choiceOf(ADJUDICATOR_KINDS, 'heuristic', variable, value);
 }
 
 /**

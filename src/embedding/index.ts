@@ -2,10 +2,10 @@
  * Embedder selection. `RETRACT_EMBEDDER` picks the implementation; nothing falls back silently.
  */
 import { choiceOf } from '../kernel/choice';
-import { EmbedderError, type Embedder } from './embedder';
+import type { Embedder } from './embedder';
 import { LocalEmbedder } from './local';
 
-export { EmbedderError, cosineSimilarity, type Embedder } from './embedder';
+export { cosineSimilarity, type Embedder } from './embedder';
 
 /** Allowed values of `RETRACT_EMBEDDER`. */
 const EMBEDDER_KINDS = ['local', 'bedrock'] as const;
@@ -13,10 +13,10 @@ export type EmbedderKind = (typeof EMBEDDER_KINDS)[number];
 
 /**
  * Parses an embedder kind. Unset or blank means `local`; anything else but `local`/`bedrock` throws an
- * {@link EmbedderError} naming the variable and the allowed values.
+ * a ConfigError (src/kernel/config-error.ts) naming the variable and the allowed values.
  */
 export function parseEmbedderKind(value: string | undefined, variable = 'RETRACT_EMBEDDER'): EmbedderKind {
-  return choiceOf(EMBEDDER_KINDS, 'local', variable, value, (m) => new EmbedderError('config', m));
+  return choiceOf(EMBEDDER_KINDS, 'local', variable, value);
 }
 
 /**

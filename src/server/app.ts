@@ -13,7 +13,7 @@ import { createEmbedder } from '../embedding/index';
 import type { Embedder } from '../embedding/embedder';
 import { Waker } from '../event/tailer';
 import { createMcpHttpHandler, readBody } from '../mcp/http';
-import { type Store, answers, openStore } from '../store/engine';
+import { type Store, answers, openStore, storeTarget } from '../store/engine';
 import { bindEmbedder } from '../store/meta';
 import { type Limits, type ServerConfig, configFromEnv } from './config';
 import { corsPolicy, normaliseMediaTypes, refusalBody, refuseClientErrors, timeoutOptions } from './edge';
@@ -61,8 +61,11 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   const env = configFromEnv();
   const config: ServerConfig = { ...env, ...opts.config, limits: { ...env.limits, ...opts.config?.limits } };
   const log = opts.logger ?? pino({ level: config.logLevel, base: { service: 'retract' } }, pino.destination(2));
-  const store = opts.store ?? (await openStore({ databaseUrl: config.databaseUrl ?? undefined, dataDir: config.dataDir }));
-  const core: Core = { store, embedder: opts.embedder ?? (await createEmbedder()) };
+  // Every setting is read before the store opens: a mistyped one is refused with nothing opened.
+  const embedder = opts.embedder ?? (await createEmbedder());
+  const adjudicator = opts.adjudicator ?? (await createAdjudicator());
+  const store = opts.store ?? (await openStore(storeTarget(config.engine, config.databaseUrl, config.dataDir)));
+  const core: Core = { store, embedder };
   try {
     await bindEmbedder(store, core.embedder);
   } catch (e) {
@@ -72,7 +75,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   if (config.bootstrapToken) await ensureBootstrap(store, config.bootstrapToken);
   const waker = new Waker(store);
   await waker.start();
-  const yoga = buildYoga({ core, adjudicator: opts.adjudicator ?? (await createAdjudicator()), waker, log, production: config.production, limits: config.limits });
+  const yoga = buildYoga({ core, adjudicator, waker, log, production: config.production, limits: config.limits });
   const dashboardDir = path.resolve(config.dashboardDir);
   // Read-only receipts over MCP Streamable HTTP (src/mcp): its own auth, reader role, read-only transactions.
   const mcp = createMcpHttpHandler({ store, embedder: core.embedder, maxBodyBytes: config.maxBodyBytes, maxBatch: config.limits.mcpBatch, onUnexpected: (err, requestId, tool) => log.error({ err, requestId, tool }, 'mcp tool failed (masked)') });

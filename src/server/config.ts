@@ -1,3 +1,6 @@
+import { ConfigError } from '../kernel/config-error';
+import { type EngineName, namedEngine } from '../store/engine';
+
 /** Limits on what one client may ask of the server. Each has an environment variable (README, configuration). */
 export interface Limits {
   /** Query depth (graphql-armor). */
@@ -57,6 +60,8 @@ const LIMIT_ENV: Record<keyof Limits, string> = {
 export interface ServerConfig {
   port: number;
   host: string;
+  /** RETRACT_ENGINE: the engine named outright; null: found from DATABASE_URL. */
+  engine: EngineName | null;
   databaseUrl: string | null;
   dataDir: string;
   bootstrapToken: string | null;
@@ -74,18 +79,19 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, dflt: number): number
   const raw = env[name];
   if (raw === undefined || raw === '') return dflt;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer (got ${raw})`);
+  if (!Number.isInteger(n) || n < 1) throw new ConfigError(`${name} must be a positive integer (got ${raw})`);
   return n;
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfig {
   const port = Number(env.PORT ?? 4000);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number (got ${env.PORT})`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number (got ${env.PORT})`);
   const limits = { ...DEFAULT_LIMITS };
   for (const key of Object.keys(LIMIT_ENV) as Array<keyof Limits>) limits[key] = positiveInt(env, LIMIT_ENV[key], DEFAULT_LIMITS[key]);
   return {
     port,
     host: env.HOST ?? '127.0.0.1',
+    engine: namedEngine(env.RETRACT_ENGINE),
     databaseUrl: env.DATABASE_URL || null,
     dataDir: env.RETRACT_DATA_DIR ?? './.retract',
     bootstrapToken: env.RETRACT_BOOTSTRAP_TOKEN || null,

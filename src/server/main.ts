@@ -1,3 +1,4 @@
+import { ConfigError } from '../kernel/config-error';
 import { DataDirLockedError } from '../store/lock';
 import { type App, createApp } from './app';
 
@@ -6,11 +7,10 @@ import { type App, createApp } from './app';
  * port in use, a bad setting), as opposed to faults whose stack a developer needs.
  */
 function startupRefusal(e: unknown): string | null {
-  if (e instanceof DataDirLockedError) return e.message;
+  if (e instanceof DataDirLockedError || e instanceof ConfigError) return e.message;
   const err = e as NodeJS.ErrnoException & { port?: number; address?: string };
   if (err?.code === 'EADDRINUSE') return `port ${err.port} on ${err.address} is in use by another process; set PORT to a free port (0 picks one)`;
   if (err?.code === 'EACCES' && err.syscall === 'listen') return `not permitted to listen on port ${err.port}; set PORT to one above 1023`;
-  if (e instanceof Error && /^(PORT|RETRACT_[A-Z_]+) must be /.test(e.message)) return e.message;
   return null;
 }
 

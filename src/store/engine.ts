@@ -6,6 +6,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { migrationProvider } from '../../db/migrations';
+import { ConfigError } from '../kernel/config-error';
 import { type MaintenanceStep, maintain } from './autovacuum';
 import { lockDataDir } from './lock';
 import { templateFor } from './template';
@@ -142,7 +143,7 @@ async function openPostgres(opts: OpenOptions, url: string, tx: TxHooks): Promis
   const found = (citus = await citusInstalled(pool)) ? 'citus' : 'postgres';
   if (opts.engine && opts.engine !== found) {
     await pool.end();
-    throw new Error(`RETRACT_ENGINE=${opts.engine}, but ${new URL(url).pathname.slice(1)} is a ${found === 'citus' ? 'Citus database (the citus extension is installed)' : 'plain PostgreSQL database (no citus extension)'}`);
+    throw new ConfigError(`RETRACT_ENGINE=${opts.engine}, but ${new URL(url).pathname.slice(1)} is a ${found === 'citus' ? 'Citus database (the citus extension is installed)' : 'plain PostgreSQL database (no citus extension)'}`);
   }
   const engine = found;
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
@@ -357,12 +358,19 @@ export async function answers(db: Kysely<DB>): Promise<boolean> {
  * PGlite in RETRACT_DATA_DIR; RETRACT_ENGINE names the engine outright (pglite ignores DATABASE_URL).
  */
 export function openStoreFromEnv(env: NodeJS.ProcessEnv = process.env, extra: OpenOptions = {}): Promise<Store> {
-  const named = env.RETRACT_ENGINE;
-  if (named !== undefined && named !== '' && named !== 'postgres' && named !== 'citus' && named !== 'pglite') {
-    throw new Error(`RETRACT_ENGINE must be pglite, postgres or citus (got '${named}')`);
-  }
-  if ((named === 'postgres' || named === 'citus') && !env.DATABASE_URL) throw new Error(`RETRACT_ENGINE=${named} needs DATABASE_URL`);
-  const databaseUrl = named === 'pglite' ? undefined : env.DATABASE_URL || undefined;
-  const engine = named === 'postgres' || named === 'citus' ? named : undefined;
-  return openStore({ databaseUrl, engine, dataDir: env.RETRACT_DATA_DIR, ...extra });
+  return openStore({ ...storeTarget(namedEngine(env.RETRACT_ENGINE), env.DATABASE_URL, env.RETRACT_DATA_DIR), ...extra });
+}
+
+/** RETRACT_ENGINE, checked: the engine it names outright, or null (unset): found from DATABASE_URL. */
+export function namedEngine(value: string | undefined): EngineName | null {
+  if (value === undefined || value === '') return null;
+  if (value !== 'postgres' && value !== 'citus' && value !== 'pglite') throw new ConfigError(`RETRACT_ENGINE must be pglite, postgres or citus (got '${value}')`);
+  return value;
+}
+
+/** Where a store opens: a named pglite ignores DATABASE_URL; a named server engine needs it, and the database must be that engine. */
+export function storeTarget(engine: EngineName | null, databaseUrl: string | null | undefined, dataDir: string | undefined): OpenOptions {
+  if ((engine === 'postgres' || engine === 'citus') && !databaseUrl) throw new ConfigError(`RETRACT_ENGINE=${engine} needs DATABASE_URL`);
+  if (engine === 'pglite') return { dataDir };
+  return { databaseUrl: databaseUrl || undefined, engine: engine ?? undefined, dataDir };
 }

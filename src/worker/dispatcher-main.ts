@@ -3,7 +3,8 @@ import { DEFAULT_RESEND_WINDOW_MS } from '../reversal/dispatch.service';
 import { createProvider } from '../reversal/provider';
 import type { DispatchItem } from '../reversal/dispatch.service';
 import { type DispatcherHooks, type DispatcherStats, runDispatcher } from '../reversal/dispatcher';
-import { ConfigError, defaultHolder, intFromEnv } from './env';
+import { ConfigError } from '../kernel/config-error';
+import { defaultHolder, intFromEnv } from './env';
 import { exitWithMain, runWorkerProcess } from './process';
 import { type WorkerLogger, errorText } from './wake';
 

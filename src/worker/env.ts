@@ -3,15 +3,9 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import pino from 'pino';
+import { ConfigError } from '../kernel/config-error';
 import type { WorkerLogger } from './wake';
 
-/** A configuration mistake: the process reports it and exits with status 2. */
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConfigError';
-  }
-}
 
 type Env = Record<string, string | undefined>;
 

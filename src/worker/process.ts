@@ -1,5 +1,6 @@
 import { type Store, openStoreFromEnv } from '../store/engine';
-import { ConfigError, isMainModule, stderrLogger, stopOnSignals } from './env';
+import { ConfigError } from '../kernel/config-error';
+import { isMainModule, stderrLogger, stopOnSignals } from './env';
 import { type WorkerLogger, errorText } from './wake';
 
 type Env = Record<string, string | undefined>;

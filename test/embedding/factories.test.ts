@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { createAdjudicator } from '../../src/adjudication';
 import { BedrockClaudeAdjudicator } from '../../src/adjudication/bedrock';
 import { HeuristicAdjudicator } from '../../src/adjudication/heuristic';
-import { createEmbedder, EmbedderError } from '../../src/embedding';
+import { createEmbedder } from '../../src/embedding';
+import { ConfigError } from '../../src/kernel/config-error';
 import { BedrockTitanEmbedder } from '../../src/embedding/bedrock';
 import { backoffDelay, classifyFailure, describeError } from '../../src/embedding/bedrock-transport';
 import { LocalEmbedder } from '../../src/embedding/local';
@@ -15,7 +16,7 @@ describe('createEmbedder', () => {
     expect(b).toBeInstanceOf(BedrockTitanEmbedder);
     expect(b.id).toBe('bedrock:amazon.titan-embed-text-v2:0');
     (b as BedrockTitanEmbedder).destroy();
-    expect(() => createEmbedder({ RETRACT_EMBEDDER: 'remote' })).toThrow(EmbedderError);
+    expect(() => createEmbedder({ RETRACT_EMBEDDER: 'remote' })).toThrow(ConfigError);
     expect(() => createEmbedder({ RETRACT_EMBEDDER: 'Bedrock' })).toThrow(/RETRACT_EMBEDDER must be one of local, bedrock \(got "Bedrock"\)/);
   });
 });

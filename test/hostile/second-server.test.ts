@@ -1,20 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, childEnv } from '../mcp/support';
-
-/** `npm start`'s entry point, as compiled by the build (npm ci runs it; so does `node scripts/build.mjs`). */
-const MAIN = path.join(ROOT, 'build/src/server/main.js');
-
-function start(env: Record<string, string>): { child: ChildProcess; stderr: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [MAIN], { cwd: ROOT, env: childEnv({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
-  let err = '';
-  child.stderr!.on('data', (d) => (err += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, stderr: () => err, exited };
-}
+import { type BuiltServer, startBuilt as start } from '../support/built-server';
 
 /**
  * A server that cannot start for a reason an operator fixes (the embedded data directory held by a
@@ -23,23 +11,12 @@ function start(env: Record<string, string>): { child: ChildProcess; stderr: () =
  */
 describe('a second server on the same data directory', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'retract-second-'));
-  let first: ReturnType<typeof start>;
+  let first: BuiltServer;
   let url = '';
 
   beforeAll(async () => {
-    if (!fs.existsSync(MAIN)) throw new Error(`${MAIN} is missing: run node scripts/build.mjs`);
     first = start({ RETRACT_DATA_DIR: dir });
-    url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the first server did not start: ${first.stderr()}`)), 200_000);
-      first.child.stderr!.on('data', () => {
-        const m = /"url":"(http:\/\/[^"]+)\/graphql"/.exec(first.stderr());
-        if (m) {
-          clearTimeout(timer);
-          resolve(m[1]!);
-        }
-      });
-      void first.exited.then((code) => reject(new Error(`the first server exited ${code}: ${first.stderr()}`)));
-    });
+    url = await first.url;
   });
   afterAll(async () => {
     if (first) {

@@ -13,7 +13,7 @@ export const TSX_CLI = createRequire(import.meta.url).resolve('tsx/cli');
 export function childEnv(extra: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (v === undefined || /^(DATABASE_URL|RETRACT_DATA_DIR|RETRACT_TOKEN|RETRACT_BOOTSTRAP_TOKEN|NO_COLOR|FORCE_COLOR|PORT|HOST)$/.test(k)) continue;
+    if (v === undefined || /^(DATABASE_URL|RETRACT_ENGINE|RETRACT_DATA_DIR|RETRACT_TOKEN|RETRACT_BOOTSTRAP_TOKEN|NO_COLOR|FORCE_COLOR|PORT|HOST)$/.test(k)) continue;
     env[k] = v;
   }
   return { ...env, ...extra };
