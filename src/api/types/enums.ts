@@ -11,7 +11,7 @@ import { enumOf } from '../shapes';
  * (`enumOf`), so a state the table can hold and the schema does not name fails tsc.
  */
 
-export const BeliefStatusEnum = enumOf<BeliefRow['status']>('BeliefStatus', 'ACTIVE while believed; RETRACTED once taken down (never comes back: a new belief is written instead).', {
+export const BeliefStatusEnum = enumOf<BeliefRow['status']>('BeliefStatus', 'ACTIVE while believed; RETRACTED once a retraction took it down. Asserting its claim again writes a new belief; only reinstateRetraction brings this one back, ACTIVE again under its own id.', {
   ACTIVE: 'Believed.',
   RETRACTED: 'Taken down by a retraction.',
 });
