@@ -107,25 +107,33 @@ export async function lockClaim(db: Db, fleet: string, key: string): Promise<{ v
   return { version: String(rows[0]!.version) };
 }
 
+/** A new belief id from the beliefs' own identity sequence: what insertBeliefBumpClaim writes under. */
+export async function nextBeliefId(db: Db): Promise<string> {
+  const { rows } = await sql<{ id: string }>`SELECT nextval('beliefs_id_seq')::text AS id`.execute(db);
+  return rows[0]!.id;
+}
+
 /**
- * Writes a new ACTIVE belief, bumps its claim (version, last_tx) and appends its BeliefAsserted
- * event (the row appendEvent would write), in ONE statement. Caller holds the claim lock.
+ * Writes a new ACTIVE belief under `id` (drawn from its sequence), bumps its claim (version, last_tx) and appends its
+ * BeliefAsserted event (the row appendEvent would write), in ONE statement of constants. Caller holds the claim lock.
+ * No part reads another's rows (the event names `id`, not the belief CTE's output): on Citus the whole statement is
+ * the fleet's worker's, where an INSERT … SELECT from the belief's CTE sent its row to every worker and committed
+ * with two-phase commit.
  */
 export async function insertBeliefBumpClaim(
   db: Db,
-  b: { fleet: string; authorId: string; claimKey: string; statement: string; value: string | null; evidence: string | null; grounded: boolean; vector: string },
+  b: { id: string; fleet: string; authorId: string; claimKey: string; statement: string; value: string | null; evidence: string | null; grounded: boolean; vector: string },
 ): Promise<BeliefRow> {
   const { rows } = await sql<BeliefRow>`
     WITH b AS (
-      INSERT INTO beliefs (fleet_id, claim_key, statement, value, evidence, author_id, grounded, embedding)
-      VALUES (${b.fleet}, ${b.claimKey}, ${b.statement}, ${b.value}, ${b.evidence}, ${b.authorId}, ${b.grounded}, ${b.vector})
+      INSERT INTO beliefs (id, fleet_id, claim_key, statement, value, evidence, author_id, grounded, embedding) OVERRIDING SYSTEM VALUE
+      VALUES (${b.id}, ${b.fleet}, ${b.claimKey}, ${b.statement}, ${b.value}, ${b.evidence}, ${b.authorId}, ${b.grounded}, ${b.vector})
       RETURNING ${sql.join(BELIEF_COLUMNS.map((c) => sql.ref(c)))}
     ), bumped AS (
       UPDATE claims SET version = version + 1, last_tx = pg_current_xact_id() WHERE fleet_id = ${b.fleet} AND key = ${b.claimKey}
     ), event AS (
       INSERT INTO events (fleet_id, type, actor_id, ids, data)
-      SELECT ${b.fleet}, 'BeliefAsserted', ${b.authorId}, ARRAY[b.id], ${JSON.stringify({ claimKey: b.claimKey })}::jsonb FROM b
-      RETURNING seq
+      VALUES (${b.fleet}, 'BeliefAsserted', ${b.authorId}, ARRAY[${b.id}::bigint], ${JSON.stringify({ claimKey: b.claimKey })}::jsonb)
     )
     SELECT * FROM b`.execute(db);
   return rows[0]!;
@@ -138,6 +146,8 @@ export interface LockedClaim {
   visibleInSnapshot: boolean;
   /** The claim's ACTIVE belief, if any, and whether its value equals the turn's. */
   active: { belief: BeliefRow; sameValue: boolean } | undefined;
+  /** Without an ACTIVE belief: an id drawn for the belief the turn will likely write (nextBeliefId, in the same round trip). */
+  nextBeliefId: string | null;
 }
 
 /**
@@ -157,11 +167,12 @@ export interface LockedClaim {
 export async function lockClaimReadActive(db: Db, fleet: string, key: string, value: string | null, snapshot: string | null): Promise<LockedClaim> {
   const { rows } = await lockClaimReadActiveQuery(fleet, key, value, snapshot).execute(db);
   if (rows.length !== 1) throw new Error(`lockClaimReadActive: expected one row for claim ${key}, got ${rows.length}`);
-  const { claim_version, claim_visible, same_value, ...belief } = rows[0]!;
+  const { claim_version, claim_visible, same_value, next_belief_id, ...belief } = rows[0]!;
   return {
     version: claim_version,
     visibleInSnapshot: claim_visible,
     active: belief.id === null ? undefined : { belief, sameValue: same_value === true },
+    nextBeliefId: next_belief_id,
   };
 }
 
@@ -172,7 +183,7 @@ function lastWriteVisibleIn(lastTx: string, snapshot: string | null) {
 
 /** The statement of lockClaimReadActive (exported for plan tests). */
 export function lockClaimReadActiveQuery(fleet: string, key: string, value: string | null, snapshot: string | null) {
-  return sql<BeliefRow & { claim_version: string; claim_visible: boolean; same_value: boolean | null }>`
+  return sql<BeliefRow & { claim_version: string; claim_visible: boolean; same_value: boolean | null; next_belief_id: string | null }>`
     WITH created AS (
       INSERT INTO claims (fleet_id, key) VALUES (${fleet}, ${key}) ON CONFLICT DO NOTHING RETURNING version, last_tx
     ), locked AS (
@@ -183,6 +194,7 @@ export function lockClaimReadActiveQuery(fleet: string, key: string, value: stri
     )
     SELECT c.version::text AS claim_version,
            ${lastWriteVisibleIn('c.last_tx', snapshot)} AS claim_visible,
+           CASE WHEN a.id IS NULL THEN nextval('beliefs_id_seq')::text END AS next_belief_id,
            a.*
       FROM (SELECT version, last_tx FROM created UNION ALL SELECT version, last_tx FROM locked) c
       LEFT JOIN active a ON true`;
@@ -201,7 +213,7 @@ export async function claimReadUnlocked(db: Db, fleet: string, key: string, valu
     .where('fleet_id', '=', fleet)
     .where('key', '=', key)
     .executeTakeFirstOrThrow();
-  return { version: String(row.version), visibleInSnapshot: row.visible, active: await activeBeliefComparedTo(db, fleet, key, value) };
+  return { version: String(row.version), visibleInSnapshot: row.visible, active: await activeBeliefComparedTo(db, fleet, key, value), nextBeliefId: null };
 }
 
 /**

@@ -6,7 +6,7 @@ import { DomainError, badInput, notFound } from '../errors/domain-error';
 import { appendEvent } from '../event/event.repository';
 import { type Tx, inTx, writeTx } from '../store/tx';
 import * as v from '../validation';
-import { type BeliefRow, claimReadUnlocked, insertBeliefBumpClaim, lockBeliefs, lockClaimReadActive } from './belief.repository';
+import { type BeliefRow, claimReadUnlocked, insertBeliefBumpClaim, lockBeliefs, lockClaimReadActive, nextBeliefId } from './belief.repository';
 import { decodeReadPoint } from './snapshot';
 
 export interface AssertBeliefInput {
@@ -119,18 +119,22 @@ async function commitTurn(
     return { kind: 'contradiction', contradictionId: id };
   }
 
-  const belief = await insertBelief(tx, actor, { ...i, vector });
+  const belief = await insertBelief(tx, actor, { ...i, vector, id: claim.nextBeliefId });
   return { kind: 'asserted', belief };
 }
 
-/** Writes a new ACTIVE belief with its justification, bumps the claim, appends BeliefAsserted (two statements with a justification, else one). Caller holds the claim lock. */
+/**
+ * Writes a new ACTIVE belief with its justification, bumps the claim, appends BeliefAsserted: one statement, and one
+ * more for a justification, and one before to draw its id unless the turn drew it with its first statement.
+ * Caller holds the claim lock.
+ */
 export async function insertBelief(
   tx: Tx,
   actor: Actor,
-  b: { claimKey: string; statement: string; value: string | null; evidence: string | null; derivedFrom: readonly string[]; vector: string },
+  b: { claimKey: string; statement: string; value: string | null; evidence: string | null; derivedFrom: readonly string[]; vector: string; id?: string | null },
 ): Promise<BeliefRow> {
   const belief = await insertBeliefBumpClaim(tx, {
-    fleet: actor.fleet, authorId: actor.agentId, claimKey: b.claimKey, statement: b.statement, value: b.value, evidence: b.evidence,
+    id: b.id ?? (await nextBeliefId(tx)), fleet: actor.fleet, authorId: actor.agentId, claimKey: b.claimKey, statement: b.statement, value: b.value, evidence: b.evidence,
     grounded: b.derivedFrom.length === 0, vector: b.vector,
   });
   if (b.derivedFrom.length > 0) await insertJustification(tx, actor.fleet, belief.id, b.derivedFrom, actor.agentId);

@@ -142,4 +142,29 @@ describe.skipIf(!engines().includes('citus'))('fleets placed on different worker
     expect(await rowsOf(one!.port, fleets.w1, shard.w1)).toEqual(w1Before);
     expect((await rowsOf(one!.port, fleets.w2, shard.w1)).every((r) => r.rows === null || r.rows.length === 0)).toBe(true);
   });
+
+  // A transaction Citus commits with two-phase commit leaves one pg_dist_transaction row per worker it prepared on
+  // (until the maintenance daemon's recovery, at most once a minute); one that touched a single worker commits
+  // with one-phase commit and leaves none. Each kind of turn is checked on its own, right after it commits.
+  it('every kind of turn of a fleet runs on its worker alone and commits without two-phase commit', async () => {
+    const core = coreOf(t.store);
+    const actor = await actorIn(t.store, fleets.w2, 'turns');
+    const twoPhase = async () => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM pg_dist_transaction`.execute(t.store.db)).rows[0]!.n);
+    const turns: Array<[string, () => Promise<{ kind: string }>, string]> = [];
+    let premise = '';
+    turns.push(['a new claim', async () => {
+      const r = await assertBelief(core, actor, { claimKey: 'turn/premise', statement: 'premise', value: 1 });
+      if (r.kind === 'asserted') premise = r.belief.id;
+      return r;
+    }, 'asserted']);
+    turns.push(['the same value', () => assertBelief(core, actor, { claimKey: 'turn/premise', statement: 'premise', value: 1 }), 'corroborated']);
+    turns.push(['another value', () => assertBelief(core, actor, { claimKey: 'turn/premise', statement: 'premise', value: 2 }), 'contradiction']);
+    turns.push(['a derived belief', () => assertBelief(core, actor, { claimKey: 'turn/derived', statement: 'derived', value: 1, derivedFrom: [premise] }), 'asserted']);
+    for (const [what, turn, kind] of turns) {
+      await sql`SELECT recover_prepared_transactions()`.execute(t.store.db);
+      expect(await twoPhase(), `before ${what}`).toBe(0);
+      expect((await turn()).kind, what).toBe(kind);
+      expect(await twoPhase(), `${what}: workers prepared`).toBe(0);
+    }
+  });
 });
