@@ -211,8 +211,8 @@ const BELIEF_COLUMNS = SERVER_BELIEF_COLUMNS.join(', ');
  * The same COMMIT as assertBelief for a grounded belief, as the same bare statements (what the
  * server sends per turn is listed by `npx tsx experiments/turns_statements.ts`): BEGIN SERIALIZABLE
  * with role and fleet in one round trip, create + lock the claim and read its ACTIVE belief with the
- * value comparison in one statement (no premises to lock), then insert the belief + bump the claim +
- * append BeliefAsserted in one statement — or, when the claim already holds the same value, append
+ * value comparison in one statement (drawing the new belief's id when there is none; no premises to lock),
+ * then insert the belief under that id + bump the claim + append BeliefAsserted in one statement — or, when the claim already holds the same value, append
  * BeliefCorroborated only; COMMIT. Retries 40001/40P01 like src/store/tx.ts (10 attempts, same backoff).
  */
 async function rawTurn(q: Q, agentId: string, key: string, statement: string, vector: string, counters: { retries: number }): Promise<string> {
@@ -227,7 +227,8 @@ async function rawTurn(q: Q, agentId: string, key: string, statement: string, ve
               locked AS (SELECT version, last_tx FROM claims WHERE fleet_id = $3 AND key = $4 AND NOT EXISTS (SELECT FROM created) FOR UPDATE),
               active AS MATERIALIZED (SELECT ${BELIEF_COLUMNS}, ($5::jsonb IS NOT DISTINCT FROM value) AS same_value
                 FROM beliefs WHERE NOT EXISTS (SELECT FROM created) AND fleet_id = $6 AND (claim_key = $7 AND claim_key COLLATE "C" = $8) AND status = 'ACTIVE')
-         SELECT c.version::text AS claim_version, (c.last_tx IS NULL OR $9::pg_snapshot IS NULL OR pg_visible_in_snapshot(c.last_tx, $10::pg_snapshot)) AS claim_visible, a.*
+         SELECT c.version::text AS claim_version, (c.last_tx IS NULL OR $9::pg_snapshot IS NULL OR pg_visible_in_snapshot(c.last_tx, $10::pg_snapshot)) AS claim_visible,
+                CASE WHEN a.id IS NULL THEN nextval('beliefs_id_seq')::text END AS next_belief_id, a.*
            FROM (SELECT version, last_tx FROM created UNION ALL SELECT version, last_tx FROM locked) c LEFT JOIN active a ON true`,
         [FLEET, key, FLEET, key, value, FLEET, key, key, null, null],
       );
@@ -242,15 +243,15 @@ async function rawTurn(q: Q, agentId: string, key: string, statement: string, ve
       } else {
         await q(
           `WITH b AS (
-             INSERT INTO beliefs (fleet_id, claim_key, statement, value, evidence, author_id, grounded, embedding)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${BELIEF_COLUMNS}
+             INSERT INTO beliefs (id, fleet_id, claim_key, statement, value, evidence, author_id, grounded, embedding) OVERRIDING SYSTEM VALUE
+             VALUES ($10, $1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${BELIEF_COLUMNS}
            ), bumped AS (
              UPDATE claims SET version = version + 1, last_tx = pg_current_xact_id() WHERE fleet_id = $1 AND key = $2
            ), event AS (
-             INSERT INTO events (fleet_id, type, actor_id, ids, data) SELECT $1, 'BeliefAsserted', $6, ARRAY[b.id], $9::jsonb FROM b
+             INSERT INTO events (fleet_id, type, actor_id, ids, data) VALUES ($1, 'BeliefAsserted', $6, ARRAY[$10::bigint], $9::jsonb)
            )
            SELECT * FROM b`,
-          [FLEET, key, statement, value, null, agentId, true, vector, JSON.stringify({ claimKey: key })],
+          [FLEET, key, statement, value, null, agentId, true, vector, JSON.stringify({ claimKey: key }), claim[0]!.next_belief_id],
         );
         kind = 'BeliefAsserted';
       }
