@@ -7,17 +7,8 @@ import { HeuristicAdjudicator } from './heuristic';
 
 export * from './adjudicator';
 
-/** Allowed values of `RETRACT_ADJUDICATOR`. */
-const ADJUDICATOR_KINDS = ['heuristic', 'bedrock'] as const;
-export type AdjudicatorKind = (typeof ADJUDICATOR_KINDS)[number];
-
-/**
- * Parses an adjudicator kind. Unset or blank means `heuristic`; anything else but `heuristic`/`bedrock`
- * throws an Error naming the variable and the allowed values.
- */
-export function parseAdjudicatorKind(value: string | undefined, variable = 'RETRACT_ADJUDICATOR'): AdjudicatorKind {
-  return choiceOf(ADJUDICATOR_KINDS, 'heuristic', variable, value);
-}
+/** `RETRACT_ADJUDICATOR`: `heuristic` (the default) or `bedrock`; any other value is a ConfigError. */
+export const parseAdjudicatorKind = choiceOf('RETRACT_ADJUDICATOR', ['heuristic', 'bedrock']);
 
 /**
  * Builds the configured adjudicator: `RETRACT_ADJUDICATOR=heuristic` (default) → {@link HeuristicAdjudicator};

@@ -7,17 +7,8 @@ import { LocalEmbedder } from './local';
 
 export { cosineSimilarity, type Embedder } from './embedder';
 
-/** Allowed values of `RETRACT_EMBEDDER`. */
-const EMBEDDER_KINDS = ['local', 'bedrock'] as const;
-export type EmbedderKind = (typeof EMBEDDER_KINDS)[number];
-
-/**
- * Parses an embedder kind. Unset or blank means `local`; anything else but `local`/`bedrock` throws an
- * a ConfigError (src/kernel/config-error.ts) naming the variable and the allowed values.
- */
-export function parseEmbedderKind(value: string | undefined, variable = 'RETRACT_EMBEDDER'): EmbedderKind {
-  return choiceOf(EMBEDDER_KINDS, 'local', variable, value);
-}
+/** `RETRACT_EMBEDDER`: `local` (the default) or `bedrock`; any other value is a ConfigError. */
+export const parseEmbedderKind = choiceOf('RETRACT_EMBEDDER', ['local', 'bedrock']);
 
 /**
  * Builds the configured embedder: `RETRACT_EMBEDDER=local` (default) → {@link LocalEmbedder};
