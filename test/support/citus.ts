@@ -104,10 +104,24 @@ export async function cloneCitusDatabase(url: string, nodes: CitusNode[], templa
   }
 }
 
-/** Drops `name` on every node, workers first (the coordinator's copy names them). */
+/**
+ * Drops `name` on every node, workers first (the coordinator's copy names them). WITH (FORCE) ends client sessions
+ * but not Citus' maintenance daemon, which reconnects: a drop refused for "other sessions" (55006) is tried again,
+ * or the worker's copy outlived the run, its daemon calling the other nodes for a database they no longer had.
+ */
 export async function dropCitusDatabase(url: string, nodes: CitusNode[], name: string): Promise<void> {
   for (const n of [...nodes.slice(1), nodes[0]!]) {
-    await onNode(url, n, 'postgres', (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).catch(() => {});
+    await onNode(url, n, 'postgres', async (c) => {
+      for (let i = 0; ; i++) {
+        try {
+          await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+          return;
+        } catch (e) {
+          if (i >= 20 || (e as { code?: string }).code !== '55006') throw e;
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      }
+    }).catch((e: Error) => process.stderr.write(`could not drop ${name} on ${n.host}:${n.port}: ${e.message}\n`));
   }
 }
 
