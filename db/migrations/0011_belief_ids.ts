@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { hasCitus } from './0010_citus';
 
 /**
  * The application role draws belief ids itself (nextval of the beliefs' identity sequence), so a new belief, its
@@ -12,6 +13,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  if ((await sql<{ citus: boolean }>`SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') AS citus`.execute(db)).rows[0]?.citus) return;
+  // On Citus, 0010 granted USAGE on every sequence: revoking here would take back its grant.
+  if (await hasCitus(db)) return;
   await sql.raw(`REVOKE USAGE ON SEQUENCE beliefs_id_seq FROM retract_app`).execute(db);
 }

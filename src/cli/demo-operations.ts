@@ -12,7 +12,11 @@ export const REGISTER_EFFECT_KIND = graphql(`
 // may read: the client's ASSERT_BELIEF also reads the belief a contradiction or a stale read names (beliefs:read).
 export const ASSERT = graphql(`
   mutation Assert($input: AssertBeliefInput!) {
-    assertBelief(input: $input) { ...AssertedFields ... on ContradictionRaised { contradiction { id } } ... on PremiseRetracted { premise { id claimKey } } }
+    assertBelief(input: $input) {
+      ...AssertedFields
+      ... on ContradictionRaised { contradiction { id } }
+      ... on PremiseRetracted { premise { id claimKey } }
+    }
   }`, [AssertedFields]);
 
 export const PROPOSE = graphql(`

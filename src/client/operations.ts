@@ -34,7 +34,11 @@ export const PREVIEW_RETRACTION = graphql(`
 
 export const PROPOSE_EFFECT = graphql(`
   mutation ProposeEffect($input: ProposeEffectInput!) {
-    proposeEffect(input: $input) { __typename ... on EffectProposed { effect { ...EffectFields } } ... on PremiseRetracted { premise { ...BeliefFields } } }
+    proposeEffect(input: $input) {
+      __typename
+      ... on EffectProposed { effect { ...EffectFields } }
+      ... on PremiseRetracted { premise { ...BeliefFields } }
+    }
   }`, [EffectFields, BeliefFields]);
 
 export const CLAIM_EFFECT = graphql(`

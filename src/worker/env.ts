@@ -6,7 +6,6 @@ import pino from 'pino';
 import { ConfigError } from '../kernel/config-error';
 import type { WorkerLogger } from './wake';
 
-
 type Env = Record<string, string | undefined>;
 
 /** A positive integer from the environment, or the default when unset/blank; ConfigError names the variable. */

@@ -1,14 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type Client, createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { ROOT, childEnv } from '../mcp/support';
+import { type BuiltServer, startBuilt } from '../support/built-server';
 
-/** `npm start`'s entry point, as compiled by the build (npm ci runs it; so does `node scripts/build.mjs`). */
-const MAIN = path.join(ROOT, 'build/src/server/main.js');
 const TOKEN = 'built-server-ws-token-0123';
 
 /**
@@ -18,38 +15,19 @@ const TOKEN = 'built-server-ws-token-0123';
  */
 describe('graphql-ws refusals on the compiled server', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'retract-built-ws-'));
-  let child: ChildProcess;
-  let exited: Promise<number | null>;
+  let server: BuiltServer;
   let client: Client;
 
   beforeAll(async () => {
-    if (!fs.existsSync(MAIN)) throw new Error(`${MAIN} is missing: run node scripts/build.mjs`);
-    child = spawn(process.execPath, [MAIN], {
-      cwd: ROOT,
-      env: childEnv({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', RETRACT_DATA_DIR: dir, RETRACT_BOOTSTRAP_TOKEN: TOKEN }),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let err = '';
-    exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the server did not start: ${err}`)), 200_000);
-      child.stderr!.on('data', (d) => {
-        err += d;
-        const m = /"url":"http:\/\/([^"]+)\/graphql"/.exec(err);
-        if (m) {
-          clearTimeout(timer);
-          resolve(`ws://${m[1]}/graphql`);
-        }
-      });
-      void exited.then((code) => reject(new Error(`the server exited ${code}: ${err}`)));
-    });
-    client = createClient({ url, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${TOKEN}` }, retryAttempts: 0, lazy: true });
+    server = startBuilt({ RETRACT_DATA_DIR: dir, RETRACT_BOOTSTRAP_TOKEN: TOKEN });
+    const url = (await server.url).replace(/^http:/, 'ws:');
+    client = createClient({ url: `${url}/graphql`, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${TOKEN}` }, retryAttempts: 0, lazy: true });
   });
   afterAll(async () => {
     await client?.dispose();
-    if (child) {
-      child.kill('SIGTERM');
-      expect(await exited).toBe(0);
+    if (server) {
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
     }
     fs.rmSync(dir, { recursive: true, force: true });
   });

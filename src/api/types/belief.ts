@@ -7,10 +7,10 @@ import { decodeIdCursor, encodeIdCursor, pageOf } from '../../kernel/page';
 import { beliefReadable } from '../../agent/access';
 import { type JustificationShape, dependentPage, justificationsOf } from '../../derivation/justification.repository';
 import { supportsOf } from '../../effect/effect.repository';
-import { gid, parseGid, parseGids } from '../../kernel/ids';
+import { gid, parseGids } from '../../kernel/ids';
 import * as v from '../../validation';
-import { type Context, actorOf, builder, grantRead, readRule } from '../builder';
-import { inputArg , writes } from '../shapes';
+import { type Context, builder } from '../builder';
+import { inputArg, writes } from '../shapes';
 import { type FleetNodeRef, fleetNode, fleetRead, listByParent, nodeById } from '../loaders';
 import { connectionOf, countedConnection, firstArg, newestFirst, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
@@ -23,9 +23,8 @@ export const BeliefRef: FleetNodeRef<BeliefRow> = fleetNode('Belief', beliefsByI
   // A view as of a past instant follows the rule of the belief's status now (access.ts).
   readable: (b) => beliefReadable((b as Partial<BeliefAsOfRow>).current_status ?? b.status),
   fields: (t) => ({
-    claimKey: t.string({
+    claimKey: t.exposeString('claim_key', {
       description: 'Canonical identity of what the belief is about, e.g. customer:4411/passport.authentic. Identity never comes from the embedding.',
-      resolve: (b) => b.claim_key,
     }),
     statement: t.exposeString('statement', { description: 'The assertion in words; what the embedding is computed from.' }),
     value: t.expose('value', { type: 'JSON', nullable: true, description: 'The asserted value; two beliefs agree when their values are equal.' }),

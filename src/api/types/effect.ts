@@ -1,10 +1,9 @@
 import { type EffectRow, effectKinds, effectPage, effectsByIds, supportsOf } from '../../effect/effect.repository';
 import { claimEffect, completeEffect, failEffect, proposeEffect, registerEffectKind } from '../../effect/effect.service';
-import { parseGid, parseGids } from '../../kernel/ids';
+import { parseGids } from '../../kernel/ids';
 import { reversalsOfEffects } from '../../reversal/reversal.repository';
-import type { Actor, Core } from '../../core';
-import { type Context, actorOf, builder, grantRead, readRule } from '../builder';
-import { carrier, inputArg, typed, typedUnion , writes } from '../shapes';
+import { actorOf, builder, grantRead } from '../builder';
+import { carrier, inputArg, typed, typedUnion, writes } from '../shapes';
 import { type FleetNodeRef, fleetNode, fleetRead, listByParent } from '../loaders';
 import { countedConnection, newestFirst, pageArgs } from '../pagination';
 import { AgentRef } from './agent';

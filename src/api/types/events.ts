@@ -1,6 +1,6 @@
 import { isAhead, parseCursor } from '../../event/event.repository';
 import { readTx } from '../../store/tx';
-import { type Granularity, LEVEL_BATCH, type StreamEvent, retractionEvents } from '../../event/tailer';
+import { LEVEL_BATCH, type StreamEvent, retractionEvents } from '../../event/tailer';
 import { badInput } from '../../errors/domain-error';
 import { actorOf, builder } from '../builder';
 import { BeliefRef } from './belief';

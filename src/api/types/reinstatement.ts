@@ -5,7 +5,7 @@ import {
   moneyLines, reinstatedBeliefPage, reinstatementPage, reinstatementTotals, reinstatementsByIds,
 } from '../../reinstatement/reinstatement.repository';
 import { reinstateRetraction, restoreEffect } from '../../reinstatement/reinstatement.service';
-import { type Context, actorOf, builder, grantRead, readRule } from '../builder';
+import { actorOf, builder, grantRead, readRule } from '../builder';
 import { carrier, inputArg, typedUnion } from '../shapes';
 import { decodeIdCursor, encodeIdCursor, pageOf } from '../../kernel/page';
 import { type FleetNodeRef, fleetNode, fleetRead, nodeById } from '../loaders';
@@ -28,10 +28,9 @@ const MoneyLineRef = builder.objectRef<MoneyLineRow>('ReinstatementMoneyLine').i
     line: t.expose('line', { type: MoneyLineEnum, description: 'What the reinstatement says of it.' }),
     priorStatus: t.expose('prior_status', { type: ReversalStatusEnum, description: 'The reversal\'s status when the reinstatement ran.' }),
     amount: amountField(t, 'Its amount.'),
-    reexecutionKey: t.string({
+    reexecutionKey: t.exposeString('reexecution_key', {
       nullable: true,
       description: 'For REEXECUTION_OWED: the idempotency key the re-execution is owed under, derived from the reversal\'s key (reexecution: + key).',
-      resolve: (l) => l.reexecution_key,
     }),
     outcome: t.exposeString('outcome', { nullable: true, description: 'For a reversal that was in flight: the provider\'s answer since (CONFIRMED or FAILED).' }),
   }),

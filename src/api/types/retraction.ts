@@ -4,7 +4,7 @@ import { receiptEffects } from '../../retraction/receipt';
 import { type RetractionRow, retractedBeliefPage, retractionPage, retractionsByIds, totalsFor } from '../../retraction/retraction.repository';
 import { type Preview, previewRetraction, retractBelief } from '../../retraction/retraction.service';
 import { reversalsOfRetraction } from '../../reversal/reversal.repository';
-import { actorOf, builder, grantRead, readRule } from '../builder';
+import { actorOf, builder, grantRead } from '../builder';
 import { inputArg } from '../shapes';
 import { type FleetNodeRef, fleetNode, fleetRead, nodeById } from '../loaders';
 import { connectionOf, countedConnection, firstArg, newestFirst, pageArgs } from '../pagination';

@@ -1,8 +1,7 @@
-import { parseGid } from '../../kernel/ids';
 import { type ReversalRow, reversalPage, reversalsByIds } from '../../reversal/reversal.repository';
 import { confirmReversal } from '../../reversal/reversal.service';
-import { actorOf, builder, grantRead, readRule } from '../builder';
-import { inputArg , writes } from '../shapes';
+import { builder } from '../builder';
+import { inputArg, writes } from '../shapes';
 import { type FleetNodeRef, fleetNode } from '../loaders';
 import { countedConnection, newestFirst, pageArgs } from '../pagination';
 import { EffectRef } from './effect';
@@ -17,9 +16,8 @@ export const ReversalRef: FleetNodeRef<ReversalRow> = fleetNode('Reversal', reve
     effect: t.expose('effect_id', { type: EffectRef, description: 'The executed effect being reversed.' }),
     retraction: t.expose('retraction_id', { type: RetractionRef, description: 'The retraction that reached the effect.' }),
     status: t.expose('status', { type: ReversalStatusEnum, description: 'Where the reversal stands.' }),
-    idempotencyKey: t.string({
+    idempotencyKey: t.exposeString('idempotency_key', {
       description: 'Derived deterministically from the effect\'s idempotency key; the same effect always yields the same key.',
-      resolve: (r) => r.idempotency_key,
     }),
     amount: amountField(t, 'The money to be returned.'),
     reason: t.exposeString('reason', { nullable: true, description: 'Why it failed or is unreachable.' }),
