@@ -13,6 +13,10 @@ import './types/events';
 import './types/assert-belief';
 import './types/as-of';
 
+// Each type file declares its types, then the root fields beside them: `builder.queryField(name, …)` (or
+// mutationField) when it has one, `builder.queryFields` when several. A node's fields run in one order: what it
+// is, who made it and when, where it stands now.
+
 /** The executable schema, built once. */
 export const schema = builder.toSchema({ sortSchema: false });
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { cosineSimilarity, l2Normalize } from '../../src/embedding/embedder';
-import { emptyTextVector, fnv1a32, LocalEmbedder, tokenize } from '../../src/embedding/local';
+import { emptyTextVector, fmix32, fnv1a32, LocalEmbedder, tokenize } from '../../src/embedding/local';
 
 const e = new LocalEmbedder();
 const norm = (v: number[]) => Math.sqrt(v.reduce((s, x) => s + x * x, 0));
@@ -39,12 +39,7 @@ describe('LocalEmbedder', () => {
     const fnvRef = (s: string) => {
       let h = 0x811c9dc5;
       for (const byte of utf8.encode(s)) h = Math.imul(h ^ byte, 0x01000193);
-      h ^= h >>> 16;
-      h = Math.imul(h, 0x85ebca6b);
-      h ^= h >>> 13;
-      h = Math.imul(h, 0xc2b2ae35);
-      h ^= h >>> 16;
-      return h >>> 0;
+      return fmix32(h);
     };
     const reference = (text: string) => {
       const v = new Float64Array(512);

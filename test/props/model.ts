@@ -63,17 +63,9 @@ export interface MReinstatement {
   contradictions: number;
 }
 
-export interface Totals {
-  beliefsRetracted: number;
-  effectsCancelled: number;
-  effectsReached: number;
-  reversalsOwed: number;
-  unreachable: number;
-  exposure: Sum[];
-  owed: Sum[];
-  unreachableAmount: Sum[];
-  settled: Sum[];
-}
+/** A receipt's figures: five counts and four per-currency sums. */
+export type Totals = Record<'beliefsRetracted' | 'effectsCancelled' | 'effectsReached' | 'reversalsOwed' | 'unreachable', number>
+  & Record<'exposure' | 'owed' | 'unreachableAmount' | 'settled', Sum[]>;
 
 /** What a retraction of `root` does (or would do): the beliefs with their depth, survivors, effects and totals. */
 export interface RetractionPlan {

@@ -32,12 +32,12 @@ const CreateAgentInput = builder.inputType('CreateAgentInput', {
   }),
 });
 
-builder.queryFields((t) => ({
-  viewer: t.field({ type: AgentRef, authScopes: { authenticated: true }, description: 'The agent your token belongs to.', resolve: (_r, _a, ctx) => ctx.agent!.id }),
-}));
+builder.queryField('viewer', (t) =>
+  t.field({ type: AgentRef, authScopes: { authenticated: true }, description: 'The agent your token belongs to.', resolve: (_r, _a, ctx) => ctx.agent!.id }),
+);
 
-builder.mutationFields((t) => ({
-  createAgent: t.field({
+builder.mutationField('createAgent', (t) =>
+  t.field({
     type: AgentCreatedRef, authScopes: { scope: 'admin' }, description: 'Admin only: creates an agent and its bearer token.',
     args: { input: t.arg({ type: CreateAgentInput, required: true, description: 'The agent.' }) },
     resolve: async (_r, a, ctx) => {
@@ -45,4 +45,4 @@ builder.mutationFields((t) => ({
       return { agent, token } as never;
     },
   }),
-}));
+);

@@ -33,8 +33,8 @@ const ClaimChangedRef = builder.simpleObject('ClaimChangedSinceRead', {
 
 const AssertBeliefResult = typedUnion('AssertBeliefResult', 'What COMMIT decided.', [BeliefAssertedRef, BeliefCorroboratedRef, ContradictionRaisedRef, PremiseRetractedRef, ClaimChangedRef]);
 
-builder.mutationFields((t) => ({
-  assertBelief: t.field({
+builder.mutationField('assertBelief', (t) =>
+  t.field({
     type: AssertBeliefResult, authScopes: { scope: 'beliefs:write' },
     description: 'COMMIT phase: a short serializable transaction that locks the claim, reads what is believed, and writes or raises a contradiction.',
     args: { input: t.arg({ type: AssertBeliefInput, required: true, description: 'The belief.' }) },
@@ -55,4 +55,4 @@ builder.mutationFields((t) => ({
       }
     },
   }),
-}));
+);

@@ -28,11 +28,11 @@ export const BeliefRef: FleetNodeRef<BeliefRow> = fleetNode('Belief', beliefsByI
     }),
     statement: t.exposeString('statement', { description: 'The assertion in words; what the embedding is computed from.' }),
     value: t.expose('value', { type: 'JSON', nullable: true, description: 'The asserted value; two beliefs agree when their values are equal.' }),
-    status: t.expose('status', { type: BeliefStatusEnum, description: 'ACTIVE or RETRACTED (as of `asOf` when that is set).' }),
     evidence: t.exposeString('evidence', { nullable: true, description: 'What the author cites as outside evidence.' }),
     grounded: t.exposeBoolean('grounded', { description: 'True for a premise asserted on outside evidence: only a retraction of this belief itself takes it down.' }),
     author: t.expose('author_id', { type: AgentRef, description: 'The agent that asserted it.' }),
     createdAt: t.expose('created_at', { type: 'DateTime', description: 'When it was asserted.' }),
+    status: t.expose('status', { type: BeliefStatusEnum, description: 'ACTIVE or RETRACTED (as of `asOf` when that is set).' }),
     retractedAt: t.expose('retracted_at', { type: 'DateTime', nullable: true, description: 'When it was retracted.' }),
     retraction: t.expose('retraction_id', { type: RetractionRef, nullable: true, description: 'The retraction that took this belief down, if any.' }),
     retractionDepth: t.exposeInt('retraction_depth', { nullable: true, description: 'Its distance from the root of the retraction that took it down (0 for the root).' }),
@@ -96,8 +96,8 @@ builder.queryFields((t) => ({
   }),
 }));
 
-builder.mutationFields((t) => ({
-  addJustification: t.field({
+builder.mutationField('addJustification', (t) =>
+  t.field({
     type: BeliefRef, authScopes: { scope: 'beliefs:write' }, description: 'Adds an alternative justification to an existing belief. Rejects cycles.',
     args: inputArg(t, 'AddJustificationInput', 'Another set of premises for a belief.', 'The justification.', (f) => ({
       beliefId: f.id({ required: true, description: 'The belief.' }),
@@ -105,7 +105,7 @@ builder.mutationFields((t) => ({
     })),
     resolve: writes('Belief', addJustification, { beliefId: 'Belief', premises: 'Belief' }),
   }),
-}));
+);
 
 /** The `beliefs(asOf:)` page: newest first, keyset by id, with totalCount, each belief as it stood at `at`. */
 async function beliefsAsOfPage(

@@ -48,15 +48,15 @@ const ResolveContradictionInput = builder.inputType('ResolveContradictionInput',
   }),
 });
 
-builder.queryFields((t) => ({
-  contradictions: t.field({
+builder.queryField('contradictions', (t) =>
+  t.field({
     // The Contradiction type's own rule: an adjudicator lists what it is to decide.
     type: [ContradictionRef], authScopes: { $any: { scope: 'beliefs:read', $any: { scope: 'contradictions:adjudicate' } } } as never,
     description: 'Contradictions of your fleet, oldest first (at most 500). Needs beliefs:read or contradictions:adjudicate.',
     args: { status: t.arg({ type: ContradictionStatusEnum, description: 'Only contradictions in this status.' }) },
     resolve: (_r, a, ctx) => fleetRead(ctx, (tx, fleet) => contradictionIds(tx, fleet, a.status ?? null, 500)),
   }),
-}));
+);
 
 builder.mutationFields((t) => ({
   adjudicateContradiction: t.field({

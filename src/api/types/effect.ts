@@ -19,7 +19,6 @@ export const EffectRef: FleetNodeRef<EffectRow> = fleetNode('Effect', effectsByI
   readable: 'Effect',
   fields: (t) => ({
     kind: t.exposeString('kind', { description: 'A registered effect kind, e.g. refund.' }),
-    status: t.expose('status', { type: EffectStatusEnum, description: 'Where the effect stands.' }),
     amount: amountField(t, 'Money moved by this effect, if any.'),
     payload: t.expose('payload', { type: 'JSON', nullable: true, description: 'What the executor needs.' }),
     idempotencyKey: t.exposeString('idempotency_key', { description: 'The proposer\'s key; proposing again with it returns this effect.' }),
@@ -28,8 +27,11 @@ export const EffectRef: FleetNodeRef<EffectRow> = fleetNode('Effect', effectsByI
       read: (tx, fleet, ids) => supportsOf(tx, fleet, 'effect_id', ids), key: (s) => s.effect_id, item: (s) => s.belief_id,
     }),
     proposedBy: t.expose('proposed_by', { type: AgentRef, description: 'The agent that proposed it.' }),
+    createdAt: t.expose('created_at', { type: 'DateTime', description: 'When it was proposed.' }),
+    status: t.expose('status', { type: EffectStatusEnum, description: 'Where the effect stands.' }),
     externalRef: t.exposeString('external_ref', { nullable: true, description: 'Reference the executor reported when the effect ran.' }),
     failureReason: t.exposeString('failure_reason', { nullable: true, description: 'Why its executor failed it.' }),
+    executedAt: t.expose('executed_at', { type: 'DateTime', nullable: true, description: 'When it was reported EXECUTED.' }),
     reversal: t.loadable({
       type: ReversalRef,
       nullable: true,
@@ -42,8 +44,6 @@ export const EffectRef: FleetNodeRef<EffectRow> = fleetNode('Effect', effectsByI
     }),
     reachedBy: t.expose('reached_by', { type: RetractionRef, nullable: true, description: 'The retraction that reached it while it was EXECUTING.' }),
     cancelledBy: t.expose('cancelled_by', { type: RetractionRef, nullable: true, description: 'The retraction that cancelled this effect while it was PENDING.' }),
-    createdAt: t.expose('created_at', { type: 'DateTime', description: 'When it was proposed.' }),
-    executedAt: t.expose('executed_at', { type: 'DateTime', nullable: true, description: 'When it was reported EXECUTED.' }),
     cancelledAt: t.expose('cancelled_at', { type: 'DateTime', nullable: true, description: 'When a retraction cancelled it.' }),
   }),
 });

@@ -7,7 +7,8 @@ import type { ReversalRow } from '../../reversal/reversal.repository';
 import { enumOf } from '../shapes';
 
 /**
- * The schema's enums: each lifecycle's states, and what each means. Each is typed by its row's union
+ * The schema's enums: each lifecycle's states, and what each means, in the order a retraction meets them (a
+ * reversal's fate under a reinstatement beside the reversal's states). Each is typed by its row's union
  * (`enumOf`), so a state the table can hold and the schema does not name fails tsc.
  */
 
@@ -33,6 +34,12 @@ export const ReversalStatusEnum = enumOf<ReversalRow['status']>('ReversalStatus'
   VOIDED: 'No longer owed: a reinstatement took its retraction back before it was sent (it was OWED or UNREACHABLE), or the provider refused one it watched.',
 });
 
+export const MoneyLineEnum = enumOf<MoneyLineRow['line']>('ReinstatementMoneyLineKind', 'What a reinstatement says about one reversal of its retraction.', {
+  VOIDED: 'No longer owed: it was OWED and never sent, or UNREACHABLE (or the provider refused one that was in flight).',
+  IN_FLIGHT: 'It was DISPATCHED (or FAILED) when the reinstatement ran: the provider\'s answer decides; a confirmation makes it re-execution owed.',
+  REEXECUTION_OWED: 'It was CONFIRMED: the money came back and should not have. Owed again under reexecutionKey; RETRACT never executes it.',
+});
+
 export const ContradictionStatusEnum = enumOf<ContradictionRow['status']>('ContradictionStatus', 'OPEN → ADJUDICATING (under a lease) → RESOLVED; an ESCALATE verdict returns it to OPEN.', {
   OPEN: 'Waiting for an adjudicator or an agent.',
   ADJUDICATING: 'An adjudicator holds the claim\'s lease.',
@@ -48,12 +55,6 @@ export const VerdictEnum = enumOf<NonNullable<ContradictionRow['verdict']>>('Ver
 export const ReinstatementStatusEnum = enumOf<ReinstatementRow['status']>('ReinstatementStatus', 'Whether a reinstatement brought its retraction back.', {
   REINSTATED: 'The root and what rested on it came back (see beliefs).',
   BLOCKED: 'The root\'s claim holds another ACTIVE belief: a contradiction was raised and nothing else changed. ACCEPT_PROPOSED on it completes the reinstatement; KEEP_EXISTING leaves it blocked.',
-});
-
-export const MoneyLineEnum = enumOf<MoneyLineRow['line']>('ReinstatementMoneyLineKind', 'What a reinstatement says about one reversal of its retraction.', {
-  VOIDED: 'No longer owed: it was OWED and never sent, or UNREACHABLE (or the provider refused one that was in flight).',
-  IN_FLIGHT: 'It was DISPATCHED (or FAILED) when the reinstatement ran: the provider\'s answer decides; a confirmation makes it re-execution owed.',
-  REEXECUTION_OWED: 'It was CONFIRMED: the money came back and should not have. Owed again under reexecutionKey; RETRACT never executes it.',
 });
 
 export const GranularityEnum = enumOf<Granularity>('RetractionEventGranularity', 'How finely retractionEvents reports a cascade.', {

@@ -122,8 +122,8 @@ batch('EffectsRestored', 'Effects re-queued PENDING by restoreEffect.', (t) => (
   ...reinstatementOf(t),
 }));
 
-builder.subscriptionFields((t) => ({
-  retractionEvents: t.field({
+builder.subscriptionField('retractionEvents', (t) =>
+  t.field({
     type: RetractionEventRef,
     authScopes: { scope: 'receipts:read' },
     description: 'Every cascade step of every retraction and reinstatement (the cascade running back), in commit order, from after the given cursor (or from now).',
@@ -155,4 +155,4 @@ builder.subscriptionFields((t) => ({
     },
     resolve: (e) => e,
   }),
-}));
+);

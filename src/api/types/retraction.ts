@@ -86,8 +86,8 @@ builder.queryFields((t) => ({
   }),
 }));
 
-builder.mutationFields((t) => ({
-  retractBelief: t.field({
+builder.mutationField('retractBelief', (t) =>
+  t.field({
     type: RetractionRef, authScopes: { scope: 'beliefs:retract' },
     description: 'Retracts a belief and cascades in one transaction. Retracting an already retracted belief returns its original receipt and writes nothing.',
     args: inputArg(t, 'RetractBeliefInput', 'What to retract and why.', 'The retraction.', (f) => ({
@@ -100,4 +100,4 @@ builder.mutationFields((t) => ({
       return retractionId;
     },
   }),
-}));
+);

@@ -62,11 +62,11 @@ async function search(ctx: Context, input: { text: string; k?: number | null; in
   });
 }
 
-builder.queryFields((t) => ({
-  search: t.field({
+builder.queryField('search', (t) =>
+  t.field({
     type: SearchResultRef, authScopes: { scope: 'beliefs:read' },
     description: 'READ phase: approximate nearest neighbours over belief embeddings, at a recorded snapshot.',
     args: { input: t.arg({ type: SearchInput, required: true, description: 'What to search for.' }) },
     resolve: (_r, a, ctx) => search(ctx, a.input),
   }),
-}));
+);
