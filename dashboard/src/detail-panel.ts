@@ -1,7 +1,6 @@
 // The detail panel: what the selected belief, effect or reversal is, and which actions it offers.
 import { breakable, formatTime, h } from './dom';
 import { el } from './elements';
-import type { GraphNode } from './graph-model';
 import { formatMoney } from './money';
 import { page } from './page-state';
 import { loadReceipt } from './receipt-panel';

@@ -10,7 +10,7 @@ import { LocalEmbedder } from '../../src/embedding/local';
 import { checkInvariants } from '../../src/invariants/check';
 import { retractBelief } from '../../src/retraction/retraction.service';
 import { reinstateRetraction } from '../../src/reinstatement/reinstatement.service';
-import { engineVersions, type Store } from '../../src/store/engine';
+import type { Store } from '../../src/store/engine';
 import type { DB } from '../../src/store/schema';
 import { inTx, readTx, type Tx } from '../../src/store/tx';
 import type { Bench, BenchOptions, BenchResult, Cell, Target } from './lib/bench';

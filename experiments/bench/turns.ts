@@ -13,7 +13,7 @@ import { createApp } from '../../src/server/app';
 import type { Store } from '../../src/store/engine';
 import type { Bench, BenchOptions, BenchResult, Cell, Target } from './lib/bench';
 import { inChild } from './lib/child';
-import { fmtMs, fmtRatio } from './lib/report';
+import { fmtMs } from './lib/report';
 import { freshDb } from './lib/stores';
 import { lineChart } from './lib/svg';
 

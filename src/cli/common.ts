@@ -73,9 +73,3 @@ export function envWith(flags: StoreFlags, env: NodeJS.ProcessEnv = process.env)
   return out;
 }
 
-/** A positive TCP port (0 = any free one). */
-function port(value: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n > 65535) throw new CliError(`invalid port "${value}": expected an integer from 0 to 65535`, 2);
-  return n;
-}

@@ -2,7 +2,7 @@
 // it is; Node callers import node.ts, which adds the `ws` WebSocket for subscriptions.
 import type { Client as WsClient } from 'graphql-ws';
 import type { ResultOf, VariablesOf, AnyDocument, Checked } from './graphql';
-import { dataOf, post, RetractApiError, type PostOptions } from './transport';
+import { dataOf, post, type PostOptions } from './transport';
 import { subscribe, wsClient, wsUrl } from './subscriptions';
 import * as op from './operations';
 

@@ -5,6 +5,9 @@ import { verifyAndParseConfirmation } from './provider/webhook';
 import { locateReversal } from './reversal.repository';
 import { confirmFromProvider } from './dispatch.service';
 
+/** The header the provider signs its confirmation in. */
+export { SIGNATURE_HEADER } from './provider/webhook';
+
 /** Minimal structured logger (a pino logger fits). */
 export interface CallbackLogger {
   info(obj: object, msg?: string): void;

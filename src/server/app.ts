@@ -102,8 +102,8 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
         if (!body) return json(res, 413, { error: 'body too large' });
         if (!config.providerSecret) return json(res, 404, { error: 'provider callbacks are not configured (RETRACT_PROVIDER_SECRET)' });
         // Loaded here: its body validation brings zod, which a server without providers never needs.
-        const { handleProviderCallback } = await import('../reversal/callback');
-        const r = await handleProviderCallback({ core, secret: config.providerSecret, rawBody: body, signatureHeader: req.headers['x-retract-signature'], logger: log });
+        const { SIGNATURE_HEADER, handleProviderCallback } = await import('../reversal/callback');
+        const r = await handleProviderCallback({ core, secret: config.providerSecret, rawBody: body, signatureHeader: req.headers[SIGNATURE_HEADER], logger: log });
         return json(res, r.status, r.body);
       }
       if (url.pathname === '/mcp') return await mcp(req, res);

@@ -37,10 +37,6 @@ function retryReason(e: unknown): string {
   return `${code ?? '?'} ${why}`.trim();
 }
 
-function pick<T>(xs: readonly T[]): T | undefined {
-  return xs.length ? xs[Math.floor(Math.random() * xs.length)] : undefined;
-}
-
 /**
  * Many workers against one PostgreSQL database, mixed operations for a fixed time, each retried by
  * the transaction module on serialization failures; then every invariant is checked. Expected

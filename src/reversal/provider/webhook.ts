@@ -11,7 +11,7 @@ import { z } from 'zod';
  */
 
 /** Header carrying the signature (Node lower-cases incoming header names). */
-const SIGNATURE_HEADER = 'x-retract-signature';
+export const SIGNATURE_HEADER = 'x-retract-signature';
 /** Largest confirmation body accepted by {@link parseConfirmation}. */
 export const MAX_CONFIRMATION_BYTES = 64 * 1024;
 
