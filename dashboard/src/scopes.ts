@@ -1,8 +1,9 @@
 // What the signed-in agent's scopes open on the page (admin implies every scope); the server enforces the same.
+import { holds } from '../../src/client';
 import { page } from './page-state';
 
 function hasScope(scope: string): boolean {
-  return !!page.viewer && (page.viewer.scopes.includes(scope) || page.viewer.scopes.includes('admin'));
+  return !!page.viewer && holds(page.viewer.scopes, scope);
 }
 
 /** The live feed, receipts, reversals and totals need `receipts:read` (admin implies every scope). */
@@ -21,5 +22,5 @@ export function readVars(): { canReadEffects: boolean; canReadReceipts: boolean 
 }
 
 export function canRetract(): boolean {
-  return !!page.viewer && (page.viewer.scopes.includes('beliefs:retract') || page.viewer.scopes.includes('admin'));
+  return hasScope('beliefs:retract');
 }

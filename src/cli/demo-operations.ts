@@ -1,23 +1,12 @@
 // The documents the demo sends, typed by the schema through the client (src/client): the story reads
 // each answer's fields as the schema types them, with no result type written by hand.
-import { AssertedFields, BeliefFields, graphql, MoneyFields, TotalsFields } from '../client';
+import { BeliefFields, graphql, MoneyFields, TotalsFields } from '../client';
 
 export const CREATE_AGENT = graphql(`
   mutation CreateAgent($input: CreateAgentInput!) { createAgent(input: $input) { agent { id name } token } }`);
 
 export const REGISTER_EFFECT_KIND = graphql(`
   mutation RegisterEffectKind($input: RegisterEffectKindInput!) { registerEffectKind(input: $input) { kind } }`);
-
-// The demo's writers (doc-check, forensics) hold beliefs:write alone, so its assertion asks back only what a writer
-// may read: the client's ASSERT_BELIEF also reads the belief a contradiction or a stale read names (beliefs:read).
-export const ASSERT = graphql(`
-  mutation Assert($input: AssertBeliefInput!) {
-    assertBelief(input: $input) {
-      ...AssertedFields
-      ... on ContradictionRaised { contradiction { id } }
-      ... on PremiseRetracted { premise { id claimKey } }
-    }
-  }`, [AssertedFields]);
 
 export const PROPOSE = graphql(`
   mutation Propose($input: ProposeEffectInput!) {

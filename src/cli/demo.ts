@@ -140,7 +140,8 @@ async function story(app: App, store: Store, bootstrapToken: string, c: Colors, 
 
   // ---------------------------------------------------------------- 2. beliefs
   h(2, 'Beliefs, one turn at a time: READ (search), THINK (outside any transaction), COMMIT (assertBelief)');
-  const assert = async (agent: AgentClient, input: AssertBeliefInput) => (await agent.api.request(D.ASSERT, { input })).assertBelief;
+  // doc-check and forensics hold beliefs:write alone: the client asks back only what their tokens may read.
+  const assert = (agent: AgentClient, input: AssertBeliefInput) => agent.api.assertBelief(input);
   const read = async (agent: AgentClient, text: string) => {
     const r = await agent.api.search({ text, k: 3, claimKeyPrefix: PREFIX });
     out(`  ${who(agent.name)}${phase('READ')} search "${text}" → ${r.hits.length} hit${r.hits.length === 1 ? '' : 's'}`);

@@ -5,11 +5,13 @@ import type { ResultOf, VariablesOf, AnyDocument, Checked } from './graphql';
 import { dataOf, post, type PostOptions } from './transport';
 import { subscribe, wsClient, wsUrl } from './subscriptions';
 import * as op from './operations';
+import { beliefReads } from './scopes';
 
 export { graphql, type Json, type ResultOf, type VariablesOf, type AnyDocument, type Checked } from './graphql';
 export { AssertedFields, BeliefFields, MoneyFields, TotalsFields } from './fragments';
 export { dataOf, post, postRaw, queryText, RetractApiError, type GqlResponse, type PostOptions, type WireError } from './transport';
 export { iterate, subscribe, wsClient, wsUrl, type SubscribeSink } from './subscriptions';
+export { beliefReads, holds } from './scopes';
 export * as operations from './operations';
 
 // The shapes an agent sees, each read off the document that asks for it.
@@ -18,6 +20,7 @@ export type SearchInput = VariablesOf<typeof op.SEARCH>['input'];
 export type SearchResult = ResultOf<typeof op.SEARCH>['search'];
 export type Belief = SearchResult['hits'][number]['belief'];
 export type AssertBeliefInput = VariablesOf<typeof op.ASSERT_BELIEF>['input'];
+/** Beliefs the answer names but the caller did not write are present only where its scopes read them. */
 export type AssertBeliefResult = ResultOf<typeof op.ASSERT_BELIEF>['assertBelief'];
 export type Retraction = ResultOf<typeof op.RETRACT_BELIEF>['retractBelief'];
 export type Totals = Retraction['totals'];
@@ -66,6 +69,7 @@ export interface TurnOptions<D extends Omit<AssertBeliefInput, 'basedOn'>> {
  */
 export class RetractClient {
   private ws: WsClient | null = null;
+  private reads: Promise<ReturnType<typeof beliefReads>> | null = null;
   constructor(private readonly opts: ClientOptions) {}
 
   get token(): string {
@@ -97,7 +101,7 @@ export class RetractClient {
   }
 
   async assertBelief(input: AssertBeliefInput): Promise<AssertBeliefResult> {
-    return (await this.request(op.ASSERT_BELIEF, { input })).assertBelief;
+    return (await this.request(op.ASSERT_BELIEF, { input, ...(await this.beliefReads()) })).assertBelief;
   }
 
   async retractBelief(beliefId: string, reason: string): Promise<Retraction> {
@@ -109,7 +113,17 @@ export class RetractClient {
   }
 
   async proposeEffect(input: ProposeEffectInput): Promise<ProposeEffectResult> {
-    return (await this.request(op.PROPOSE_EFFECT, { input })).proposeEffect;
+    const { readsRetracted } = await this.beliefReads();
+    return (await this.request(op.PROPOSE_EFFECT, { input, readsRetracted })).proposeEffect;
+  }
+
+  /** What this token may read back (its own scopes, asked once; asked again after a failure). */
+  private beliefReads(): Promise<ReturnType<typeof beliefReads>> {
+    this.reads ??= this.viewer().then((v) => beliefReads(v.scopes), (e: unknown) => {
+      this.reads = null;
+      throw e;
+    });
+    return this.reads;
   }
 
   async claimEffect(kinds?: string[]): Promise<Effect | null> {
@@ -152,7 +166,7 @@ export class RetractClient {
       const decision = await o.think(read, attempt);
       if (!decision) return { result: null, attempts: attempt };
       const result = o.commit ? await o.commit(decision, read.snapshot) : await this.assertBelief({ ...decision, basedOn: read.snapshot });
-      if (result.__typename === 'PremiseRetracted') reasons.push(`premise ${result.premise.id} (${result.premise.claimKey}) was retracted after the READ`);
+      if (result.__typename === 'PremiseRetracted') reasons.push(`premise ${result.premise ? `${result.premise.id} (${result.premise.claimKey})` : '(not readable with this token)'} was retracted after the READ`);
       else if (result.__typename === 'ClaimChangedSinceRead') reasons.push(`claim ${result.claimKey} was written after the READ`);
       else return { result, attempts: attempt };
     }

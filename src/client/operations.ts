@@ -12,13 +12,15 @@ export const SEARCH = graphql(`
 export const BELIEF_BY_CLAIM = graphql(`
   query BeliefByClaim($claimKey: String!) { beliefByClaim(claimKey: $claimKey) { ...BeliefFields } }`, [BeliefFields]);
 
+// The beliefs an answer names but the caller did not write are asked for only where its scopes read them
+// (scopes.ts): a writer holding beliefs:write alone still gets its answer.
 export const ASSERT_BELIEF = graphql(`
-  mutation AssertBelief($input: AssertBeliefInput!) {
+  mutation AssertBelief($input: AssertBeliefInput!, $readsBeliefs: Boolean!, $readsRetracted: Boolean!) {
     assertBelief(input: $input) {
       ...AssertedFields
-      ... on ContradictionRaised { contradiction { id status existing { ...BeliefFields } } }
-      ... on PremiseRetracted { premise { ...BeliefFields } }
-      ... on ClaimChangedSinceRead { claimKey current { ...BeliefFields } }
+      ... on ContradictionRaised { contradiction { id status existing @include(if: $readsBeliefs) { ...BeliefFields } } }
+      ... on PremiseRetracted { premise @include(if: $readsRetracted) { ...BeliefFields } }
+      ... on ClaimChangedSinceRead { claimKey current @include(if: $readsBeliefs) { ...BeliefFields } }
     }
   }`, [AssertedFields, BeliefFields]);
 
@@ -33,11 +35,11 @@ export const PREVIEW_RETRACTION = graphql(`
   }`, [TotalsFields]);
 
 export const PROPOSE_EFFECT = graphql(`
-  mutation ProposeEffect($input: ProposeEffectInput!) {
+  mutation ProposeEffect($input: ProposeEffectInput!, $readsRetracted: Boolean!) {
     proposeEffect(input: $input) {
       __typename
       ... on EffectProposed { effect { ...EffectFields } }
-      ... on PremiseRetracted { premise { ...BeliefFields } }
+      ... on PremiseRetracted { premise @include(if: $readsRetracted) { ...BeliefFields } }
     }
   }`, [EffectFields, BeliefFields]);
 

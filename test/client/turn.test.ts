@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createApp, type App } from '../../src/server/app';
-import { RetractClient, RetractApiError, TurnGaveUp } from '../../src/client';
+import { graphql, RetractClient, RetractApiError, TurnGaveUp } from '../../src/client';
 import { HeuristicAdjudicator } from '../../src/adjudication/heuristic';
 import { embedder, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
 import { createAgentDirect } from '../../src/agent/agent.service';
@@ -101,6 +101,36 @@ describe.each(engines())('READ, THINK, COMMIT through the typed client on %s', (
     });
     await expect(gaveUp).rejects.toBeInstanceOf(TurnGaveUp);
     await expect(gaveUp).rejects.toMatchObject({ reasons: [expect.stringContaining('written after the READ'), expect.stringContaining('written after the READ')] });
+    await expectInvariants(t.store);
+  });
+
+  it('asks back only what the token may read: a writer holding beliefs:write alone gets its answer, not FORBIDDEN', async () => {
+    const client = async (name: string, scopes: string[]) =>
+      new RetractClient({ url: `${app.url()}/graphql`, token: (await createAgentDirect(t.store, { fleet: 'turns', name, scopes })).token });
+    const writer = await client('writer', ['beliefs:write']);
+    const proposer = await client('proposer', ['effects:propose']);
+    const auditor = await client('auditor', ['effects:propose', 'receipts:read']);
+    await alice.assertBelief({ claimKey: 'w:1/passport.authentic', statement: 'passport 1 is authentic', value: true });
+
+    const raised = await writer.assertBelief({ claimKey: 'w:1/passport.authentic', statement: 'passport 1 is forged', value: false });
+    if (raised.__typename !== 'ContradictionRaised') throw new Error(raised.__typename);
+    expect(raised.contradiction).toEqual({ id: expect.any(String), status: 'OPEN' });
+    // A reader's answer to the same kind of write still names the belief it contradicts.
+    const seen = await alice.assertBelief({ claimKey: 'w:1/passport.authentic', statement: 'passport 1 is a copy', value: 'copy' });
+    if (seen.__typename !== 'ContradictionRaised') throw new Error(seen.__typename);
+    expect(seen.contradiction.existing).toMatchObject({ claimKey: 'w:1/passport.authentic', value: true, status: 'ACTIVE' });
+
+    const own = await writer.assertBelief({ claimKey: 'w:2/address', statement: 'address 2 is on file', value: 'on file' });
+    if (own.__typename !== 'BeliefAsserted') throw new Error(own.__typename);
+    await alice.retractBelief(own.belief.id, 'wrong address');
+    const fell = await writer.assertBelief({ claimKey: 'w:2/shipping', statement: 'ship to address 2', value: true, derivedFrom: [own.belief.id] });
+    expect(fell).toEqual({ __typename: 'PremiseRetracted' });
+
+    await alice.request(graphql(`mutation Kind($input: RegisterEffectKindInput!) { registerEffectKind(input: $input) { kind } }`), { input: { kind: 'refund', reversible: true } });
+    const effect = { kind: 'refund', supportedBy: [own.belief.id], idempotencyKey: 'w:2/refund' };
+    expect(await proposer.proposeEffect(effect)).toEqual({ __typename: 'PremiseRetracted' });
+    // receipts:read reads a RETRACTED belief, so the fallen premise comes back named.
+    expect(await auditor.proposeEffect(effect)).toMatchObject({ __typename: 'PremiseRetracted', premise: { id: own.belief.id, status: 'RETRACTED' } });
     await expectInvariants(t.store);
   });
 
