@@ -9,6 +9,7 @@ import { LocalEmbedder } from '../../src/embedding/local';
 import { retractBelief } from '../../src/retraction/retraction.service';
 import { type Store, engineVersions, openStore } from '../../src/store/engine';
 import { type CitusNode, citusNodes, createCitusDatabase, dropCitusDatabase, nodeUrl } from '../../test/support/citus';
+import { retryReason } from '../../test/stress/workload';
 import type { Bench, BenchOptions, BenchResult, Cell } from './lib/bench';
 import { fmtMs, fmtRatio } from './lib/report';
 
@@ -66,6 +67,8 @@ interface Layout {
   routedTasks: number;
   fanOutTasks: number;
   fleetsPerWorker: Record<string, number>;
+  /** Serialization retries during the turns, by SQLSTATE and PostgreSQL's reason (or Citus' message). */
+  retries: Record<string, number>;
 }
 
 async function tasks(store: Store, q: string): Promise<number> {
@@ -107,6 +110,12 @@ async function measure(url: string, nodes: CitusNode[], workers: number, seconds
     const end = Date.now() + seconds * 1000;
     let turns = 0;
     const kinds: Record<string, number> = {};
+    const retries: Record<string, number> = {};
+    store.tx.onRetry = (e) => {
+      // A worker's conflict raised at COMMIT carries no detail: its message names the shard instead.
+      const why = (e as { detail?: string }).detail ? retryReason(e) : `${retryReason(e)} ${String((e as Error).message).replace(/\d+/g, 'N')}`;
+      retries[why] = (retries[why] ?? 0) + 1;
+    };
     const t0 = performance.now();
     await Promise.all(actors.map(async (actor, f) => {
       for (let i = 0; Date.now() < end; i++) {
@@ -120,6 +129,7 @@ async function measure(url: string, nodes: CitusNode[], workers: number, seconds
       }
     }));
     const elapsed = (performance.now() - t0) / 1000;
+    store.tx.onRetry = undefined;
     const cpu = Object.fromEntries(used.map((n) => [CLUSTERS[n.port]!, clusterCpu(CLUSTERS[n.port]!) - before[CLUSTERS[n.port]!]!]));
 
     log(`citus: ${workers} worker(s): a ${tree}-belief ternary tree in bench-0, then its retraction`);
@@ -157,6 +167,7 @@ async function measure(url: string, nodes: CitusNode[], workers: number, seconds
       routedTasks: await tasks(store, routed),
       fanOutTasks: await tasks(store, fanOut),
       fleetsPerWorker: Object.fromEntries(placed.rows.map((r) => [CLUSTERS[r.port]!, r.n])),
+      retries,
     };
   } finally {
     await store.close();
@@ -224,6 +235,7 @@ export const bench: Bench = {
           'CPU ms/turn: every node\'s CPU time during the turns over the turns.',
           'CPU time is every PostgreSQL process of each node, from /proc (the coordinator also runs the client-facing work: planning, 2PC, RLS setup).',
           'All three nodes share this machine\'s 2 cores: a second worker cannot add CPU, so turns/s measures the distribution overhead, not scale-out.',
+          ...layouts.map((l) => `retries during the turns, ${l.workers} worker(s): ${Object.entries(l.retries).map(([why, n]) => `${n} × ${why}`).join('; ') || 'none'}`),
         ],
       },
       data: { layouts, url: url.replace(/\/\/[^@]*@/, '//'), fleets: FLEETS, seconds, claims, tree },

@@ -31,7 +31,7 @@ const WEIGHTS: Record<Op, number> = { assert: 14, derive: 16, justify: 6, propos
  * SQLSTATE and the first line of PostgreSQL's detail ("Reason code: Canceled on identification as a
  * pivot, during write."), numbers (transaction and process ids) replaced by N so that like counts with like.
  */
-function retryReason(e: unknown): string {
+export function retryReason(e: unknown): string {
   const { code, detail } = e as { code?: string; detail?: string };
   const why = (detail ?? '').split('\n')[0]!.replace(/^Reason code: /, '').replace(/\.$/, '').replace(/\d+/g, 'N');
   return `${code ?? '?'} ${why}`.trim();
