@@ -1,9 +1,9 @@
 // What the signed-in agent's scopes open on the page (admin implies every scope); the server enforces the same.
-import { holds } from '../../src/client';
+import { grants } from '../../src/client';
 import { page } from './page-state';
 
 function hasScope(scope: string): boolean {
-  return !!page.viewer && holds(page.viewer.scopes, scope);
+  return !!page.viewer && grants(page.viewer.scopes, scope);
 }
 
 /** The live feed, receipts, reversals and totals need `receipts:read` (admin implies every scope). */

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
 import { sql } from 'kysely';
 import { createAgentDirect } from '../../src/agent/agent.service';
@@ -69,7 +70,11 @@ interface Layout {
   fleetsPerWorker: Record<string, number>;
   /** Serialization retries during the turns, by SQLSTATE and PostgreSQL's reason (or Citus' message). */
   retries: Record<string, number>;
+  /** Each turn given up: why each of its attempts failed, counted. */
+  givenUp: Array<Record<string, number>>;
 }
+
+const tally = (counts: Record<string, number>) => Object.entries(counts).map(([why, n]) => `${n} × ${why}`).join('; ');
 
 async function tasks(store: Store, q: string): Promise<number> {
   const r = await sql.raw<{ 'QUERY PLAN': string }>(`EXPLAIN ${q}`).execute(store.db);
@@ -111,18 +116,27 @@ async function measure(url: string, nodes: CitusNode[], workers: number, seconds
     let turns = 0;
     const kinds: Record<string, number> = {};
     const retries: Record<string, number> = {};
+    const givenUp: Array<Record<string, number>> = [];
+    const count = (into: Record<string, number>, why: string) => { into[why] = (into[why] ?? 0) + 1; };
+    // Each turn's failed attempts, so that a turn given up can say why every one of its attempts failed.
+    const attempts = new AsyncLocalStorage<Record<string, number>>();
     store.tx.onRetry = (e) => {
-      // A worker's conflict raised at COMMIT carries no detail: its message names the shard instead.
-      const why = (e as { detail?: string }).detail ? retryReason(e) : `${retryReason(e)} ${String((e as Error).message).replace(/\d+/g, 'N')}`;
-      retries[why] = (retries[why] ?? 0) + 1;
+      count(retries, retryReason(e));
+      count(attempts.getStore() ?? {}, retryReason(e));
     };
     const t0 = performance.now();
     await Promise.all(actors.map(async (actor, f) => {
       for (let i = 0; Date.now() < end; i++) {
-        const kind = await assertBelief(core, actor, { claimKey: `turn/${f}/${i % claims}`, statement: `turn ${i}`, value: { i } }).then(
+        const failed: Record<string, number> = {};
+        const kind = await attempts.run(failed, () => assertBelief(core, actor, { claimKey: `turn/${f}/${i % claims}`, statement: `turn ${i}`, value: { i } })).then(
           (r) => r.kind,
           // A turn that kept failing serialization is counted and the loop goes on: the figure is reported, not a crash.
-          (e: unknown) => { if (e instanceof DomainError && e.code === 'CONFLICT') return 'given up'; throw e; },
+          (e: unknown) => {
+            if (!(e instanceof DomainError && e.code === 'CONFLICT')) throw e;
+            count(failed, retryReason(e.cause));
+            givenUp.push(failed);
+            return 'given up';
+          },
         );
         kinds[kind] = (kinds[kind] ?? 0) + 1;
         if (kind !== 'given up') turns++;
@@ -168,6 +182,7 @@ async function measure(url: string, nodes: CitusNode[], workers: number, seconds
       fanOutTasks: await tasks(store, fanOut),
       fleetsPerWorker: Object.fromEntries(placed.rows.map((r) => [CLUSTERS[r.port]!, r.n])),
       retries,
+      givenUp,
     };
   } finally {
     await store.close();
@@ -235,7 +250,8 @@ export const bench: Bench = {
           'CPU ms/turn: every node\'s CPU time during the turns over the turns.',
           'CPU time is every PostgreSQL process of each node, from /proc (the coordinator also runs the client-facing work: planning, 2PC, RLS setup).',
           'All three nodes share this machine\'s 2 cores: a second worker cannot add CPU, so turns/s measures the distribution overhead, not scale-out.',
-          ...layouts.map((l) => `retries during the turns, ${l.workers} worker(s): ${Object.entries(l.retries).map(([why, n]) => `${n} × ${why}`).join('; ') || 'none'}`),
+          ...layouts.map((l) => `retries during the turns, ${l.workers} worker(s): ${tally(l.retries) || 'none'}`),
+          ...layouts.flatMap((l) => l.givenUp.map((g) => `a turn given up, ${l.workers} worker(s), its attempts: ${tally(g)}`)),
         ],
       },
       data: { layouts, url: url.replace(/\/\/[^@]*@/, '//'), fleets: FLEETS, seconds, claims, tree },

@@ -3,7 +3,7 @@
  * shards of their own do not? (FINDINGS §8: the bench gives up a turn now and then.) One loop of
  * assertBelief turns per fleet, the same number of fleets in each layout, for `seconds` each.
  *
- *   npx tsx experiments/citus/cotenant.ts [seconds=15] [fleets=4]
+ *   npx tsx experiments/citus/cotenant.ts [seconds=15] [fleets=4]   (fleets per layout)
  *   WORKERS=1|2 (default 2) CLAIMS=n (claims per fleet, default: every turn a new one)
  *
  * Prints, per layout, turns, serialization retries by message, and turns given up after the retry budget.
@@ -16,45 +16,47 @@ import { DomainError } from '../../src/errors/domain-error';
 import { LocalEmbedder } from '../../src/embedding/local';
 import { openStore } from '../../src/store/engine';
 import { citusNodes, createCitusDatabase, dropCitusDatabase, nodeUrl } from '../../test/support/citus';
+import { retryReason } from '../../test/stress/workload';
 
 const url = process.env.RETRACT_TEST_CITUS_URL ?? 'postgres://postgres@127.0.0.1:9700/postgres';
 const seconds = Number(process.argv[2] ?? 15);
-const loops = Number(process.argv[3] ?? 4);
+const fleets = Number(process.argv[3] ?? 4);
 const claims = Number(process.env.CLAIMS ?? Number.MAX_SAFE_INTEGER);
 const nodes = (await citusNodes(url)).slice(0, 1 + Number(process.env.WORKERS ?? 2));
 const name = `retract_probe_cotenant_${process.pid}`;
 await createCitusDatabase(url, nodes, name);
-const store = await openStore({ databaseUrl: nodeUrl(url, nodes[0]!, name), engine: 'citus', poolSize: loops * 2 + 4 });
+const store = await openStore({ databaseUrl: nodeUrl(url, nodes[0]!, name), engine: 'citus', poolSize: fleets * 2 + 4 });
 try {
+  const shards = Number((await sql<{ n: string }>`SELECT count(*) AS n FROM pg_dist_shard WHERE logicalrelid = 'claims'::regclass`.execute(store.db)).rows[0]!.n);
+  if (fleets >= shards) throw new Error(`${fleets} fleets on shards of their own need more than ${shards} shards`);
   const shardOf = async (f: string) => (await sql<{ s: string }>`SELECT get_shard_id_for_distribution_column('claims', ${f}::text)::text AS s`.execute(store.db)).rows[0]!.s;
-  // Fleets that share one shard, and fleets that each have a shard of their own.
+  // Name fleets until `fleets` of them share one shard and `fleets` other shards hold at least one each.
   const byShard = new Map<string, string[]>();
-  for (let i = 0; ; i++) {
+  const packed = () => [...byShard.values()].find((fs) => fs.length >= fleets);
+  for (let i = 0; !(packed() && byShard.size > fleets); i++) {
     const f = `probe-${i}`;
     const s = await shardOf(f);
     byShard.set(s, [...(byShard.get(s) ?? []), f]);
-    const shared = [...byShard.values()].find((fs) => fs.length >= loops);
-    if (shared && byShard.size >= loops) break;
   }
-  const shared = [...byShard.values()].find((fs) => fs.length >= loops)!.slice(0, loops);
-  const apart = [...byShard.entries()].filter(([, fs]) => !fs.some((f) => shared.includes(f))).slice(0, loops).map(([, fs]) => fs[0]!);
+  const shared = packed()!.slice(0, fleets);
+  const apart = [...byShard.values()].filter((fs) => fs !== packed()).slice(0, fleets).map((fs) => fs[0]!);
   const core = { store, embedder: new LocalEmbedder() };
-  for (const [label, fleets] of [['one shard', shared], ['own shards', apart]] as const) {
-    const actors = await Promise.all(fleets.map(async (fleet) => ({ fleet, agentId: (await createAgentDirect(store, { fleet, name: 'probe', scopes: SCOPES })).agent.id })));
-    let retries = 0;
-    const reasons: Record<string, number> = {};
-    store.tx.onRetry = (e: unknown) => { retries++; const m = String((e as Error).message).replace(/\d+/g, 'N'); reasons[m] = (reasons[m] ?? 0) + 1; };
+  for (const [label, layout] of [['one-shard', shared], ['own-shards', apart]] as const) {
+    const actors = await Promise.all(layout.map(async (fleet) => ({ fleet, agentId: (await createAgentDirect(store, { fleet, name: 'probe', scopes: SCOPES })).agent.id })));
+    const retries: Record<string, number> = {};
+    store.tx.onRetry = (e: unknown) => { retries[retryReason(e)] = (retries[retryReason(e)] ?? 0) + 1; };
     const kinds: Record<string, number> = {};
     const end = Date.now() + seconds * 1000;
     await Promise.all(actors.map(async (actor, f) => {
       for (let i = 0; Date.now() < end; i++) {
-        const kind = await assertBelief(core, actor, { claimKey: `p/${label.replace(' ', '-')}/${f}/${i % claims}`, statement: `turn ${i}`, value: { i } }).then(
+        const kind = await assertBelief(core, actor, { claimKey: `p/${label}/${f}/${i % claims}`, statement: `turn ${i}`, value: { i } }).then(
           (r) => r.kind, (e: unknown) => { if (e instanceof DomainError && e.code === 'CONFLICT') return 'given up'; throw e; });
         kinds[kind] = (kinds[kind] ?? 0) + 1;
       }
     }));
-    const turns = Object.values(kinds).reduce((a, b) => a + b, 0);
-    console.log(`${label}: ${loops} fleets, ${turns} turns, ${retries} retries (${(retries / turns).toFixed(3)}/turn), given up ${kinds['given up'] ?? 0}`, reasons);
+    const turns = Object.entries(kinds).reduce((n, [k, v]) => n + (k === 'given up' ? 0 : v), 0);
+    const tally = Object.entries(retries).map(([why, n]) => `${n} × ${why}`).join('; ') || 'none';
+    console.log(`${label}: ${layout.length} fleets, ${turns} turns, given up ${kinds['given up'] ?? 0}; retries: ${tally}`);
   }
 } finally {
   await store.close();

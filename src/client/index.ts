@@ -5,13 +5,13 @@ import type { ResultOf, VariablesOf, AnyDocument, Checked } from './graphql';
 import { dataOf, post, type PostOptions } from './transport';
 import { subscribe, wsClient, wsUrl } from './subscriptions';
 import * as op from './operations';
-import { beliefReads } from './scopes';
+import { type BeliefReads, beliefReads } from './scopes';
 
 export { graphql, type Json, type ResultOf, type VariablesOf, type AnyDocument, type Checked } from './graphql';
 export { AssertedFields, BeliefFields, MoneyFields, TotalsFields } from './fragments';
 export { dataOf, post, postRaw, queryText, RetractApiError, type GqlResponse, type PostOptions, type WireError } from './transport';
 export { iterate, subscribe, wsClient, wsUrl, type SubscribeSink } from './subscriptions';
-export { beliefReads, holds } from './scopes';
+export { beliefReads, grants, type BeliefReads } from './scopes';
 export * as operations from './operations';
 
 // The shapes an agent sees, each read off the document that asks for it.
@@ -65,11 +65,12 @@ export interface TurnOptions<D extends Omit<AssertBeliefInput, 'basedOn'>> {
  * A typed client for agents. `request` sends any typed document; the named methods are the agent's
  * everyday operations. An error answer throws RetractApiError with the server's code. `turn()` runs
  * READ, THINK (outside any transaction), COMMIT, and re-runs READ and THINK when a premise fell or
- * the claim changed since the READ.
+ * the claim changed since the READ. The first assertion or proposal asks the server for the token's own
+ * scopes (viewer), once: answers then name the beliefs the token may read, and only those.
  */
 export class RetractClient {
   private ws: WsClient | null = null;
-  private reads: Promise<ReturnType<typeof beliefReads>> | null = null;
+  private reads: Promise<BeliefReads> | null = null;
   constructor(private readonly opts: ClientOptions) {}
 
   get token(): string {
@@ -101,7 +102,7 @@ export class RetractClient {
   }
 
   async assertBelief(input: AssertBeliefInput): Promise<AssertBeliefResult> {
-    return (await this.request(op.ASSERT_BELIEF, { input, ...(await this.beliefReads()) })).assertBelief;
+    return (await this.request(op.ASSERT_BELIEF, { input, ...(await this.readVars()) })).assertBelief;
   }
 
   async retractBelief(beliefId: string, reason: string): Promise<Retraction> {
@@ -113,13 +114,13 @@ export class RetractClient {
   }
 
   async proposeEffect(input: ProposeEffectInput): Promise<ProposeEffectResult> {
-    const { readsRetracted } = await this.beliefReads();
+    const { readsRetracted } = await this.readVars();
     return (await this.request(op.PROPOSE_EFFECT, { input, readsRetracted })).proposeEffect;
   }
 
-  /** What this token may read back (its own scopes, asked once; asked again after a failure). */
-  private beliefReads(): Promise<ReturnType<typeof beliefReads>> {
-    this.reads ??= this.viewer().then((v) => beliefReads(v.scopes), (e: unknown) => {
+  /** What this token may read back: its own scopes, asked once (concurrent first calls share the question), again after a failure. */
+  private readVars(): Promise<BeliefReads> {
+    this.reads ??= this.viewer().then((v) => beliefReads(v.scopes)).catch((e: unknown) => {
       this.reads = null;
       throw e;
     });
@@ -161,6 +162,8 @@ export class RetractClient {
   async turn<D extends Omit<AssertBeliefInput, 'basedOn'>>(o: TurnOptions<D>): Promise<{ result: AssertBeliefResult | null; attempts: number }> {
     const max = o.maxAttempts ?? 3;
     const reasons: string[] = [];
+    // Asked before the first READ, so no extra round trip falls between a READ and its COMMIT.
+    await this.readVars();
     for (let attempt = 1; attempt <= max; attempt++) {
       const read = await this.search(typeof o.read === 'function' ? o.read(attempt) : o.read);
       const decision = await o.think(read, attempt);

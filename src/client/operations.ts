@@ -13,9 +13,9 @@ export const BELIEF_BY_CLAIM = graphql(`
   query BeliefByClaim($claimKey: String!) { beliefByClaim(claimKey: $claimKey) { ...BeliefFields } }`, [BeliefFields]);
 
 // The beliefs an answer names but the caller did not write are asked for only where its scopes read them
-// (scopes.ts): a writer holding beliefs:write alone still gets its answer.
+// (scopes.ts; RetractClient sets the variables): a writer holding beliefs:write alone still gets its answer.
 export const ASSERT_BELIEF = graphql(`
-  mutation AssertBelief($input: AssertBeliefInput!, $readsBeliefs: Boolean!, $readsRetracted: Boolean!) {
+  mutation AssertBelief($input: AssertBeliefInput!, $readsBeliefs: Boolean! = true, $readsRetracted: Boolean! = true) {
     assertBelief(input: $input) {
       ...AssertedFields
       ... on ContradictionRaised { contradiction { id status existing @include(if: $readsBeliefs) { ...BeliefFields } } }
@@ -35,7 +35,7 @@ export const PREVIEW_RETRACTION = graphql(`
   }`, [TotalsFields]);
 
 export const PROPOSE_EFFECT = graphql(`
-  mutation ProposeEffect($input: ProposeEffectInput!, $readsRetracted: Boolean!) {
+  mutation ProposeEffect($input: ProposeEffectInput!, $readsRetracted: Boolean! = true) {
     proposeEffect(input: $input) {
       __typename
       ... on EffectProposed { effect { ...EffectFields } }

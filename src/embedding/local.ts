@@ -51,7 +51,7 @@ function fnvUpdate(h: number, s: string): number {
 }
 
 /** fmix32: FNV-1a alone leaves the low bits (our bucket index) weakly mixed for short inputs. */
-export function fmix32(h: number): number {
+function fmix32(h: number): number {
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;

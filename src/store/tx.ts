@@ -122,12 +122,12 @@ export async function inTx<T>(store: Store, opts: TxOptions, fn: (tx: Tx) => Pro
       if (!isRetryable(e)) throw e;
       if (attempt >= maxAttempts) {
         store.tx.stats.exhausted++;
-        throw new DomainError(
+        throw Object.assign(new DomainError(
           'CONFLICT',
           retryCode(e) === '53200'
             ? `the database ran out of shared lock space (SQLSTATE 53200) on every one of ${attempt} attempts; try again, and if it persists raise max_pred_locks_per_transaction`
             : `the transaction kept conflicting with concurrent writers (SQLSTATE ${retryCode(e)}) and was given up after ${attempt} attempts; try again`,
-        );
+        ), { cause: e }); // the last attempt's error, for logs and diagnostics; never sent to a client
       }
       store.tx.stats.retries++;
       store.tx.onRetry?.(e, attempt);

@@ -134,6 +134,27 @@ describe.each(engines())('READ, THINK, COMMIT through the typed client on %s', (
     await expectInvariants(t.store);
   });
 
+  it('asks for the token\'s scopes once for concurrent first writes, and again after that question failed', async () => {
+    const sent: string[] = [];
+    let viewerDown = true;
+    const counting: typeof fetch = async (input, init) => {
+      const op = (JSON.parse(String(init?.body)) as { operationName: string }).operationName;
+      sent.push(op);
+      if (op === 'Viewer' && viewerDown) {
+        viewerDown = false;
+        return new Response('unavailable', { status: 503 });
+      }
+      return fetch(input, init);
+    };
+    const c = new RetractClient({ url: `${app.url()}/graphql`, token: alice.token, fetch: counting });
+    await expect(c.assertBelief({ claimKey: 'once:1/x', statement: 'x 1', value: 1 })).rejects.toBeInstanceOf(RetractApiError);
+    expect(sent).toEqual(['Viewer']); // nothing was asserted on a failed question
+    const both = await Promise.all([1, 2].map((i) => c.assertBelief({ claimKey: `once:${i}/x`, statement: `x ${i}`, value: i })));
+    expect(both.map((r) => r.__typename)).toEqual(['BeliefAsserted', 'BeliefAsserted']);
+    expect(sent).toEqual(['Viewer', 'Viewer', 'AssertBelief', 'AssertBelief']);
+    await expectInvariants(t.store);
+  });
+
   it('a snapshot from another fleet or a forged one is refused naming basedOn', async () => {
     await expect(alice.assertBelief({ claimKey: 'x:1/y', statement: 's', basedOn: 'not-a-snapshot' })).rejects.toMatchObject({ code: 'BAD_USER_INPUT', field: 'basedOn' });
     const other = await createAgentDirect(t.store, { fleet: 'elsewhere', name: 'eve', scopes: SCOPES });

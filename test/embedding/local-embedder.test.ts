@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { cosineSimilarity, l2Normalize } from '../../src/embedding/embedder';
-import { emptyTextVector, fmix32, fnv1a32, LocalEmbedder, tokenize } from '../../src/embedding/local';
+import { emptyTextVector, fnv1a32, LocalEmbedder, tokenize } from '../../src/embedding/local';
 
 const e = new LocalEmbedder();
 const norm = (v: number[]) => Math.sqrt(v.reduce((s, x) => s + x * x, 0));
@@ -36,10 +36,17 @@ describe('LocalEmbedder', () => {
 
   it('is bit-identical to the documented definition: each feature string hashed over its UTF-8 bytes (TextEncoder)', () => {
     const utf8 = new TextEncoder();
+    // FNV-1a and the murmur3 finaliser in BigInt arithmetic modulo 2^32: written apart from the implementation's
+    // Math.imul form, so a slip in either shows here.
     const fnvRef = (s: string) => {
-      let h = 0x811c9dc5;
-      for (const byte of utf8.encode(s)) h = Math.imul(h ^ byte, 0x01000193);
-      return fmix32(h);
+      const low32 = (x: bigint) => x & 0xffffffffn;
+      let h = 0x811c9dc5n;
+      for (const byte of utf8.encode(s)) h = low32((h ^ BigInt(byte)) * 0x01000193n);
+      h ^= h >> 16n;
+      h = low32(h * 0x85ebca6bn);
+      h ^= h >> 13n;
+      h = low32(h * 0xc2b2ae35n);
+      return Number(h ^ (h >> 16n));
     };
     const reference = (text: string) => {
       const v = new Float64Array(512);

@@ -29,11 +29,12 @@ const WEIGHTS: Record<Op, number> = { assert: 14, derive: 16, justify: 6, propos
 
 /**
  * SQLSTATE and the first line of PostgreSQL's detail ("Reason code: Canceled on identification as a
- * pivot, during write."), numbers (transaction and process ids) replaced by N so that like counts with like.
+ * pivot, during write."), or the message where there is no detail (a Citus worker's conflict at COMMIT
+ * names its shard there), numbers (transaction, process and shard ids) replaced by N so that like counts with like.
  */
 export function retryReason(e: unknown): string {
-  const { code, detail } = e as { code?: string; detail?: string };
-  const why = (detail ?? '').split('\n')[0]!.replace(/^Reason code: /, '').replace(/\.$/, '').replace(/\d+/g, 'N');
+  const { code, detail, message } = e as { code?: string; detail?: string; message?: string };
+  const why = (detail ? detail.split('\n')[0]!.replace(/^Reason code: /, '') : message ?? '').replace(/\.$/, '').replace(/\d+/g, 'N');
   return `${code ?? '?'} ${why}`.trim();
 }
 
