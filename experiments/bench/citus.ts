@@ -1,18 +1,16 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
 import { sql } from 'kysely';
 import { createAgentDirect } from '../../src/agent/agent.service';
 import { SCOPES } from '../../src/agent/scopes';
 import { assertBelief } from '../../src/belief/belief.service';
-import { DomainError } from '../../src/errors/domain-error';
 import type { Core } from '../../src/core';
 import { LocalEmbedder } from '../../src/embedding/local';
 import { retractBelief } from '../../src/retraction/retraction.service';
 import { type Store, engineVersions, openStore } from '../../src/store/engine';
 import { type CitusNode, citusNodes, createCitusDatabase, dropCitusDatabase, nodeUrl } from '../../test/support/citus';
-import { retryReason } from '../../test/stress/workload';
 import type { Bench, BenchOptions, BenchResult, Cell } from './lib/bench';
 import { fmtMs, fmtRatio } from './lib/report';
+import { tally, turnLoops } from './lib/turn-loops';
 
 /**
  * Citus: the same fleets spread over one worker, then over two, on this machine's 3-node cluster
@@ -74,8 +72,6 @@ interface Layout {
   givenUp: Array<Record<string, number>>;
 }
 
-const tally = (counts: Record<string, number>) => Object.entries(counts).map(([why, n]) => `${n} × ${why}`).join('; ');
-
 async function tasks(store: Store, q: string): Promise<number> {
   const r = await sql.raw<{ 'QUERY PLAN': string }>(`EXPLAIN ${q}`).execute(store.db);
   const line = r.rows.map((x) => x['QUERY PLAN']).find((l) => /Task Count:/.test(l));
@@ -112,38 +108,9 @@ async function measure(url: string, nodes: CitusNode[], workers: number, seconds
 
     log(`citus: ${workers} worker(s): turns for ${seconds} s, one loop per fleet`);
     const before = Object.fromEntries(used.map((n) => [CLUSTERS[n.port]!, clusterCpu(CLUSTERS[n.port]!)]));
-    const end = Date.now() + seconds * 1000;
-    let turns = 0;
-    const kinds: Record<string, number> = {};
-    const retries: Record<string, number> = {};
-    const givenUp: Array<Record<string, number>> = [];
-    const count = (into: Record<string, number>, why: string) => { into[why] = (into[why] ?? 0) + 1; };
-    // Each turn's failed attempts, so that a turn given up can say why every one of its attempts failed.
-    const attempts = new AsyncLocalStorage<Record<string, number>>();
-    store.tx.onRetry = (e) => {
-      count(retries, retryReason(e));
-      count(attempts.getStore() ?? {}, retryReason(e));
-    };
     const t0 = performance.now();
-    await Promise.all(actors.map(async (actor, f) => {
-      for (let i = 0; Date.now() < end; i++) {
-        const failed: Record<string, number> = {};
-        const kind = await attempts.run(failed, () => assertBelief(core, actor, { claimKey: `turn/${f}/${i % claims}`, statement: `turn ${i}`, value: { i } })).then(
-          (r) => r.kind,
-          // A turn that kept failing serialization is counted and the loop goes on: the figure is reported, not a crash.
-          (e: unknown) => {
-            if (!(e instanceof DomainError && e.code === 'CONFLICT')) throw e;
-            count(failed, retryReason(e.cause));
-            givenUp.push(failed);
-            return 'given up';
-          },
-        );
-        kinds[kind] = (kinds[kind] ?? 0) + 1;
-        if (kind !== 'given up') turns++;
-      }
-    }));
+    const { kinds, turns, retries, givenUp } = await turnLoops(core, actors, seconds, (f, i) => `turn/${f}/${i % claims}`);
     const elapsed = (performance.now() - t0) / 1000;
-    store.tx.onRetry = undefined;
     const cpu = Object.fromEntries(used.map((n) => [CLUSTERS[n.port]!, clusterCpu(CLUSTERS[n.port]!) - before[CLUSTERS[n.port]!]!]));
 
     log(`citus: ${workers} worker(s): a ${tree}-belief ternary tree in bench-0, then its retraction`);

@@ -11,12 +11,10 @@
 import { sql } from 'kysely';
 import { createAgentDirect } from '../../src/agent/agent.service';
 import { SCOPES } from '../../src/agent/scopes';
-import { assertBelief } from '../../src/belief/belief.service';
-import { DomainError } from '../../src/errors/domain-error';
 import { LocalEmbedder } from '../../src/embedding/local';
 import { openStore } from '../../src/store/engine';
 import { citusNodes, createCitusDatabase, dropCitusDatabase, nodeUrl } from '../../test/support/citus';
-import { retryReason } from '../../test/stress/workload';
+import { tally, turnLoops } from '../bench/lib/turn-loops';
 
 const url = process.env.RETRACT_TEST_CITUS_URL ?? 'postgres://postgres@127.0.0.1:9700/postgres';
 const seconds = Number(process.argv[2] ?? 15);
@@ -43,20 +41,8 @@ try {
   const core = { store, embedder: new LocalEmbedder() };
   for (const [label, layout] of [['one-shard', shared], ['own-shards', apart]] as const) {
     const actors = await Promise.all(layout.map(async (fleet) => ({ fleet, agentId: (await createAgentDirect(store, { fleet, name: 'probe', scopes: SCOPES })).agent.id })));
-    const retries: Record<string, number> = {};
-    store.tx.onRetry = (e: unknown) => { retries[retryReason(e)] = (retries[retryReason(e)] ?? 0) + 1; };
-    const kinds: Record<string, number> = {};
-    const end = Date.now() + seconds * 1000;
-    await Promise.all(actors.map(async (actor, f) => {
-      for (let i = 0; Date.now() < end; i++) {
-        const kind = await assertBelief(core, actor, { claimKey: `p/${label}/${f}/${i % claims}`, statement: `turn ${i}`, value: { i } }).then(
-          (r) => r.kind, (e: unknown) => { if (e instanceof DomainError && e.code === 'CONFLICT') return 'given up'; throw e; });
-        kinds[kind] = (kinds[kind] ?? 0) + 1;
-      }
-    }));
-    const turns = Object.entries(kinds).reduce((n, [k, v]) => n + (k === 'given up' ? 0 : v), 0);
-    const tally = Object.entries(retries).map(([why, n]) => `${n} × ${why}`).join('; ') || 'none';
-    console.log(`${label}: ${layout.length} fleets, ${turns} turns, given up ${kinds['given up'] ?? 0}; retries: ${tally}`);
+    const { kinds, turns, retries } = await turnLoops(core, actors, seconds, (f, i) => `p/${label}/${f}/${i % claims}`);
+    console.log(`${label}: ${layout.length} fleets, ${turns} turns, given up ${kinds['given up'] ?? 0}; retries: ${tally(retries) || 'none'}`);
   }
 } finally {
   await store.close();

@@ -12,11 +12,3 @@ export const TotalsFields = graphql(`
 
 /** A belief as agents read it, with the name of the agent that asserted it. */
 export const BeliefFields = graphql(`fragment BeliefFields on Belief { id claimKey statement value status evidence createdAt author { name } }`);
-
-/** What an assertion that wrote or corroborated a belief answers, as a writer without beliefs:read may read it. */
-export const AssertedFields = graphql(`
-  fragment AssertedFields on AssertBeliefResult {
-    __typename
-    ... on BeliefAsserted { belief { ...BeliefFields } }
-    ... on BeliefCorroborated { belief { ...BeliefFields } }
-  }`, [BeliefFields]);

@@ -8,7 +8,7 @@ import * as op from './operations';
 import { type BeliefReads, beliefReads } from './scopes';
 
 export { graphql, type Json, type ResultOf, type VariablesOf, type AnyDocument, type Checked } from './graphql';
-export { AssertedFields, BeliefFields, MoneyFields, TotalsFields } from './fragments';
+export { BeliefFields, MoneyFields, TotalsFields } from './fragments';
 export { dataOf, post, postRaw, queryText, RetractApiError, type GqlResponse, type PostOptions, type WireError } from './transport';
 export { iterate, subscribe, wsClient, wsUrl, type SubscribeSink } from './subscriptions';
 export { beliefReads, grants, type BeliefReads } from './scopes';

@@ -1,6 +1,6 @@
 // The documents RetractClient sends: an agent's READ, COMMIT, effect and receipt operations.
 import { graphql } from './graphql';
-import { AssertedFields, BeliefFields, MoneyFields, TotalsFields } from './fragments';
+import { BeliefFields, MoneyFields, TotalsFields } from './fragments';
 
 const EffectFields = graphql(`fragment EffectFields on Effect { id kind status idempotencyKey externalRef amount { ...MoneyFields } }`, [MoneyFields]);
 
@@ -17,12 +17,14 @@ export const BELIEF_BY_CLAIM = graphql(`
 export const ASSERT_BELIEF = graphql(`
   mutation AssertBelief($input: AssertBeliefInput!, $readsBeliefs: Boolean! = true, $readsRetracted: Boolean! = true) {
     assertBelief(input: $input) {
-      ...AssertedFields
+      __typename
+      ... on BeliefAsserted { belief { ...BeliefFields } }
+      ... on BeliefCorroborated { belief { ...BeliefFields } }
       ... on ContradictionRaised { contradiction { id status existing @include(if: $readsBeliefs) { ...BeliefFields } } }
       ... on PremiseRetracted { premise @include(if: $readsRetracted) { ...BeliefFields } }
       ... on ClaimChangedSinceRead { claimKey current @include(if: $readsBeliefs) { ...BeliefFields } }
     }
-  }`, [AssertedFields, BeliefFields]);
+  }`, [BeliefFields]);
 
 export const RETRACT_BELIEF = graphql(`
   mutation RetractBelief($input: RetractBeliefInput!) {
