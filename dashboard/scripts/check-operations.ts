@@ -1,4 +1,4 @@
-// Validates every document the dashboard sends against the shared contract, and measures each one with the
+// Validates every document the dashboard sends against the API contract (schema/contract.graphql), and measures each one with the
 // limits the server enforces, its own cost rule included (measure.ts).
 //   npx tsx dashboard/scripts/check-operations.ts [--print]
 import { readFileSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { queryText } from '../../src/client';
 import { ALL_OPERATIONS } from '../src/operations';
 import { measure } from './measure';
 
-const contractPath = fileURLToPath(new URL('../../../shared/contract/schema.graphql', import.meta.url));
+const contractPath = fileURLToPath(new URL('../../schema/contract.graphql', import.meta.url));
 const schema = buildSchema(readFileSync(process.env.CONTRACT ?? contractPath, 'utf8'));
 // Documents of the panels that read this server's additions to the contract (asOf, beliefs(ids:), openMoney): checked
 // against the emitted schema, which contains the contract (npm run contract), and named as such.
