@@ -4,7 +4,7 @@ import { parseGids } from '../../kernel/ids';
 import { reversalsOfEffects } from '../../reversal/reversal.repository';
 import { actorOf, builder, grantRead } from '../builder';
 import { carrier, inputArg, typed, typedUnion, writes } from '../shapes';
-import { type FleetNodeRef, fleetNode, fleetRead, listByParent } from '../loaders';
+import { type FleetNodeRef, MAX_BATCH_IDS, fleetNode, fleetRead, listByParent } from '../loaders';
 import { countedConnection, newestFirst, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
 import { PremiseRetractedRef } from './assert-belief';
@@ -23,6 +23,7 @@ export const EffectRef: FleetNodeRef<EffectRow> = fleetNode('Effect', effectsByI
     payload: t.expose('payload', { type: 'JSON', nullable: true, description: 'What the executor needs.' }),
     idempotencyKey: t.exposeString('idempotency_key', { description: 'The proposer\'s key; proposing again with it returns this effect.' }),
     supportedBy: listByParent(t, {
+      field: 'Effect.supportedBy',
       type: BeliefRef, description: 'The beliefs this effect rests on.',
       read: (tx, fleet, ids) => supportsOf(tx, fleet, 'effect_id', ids), key: (s) => s.effect_id, item: (s) => s.belief_id,
     }),
@@ -41,6 +42,7 @@ export const EffectRef: FleetNodeRef<EffectRow> = fleetNode('Effect', effectsByI
         return ids.map((id) => byEffect.get(String(id)) ?? null);
       },
       resolve: (e) => e.id,
+      loaderOptions: { maxBatchSize: MAX_BATCH_IDS },
     }),
     reachedBy: t.expose('reached_by', { type: RetractionRef, nullable: true, description: 'The retraction that reached it while it was EXECUTING.' }),
     cancelledBy: t.expose('cancelled_by', { type: RetractionRef, nullable: true, description: 'The retraction that cancelled this effect while it was PENDING.' }),
