@@ -12,10 +12,10 @@ import { openStore } from '../../src/store/engine';
 /**
  * Docs that cannot drift: README's quick start and docs/walkthrough.md are replayed, block by block, against a
  * server started from the build, and every output they show is compared with what the run printed (ids, times,
- * cursors, tokens, ports and the checkout's path normalised; `…` stands for text left out). The convention that makes a page
- * replayable is in test/support/doc-replay.ts. Each page is one run from a fresh store, so two sections can no
- * longer show two different stories. A block the test cannot replay is marked `skip: <reason>` on the page and
- * listed here as a skipped test with that reason.
+ * cursors, tokens, ports and the checkout's path normalised; `…` stands for text left out). The convention that
+ * makes a page replayable is in test/support/doc-replay.ts. Each page is one run from a fresh store, so two
+ * sections can no longer show two different stories. A block the test cannot replay is marked `skip: <reason>` on
+ * the page and listed here as a skipped test with that reason.
  */
 const PAGES = ['README.md', 'docs/walkthrough.md'];
 const STEP_TIMEOUT = 120_000;
