@@ -133,7 +133,7 @@ for (const page of PAGES) {
             session.background = bg;
             // Going on once it speaks (a subscriber: connected), and a moment more for its subscription to register.
             await new Promise<void>((resolve, reject) => {
-              bg.child.stderr!.once('data', () => setTimeout(resolve, 1500));
+              bg.child.stderr!.once('data', () => setTimeout(resolve, 3000));
               void bg.run.then((r) => reject(new Error(`it exited ${r.code} first: ${r.stderr}`)));
             });
           });
