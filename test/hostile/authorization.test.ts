@@ -28,8 +28,8 @@ function forbiddenAt(errors: readonly WireError[] | undefined): string[] {
   return (errors ?? []).map((e) => (e.path ?? []).join('.'));
 }
 
-it('the README says which types each scope opens, as src/agent/access.ts enforces it', () => {
-  const text = fs.readFileSync('README.md', 'utf8');
+it('docs/api.md says which types each scope opens, as src/agent/access.ts enforces it', () => {
+  const text = fs.readFileSync('docs/api.md', 'utf8');
   const start = text.indexOf('| type | readable with |');
   expect(start).toBeGreaterThan(0);
   const rows = new Map<string, string[]>();
