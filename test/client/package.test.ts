@@ -54,18 +54,21 @@ const specifiers = (text: string) => [
 const normalise = (out: string) => out.replace(/customer:\d+/g, 'customer:<n>').trim();
 
 describe('@retract/client installed from its tarball into a project outside the repository', () => {
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'retract-client-package-'));
-  const project = path.join(tmp, 'agent-project');
-  const dataDir = path.join(tmp, 'server-data');
   const blocks = docsBlocks();
+  let tmp: string;
+  let project: string;
+  let dataDir: string;
   let server: BuiltServer;
   let tarball: string;
   let env: Record<string, string>;
 
-  /** Runs `file` with node in the project, as the agent's own program; resolves to its stdout. */
-  const node = async (...args: string[]) => (await run(process.execPath, args, { cwd: project, env, timeout: 60_000 })).stdout;
+  /** Runs node in the project (the agent's own program, or tsc); resolves to its stdout. tsc may take minutes on a loaded machine. */
+  const node = async (...args: string[]) => (await run(process.execPath, args, { cwd: project, env, timeout: 240_000 })).stdout;
 
   beforeAll(async () => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'retract-client-package-'));
+    project = path.join(tmp, 'agent-project');
+    dataDir = path.join(tmp, 'server-data');
     server = startBuilt({ RETRACT_DATA_DIR: dataDir, RETRACT_BOOTSTRAP_TOKEN: BOOTSTRAP });
     // npm pack runs the package's prepack, which compiles src/client into packages/client/dist.
     const packed = JSON.parse((await run(NPM, ['pack', PACKAGE, '--pack-destination', tmp, '--json'], { cwd: ROOT, timeout: 240_000 })).stdout);
@@ -114,7 +117,7 @@ describe('@retract/client installed from its tarball into a project outside the 
         await store.close();
       }
     }
-    fs.rmSync(tmp, { recursive: true, force: true });
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });
 
   it('the tarball holds the compiled client and its manifest only; installing it runs nothing; its manifest names every package it imports', () => {
@@ -127,6 +130,9 @@ describe('@retract/client installed from its tarball into a project outside the 
     expect(fs.statSync(tarball).size).toBeLessThan(100_000);
 
     const manifest = json(path.join(installed, 'package.json'));
+    // Every folder of src/client with an index.ts is a subpath of the package (./langgraph: @retract/client/langgraph).
+    const folders = fs.readdirSync(path.join(ROOT, 'src/client'), { withFileTypes: true }).filter((d) => d.isDirectory() && fs.existsSync(path.join(ROOT, 'src/client', d.name, 'index.ts')));
+    for (const d of folders) expect(manifest.exports[`./${d.name}`], `packages/client/package.json exports ./${d.name}`).toEqual({ types: `./dist/${d.name}/index.d.ts`, default: `./dist/${d.name}/index.js` });
     expect(Object.keys(manifest.scripts ?? {}).filter((s) => /^(pre|post)?install$|^prepare$/.test(s))).toEqual([]);
     const declared = new Set([...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.peerDependencies ?? {})]);
     const imported = new Set<string>();
@@ -161,7 +167,7 @@ describe('@retract/client installed from its tarball into a project outside the 
     fs.writeFileSync(path.join(project, 'wrong.ts'), "import { RetractClient, graphql } from '@retract/client';\nconst c = new RetractClient({ url: '', token: '' });\nawait c.request(graphql(`query { viewer { nickname } }`));\n");
     await expect(node(tsc, '-p', '.')).rejects.toMatchObject({ stdout: expect.stringContaining('nickname') });
     fs.rmSync(path.join(project, 'wrong.ts'));
-  }, 240_000);
+  }, 600_000);
 
   it('TypeScript: agent.ts and mine.ts run as they are (Node strips the types)', async () => {
     expect(normalise(await node('agent.ts'))).toBe(normalise(blocks['output']!));
