@@ -1,6 +1,6 @@
 // The documents RetractClient sends: an agent's READ, COMMIT, effect and receipt operations.
-import { graphql } from './graphql';
-import { BeliefFields, MoneyFields, TotalsFields } from './fragments';
+import { graphql } from './graphql.js';
+import { BeliefFields, MoneyFields, TotalsFields } from './fragments.js';
 
 const EffectFields = graphql(`fragment EffectFields on Effect { id kind status idempotencyKey externalRef amount { ...MoneyFields } }`, [MoneyFields]);
 
