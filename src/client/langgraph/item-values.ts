@@ -29,7 +29,7 @@ const show = (x: unknown): string => (typeof x === 'string' ? x : typeof x === '
  * The texts at a path as InMemoryStore's index reads them: `$` is the whole value; `a.b` a field; `a[*]` every
  * element, `a[2]` one; strings, numbers and booleans as they are, objects and arrays as pretty JSON.
  */
-export function textsAt(value: unknown, path: string): string[] {
+function textsAt(value: unknown, path: string): string[] {
   if (path === '$' || path === '') return [show(value)];
   const tokens = path.match(/[^.[\]]+|\[[^\]]*\]/g) ?? [];
   let at: unknown[] = [value];

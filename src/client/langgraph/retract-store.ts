@@ -6,7 +6,7 @@ import {
   type GetOperation, type Item, type ListNamespacesOperation, type MatchCondition, type Operation, type OperationResults,
   type PutOperation, type SearchItem, type SearchOperation,
 } from '@langchain/langgraph-checkpoint';
-import { RetractClient, type Belief, type ClientOptions, type ResultOf } from '../index.js';
+import { RetractApiError, RetractClient, type Belief, type ClientOptions, type ResultOf } from '../index.js';
 import * as op from '../operations.js';
 import { checkRoot, itemClaimKey, namespacePrefixKey, parseItemClaimKey } from './claim-keys.js';
 import { derivedFromOf, passesFilter, RetractStoreError, statementOf } from './item-values.js';
@@ -26,6 +26,8 @@ export interface RetractStoreOptions {
 
 /** A page of the server's newest-first ACTIVE beliefs of a claim-key prefix. */
 const PAGE = 500;
+/** Attempts of a put whose new value another put overtook (each one asserts again over the newer value). */
+const PUT_ATTEMPTS = 5;
 /** The most hits the server's search returns (SearchInput.k). */
 const SEARCH_MAX = 100;
 
@@ -98,16 +100,27 @@ export class RetractStore extends BaseStore {
       return premise.id;
     }));
     const statement = statementOf(o.value, Array.isArray(o.index) ? o.index : this.fields);
-    const r = await this.client.assertBelief({ claimKey, statement, value: o.value, ...(derivedFrom.length ? { derivedFrom } : {}) });
-    if (r.__typename === 'PremiseRetracted') {
-      throw new RetractStoreError('value.__derivedFrom', `a premise (${r.premise?.claimKey ?? 'not readable'}) was retracted while the item was written; nothing was written`);
+    const input = { claimKey, statement, value: o.value, ...(derivedFrom.length ? { derivedFrom } : {}) };
+    for (let attempt = 1; ; attempt++) {
+      const r = await this.client.assertBelief(input);
+      if (r.__typename === 'PremiseRetracted') {
+        throw new RetractStoreError('value.__derivedFrom', `a premise (${r.premise?.claimKey ?? 'not readable'}) was retracted while the item was written; nothing was written`);
+      }
+      if (r.__typename !== 'ContradictionRaised') return;
+      // A new value for the key: the store's own verdict for it retracts the old value's belief (and what rested
+      // on it) and writes the new one, in one transaction.
+      const verdict = (v: 'ACCEPT_PROPOSED' | 'KEEP_EXISTING', why: string) =>
+        this.client.request(op.RESOLVE_CONTRADICTION, { input: { contradictionId: r.contradiction.id, verdict: v, rationale: `${why} ${claimKey}` } });
+      try {
+        await verdict('ACCEPT_PROPOSED', 'LangGraph put replaced the value of');
+        return;
+      } catch (e) {
+        // Another put replaced the value first (CONFLICT): this proposal is stale. Close it and assert again over
+        // the new value, so the last put wins as in any key-value store.
+        if (!(e instanceof RetractApiError) || e.code !== 'CONFLICT' || attempt >= PUT_ATTEMPTS) throw e;
+        await verdict('KEEP_EXISTING', 'LangGraph put was overtaken by another put of').catch(() => undefined);
+      }
     }
-    if (r.__typename !== 'ContradictionRaised') return;
-    // A new value for the key: the store's own verdict for it retracts the old value's belief (and what rested on
-    // it) and writes the new one, in one transaction.
-    await this.client.request(op.RESOLVE_CONTRADICTION, {
-      input: { contradictionId: r.contradiction.id, verdict: 'ACCEPT_PROPOSED', rationale: `LangGraph put replaced the value of ${claimKey}` },
-    });
   }
 
   private async deleteItem(namespace: string[], key: string): Promise<void> {

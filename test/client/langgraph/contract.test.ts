@@ -1,6 +1,6 @@
 // Every BaseStore method of RetractStore against a real RETRACT server, asserted on InMemoryStore too wherever a
 // LangGraph user would count on the two answering alike (docs/langgraph.md lists where they differ, on purpose).
-import type { BaseStore } from '@langchain/langgraph-checkpoint';
+import type { BaseStore, GetOperation, ListNamespacesOperation, PutOperation, SearchOperation } from '@langchain/langgraph-checkpoint';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines, expectInvariants } from '../../support/engines';
 import { inMemoryStore, startStoreServer, type StoreServer } from './support';
@@ -147,13 +147,14 @@ describe.each(engines())('RetractStore answers as InMemoryStore does, on %s', (e
   it.each(both)('%s: batch answers each operation in place: get, search, listNamespaces, put', async (_n, make) => {
     const store = await make();
     await store.put(['b'], 'x', { v: 1 });
-    const [got, found, spaces, put] = await store.batch([
+    const ops: [GetOperation, SearchOperation, ListNamespacesOperation, PutOperation] = [
       { namespace: ['b'], key: 'x' },
       { namespacePrefix: ['b'], limit: 10, offset: 0 },
       // As BaseStore.listNamespaces sends it: InMemoryStore tells the operation by its matchConditions key.
       { matchConditions: undefined, limit: 10, offset: 0 },
       { namespace: ['b'], key: 'y', value: { v: 2 } },
-    ]);
+    ];
+    const [got, found, spaces, put] = await store.batch(ops);
     expect(got).toMatchObject({ key: 'x', value: { v: 1 } });
     expect(found.map((i) => i.key)).toEqual(['x']);
     expect(spaces).toEqual([['b']]);

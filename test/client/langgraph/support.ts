@@ -8,7 +8,7 @@ import { agentWith, startApiServer, type ApiServer } from '../../support/api-ser
 import { embedder } from '../../support/engines';
 
 /** What RetractStore's token needs (docs/langgraph.md). */
-export const STORE_SCOPES = ['beliefs:read', 'beliefs:write', 'beliefs:retract', 'contradictions:adjudicate'] as const;
+const STORE_SCOPES = ['beliefs:read', 'beliefs:write', 'beliefs:retract', 'contradictions:adjudicate'] as const;
 
 export interface StoreServer {
   server: ApiServer;
