@@ -8,7 +8,7 @@ import {
 } from '@langchain/langgraph-checkpoint';
 import { RetractApiError, RetractClient, type Belief, type ClientOptions, type ResultOf } from '../index.js';
 import * as op from '../operations.js';
-import { checkRoot, itemClaimKey, namespacePrefixKey, parseItemClaimKey } from './claim-keys.js';
+import { CLAIM_KEY_MAX, checkRoot, itemClaimKey, namespacePrefixKey, parseItemClaimKey } from './claim-keys.js';
 import { derivedFromOf, passesFilter, RetractStoreError, statementOf } from './item-values.js';
 
 export interface RetractStoreOptions {
@@ -67,11 +67,12 @@ export class RetractStore extends BaseStore {
   }
 
   /**
-   * The ACTIVE belief holding an item, or null: its id is what an effect names in `supports` (proposeEffect), so
+   * The ACTIVE belief holding an item, or null: its id is what an effect names in `supportedBy` (proposeEffect), so
    * that retracting a premise the item rests on cancels the effect, or reaches it once executed.
    */
   async beliefOf(namespace: string[], key: string): Promise<Belief | null> {
-    return this.client.beliefByClaim(this.claimKeyOf(namespace, key));
+    const claimKey = this.storableKey(namespace, key);
+    return claimKey === null ? null : this.client.beliefByClaim(claimKey);
   }
 
   override async stop(): Promise<void> {
@@ -86,7 +87,7 @@ export class RetractStore extends BaseStore {
   }
 
   private async getItem(o: GetOperation): Promise<Item | null> {
-    const b = await this.client.beliefByClaim(this.claimKeyOf(o.namespace, o.key));
+    const b = await this.beliefOf(o.namespace, o.key);
     return b && this.itemOf(b);
   }
 
@@ -95,7 +96,7 @@ export class RetractStore extends BaseStore {
     validateNamespace(o.namespace);
     const claimKey = this.claimKeyOf(o.namespace, o.key);
     const derivedFrom = await Promise.all(derivedFromOf(o.value, o.namespace).map(async (ref, i) => {
-      const premise = await this.client.beliefByClaim(this.claimKeyOf(ref.namespace, ref.key));
+      const premise = await this.beliefOf(ref.namespace, ref.key);
       if (!premise) throw new RetractStoreError(`value.__derivedFrom[${i}]`, `no item ${JSON.stringify(ref.key)} in namespace ${JSON.stringify(ref.namespace)}`);
       return premise.id;
     }));
@@ -124,7 +125,7 @@ export class RetractStore extends BaseStore {
   }
 
   private async deleteItem(namespace: string[], key: string): Promise<void> {
-    const b = await this.client.beliefByClaim(this.claimKeyOf(namespace, key));
+    const b = await this.beliefOf(namespace, key);
     if (b) await this.client.retractBelief(b.id, `LangGraph delete of ${b.claimKey}`);
   }
 
@@ -132,6 +133,8 @@ export class RetractStore extends BaseStore {
     const limit = o.limit ?? 10;
     const offset = o.offset ?? 0;
     const prefix = namespacePrefixKey(this.root, o.namespacePrefix);
+    // No item's claim key is longer than 256 characters, so none starts with a longer prefix.
+    if (prefix.length > CLAIM_KEY_MAX) return [];
     const items: SearchItem[] = [];
     if (o.query) {
       // The server ranks by its embedder; a filter is applied to the nearest 100 ACTIVE beliefs of the prefix.
@@ -144,7 +147,8 @@ export class RetractStore extends BaseStore {
       }
       return items.slice(offset, offset + limit);
     }
-    for await (const b of this.activeBeliefs(prefix)) {
+    // Without a filter the first offset + limit beliefs are the answer: no more is asked for.
+    for await (const b of this.activeBeliefs(prefix, o.filter ? PAGE : Math.min(PAGE, offset + limit))) {
       const item = this.itemOf(b);
       if (item && passesFilter(item.value, o.filter)) items.push(item);
       if (items.length >= offset + limit) break;
@@ -176,13 +180,23 @@ export class RetractStore extends BaseStore {
   }
 
   /** The ACTIVE beliefs of a claim-key prefix, newest first, fetched a page at a time as they are consumed. */
-  private async *activeBeliefs(claimKeyPrefix: string): AsyncGenerator<Belief> {
+  private async *activeBeliefs(claimKeyPrefix: string, first: number): AsyncGenerator<Belief> {
     let after: string | null = null;
     do {
-      const page: ResultOf<typeof op.BELIEFS>['beliefs'] = (await this.client.request(op.BELIEFS, { claimKeyPrefix, status: 'ACTIVE', first: PAGE, after })).beliefs;
+      const page: ResultOf<typeof op.BELIEFS>['beliefs'] = (await this.client.request(op.BELIEFS, { claimKeyPrefix, status: 'ACTIVE', first, after })).beliefs;
       for (const e of page.edges) yield e.node;
       after = page.pageInfo.hasNextPage ? (page.pageInfo.endCursor ?? null) : null;
     } while (after);
+  }
+
+  /** An item's claim key, or null for one too long to have been stored (reads of it find nothing). */
+  private storableKey(namespace: string[], key: string): string | null {
+    try {
+      return this.claimKeyOf(namespace, key);
+    } catch (e) {
+      if (e instanceof RangeError) return null;
+      throw e;
+    }
   }
 
   /** The item a belief holds, or null when its claim key is not an item's of this store. */

@@ -159,6 +159,10 @@ describe.each(engines())('RetractStore derivations, fleets and refusals on %s', 
     await expect(store.put(['n'], 'x', { [DERIVED_FROM]: 'p' })).rejects.toBeInstanceOf(RetractStoreError);
     await expect(store.put(['n'], 'x', { [DERIVED_FROM]: [{ key: 'p' }] })).rejects.toThrow(/__derivedFrom\[0\]/);
     await expect(store.put(['n'], 'k'.repeat(300), { v: 1 })).rejects.toThrow(/at most 256/);
+    // What could never be stored is simply not there.
+    expect(await store.get(['n'], 'k'.repeat(300))).toBeNull();
+    await expect(store.delete(['n'], 'k'.repeat(300))).resolves.toBeUndefined();
+    expect(await store.search(['n'.repeat(300)])).toEqual([]);
     await expect(store.put(['n'], 'big', { v: 'x'.repeat(20_000) })).rejects.toMatchObject({ code: 'BAD_USER_INPUT', field: 'value' });
     expect(await store.search([])).toEqual([]);
   });
