@@ -88,16 +88,26 @@ const CLAIM_KEY = /^[\p{L}\p{N}][\p{L}\p{N}:/._\-@#+=~]*$/u;
  * `:/._-@#+=~`. A key is normalised to Unicode NFC before any rule and before it is stored or
  * compared, so a composed "é" and "e" + combining accent name one claim (the decomposed form's
  * combining mark would otherwise be refused, or a second spelling would be a second claim).
- * A key that could pass for another is refused (docs/input-rules.md): INVISIBLE code points (U+3164 is a
- * letter that shows nothing), compatibility characters (a key must be its own NFKC form: no fullwidth
- * letters, ligatures or superscripts), and ASCII look-alikes mixed into or making up a word (src/kernel/look-alike.ts).
+ * The rule for naming a claim to read; a key to write under must also pass {@link newClaimKey}.
  */
 export function claimKey(field: string, v: unknown): string {
   const s = text(field, typeof v === 'string' && !LONE_SURROGATE.test(v) ? v.normalize('NFC') : v, LIMITS.claimKeyMax);
-  noInvisible(field, s);
   if (!CLAIM_KEY.test(s)) {
     throw badInput(field, 'must start with a letter or digit and contain only letters, digits and : / . _ - @ # + = ~ (no spaces)');
   }
+  return s;
+}
+
+/**
+ * A key a belief is asserted under: claimKey, and refused when it could pass for another key
+ * (docs/input-rules.md): INVISIBLE code points (U+3164 is a letter that shows nothing), compatibility
+ * characters (a key must be its own NFKC form: no fullwidth letters, ligatures or superscripts), and ASCII
+ * look-alikes mixed into or making up a word (src/kernel/look-alike.ts). Reads keep the plain claimKey rule,
+ * so a claim stored before these rules can still be named.
+ */
+export function newClaimKey(field: string, v: unknown): string {
+  if (typeof v === 'string') noInvisible(field, v);
+  const s = claimKey(field, v);
   const nfkc = s.normalize('NFKC');
   if (nfkc !== s) {
     const at = [...s].find((c) => c.normalize('NFKC') !== c)!;

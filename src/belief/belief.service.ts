@@ -28,7 +28,7 @@ export type AssertBeliefResult =
 
 function validateAssert(input: AssertBeliefInput) {
   return {
-    claimKey: v.claimKey('claimKey', input.claimKey),
+    claimKey: v.newClaimKey('claimKey', input.claimKey),
     statement: v.text('statement', input.statement, v.LIMITS.statementMax, { multiline: true }),
     value: v.json('value', input.value, v.LIMITS.valueBytesMax),
     evidence: v.optionalText('evidence', input.evidence, v.LIMITS.evidenceMax, { multiline: true }),

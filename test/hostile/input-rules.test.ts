@@ -159,6 +159,10 @@ describe.each(engines())('input rules, second hostile pass, on %s', (engine) => 
         expect(e.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'claimKey' });
       }
     });
+    // Reads keep the plain key rule: a look-alike key names nothing (or a claim stored before the rule), it is not an error.
+    const read = await gql(s.http, 'query($k: String!, $p: String) { beliefByClaim(claimKey: $k) { id } beliefs(claimKeyPrefix: $p) { totalCount } }', { k: 'rules/passport.\u0430uthentic', p: 'rules/\u0441\u043e' }, token);
+    expect(read.errors).toBeUndefined();
+    expect(read.data).toEqual({ beliefByClaim: null, beliefs: { totalCount: 0 } });
     // Words of other scripts are keys like any other.
     for (const claimKey of ['rules/\u043c\u043e\u0441\u043a\u0432\u0430', 'rules/\u03c3\u03bf\u03c6\u03af\u03b1', 'rules/\u6771\u4eac/tier', 'rules/caf\u00e9']) {
       const r = await gql(s.http, ASSERT, { input: { claimKey, statement: 's', value: 1 } }, token);
