@@ -5,8 +5,9 @@ import { createEmbedder } from '../embedding/index';
 import { type Store, openStoreFromEnv } from '../store/engine';
 import { DataDirLockedError } from '../store/lock';
 import { createMcpHttpHandler } from './http';
-import { authenticateReader, canReadReceipts, isMigrated, proveReadOnly } from './reader';
-import { type McpDeps, createMcpServer } from './server';
+import { toolsFor } from './access';
+import { authenticateReader, isMigrated, proveReadOnly } from './reader';
+import { type McpDeps, createMcpServer, noToolsReason } from './server';
 
 /** An expected failure of `retract mcp`: reported as one line on stderr, with its exit status. */
 export class McpStartError extends Error {
@@ -67,12 +68,12 @@ async function deps(store: Store, env: Env): Promise<McpDeps> {
  */
 export async function runStdio(env: Env = process.env): Promise<number> {
   const token = env.RETRACT_TOKEN?.trim();
-  if (!token) throw new McpStartError('RETRACT_TOKEN is required: the bearer token of an agent with the receipts:read scope', 2);
+  if (!token) throw new McpStartError('RETRACT_TOKEN is required: the bearer token of the agent the tools act for (its scopes decide which tools it gets)', 2);
   const { store, proof } = await openReceiptStore(env);
   try {
     const agent = await authenticateReader(store, token);
     if (!agent) throw new McpStartError('RETRACT_TOKEN does not belong to any agent of this store', 2);
-    if (!canReadReceipts(agent)) throw new McpStartError(`agent ${agent.name} (fleet ${agent.fleet_id}) lacks the receipts:read scope; refusing to serve receipts`, 2);
+    if (toolsFor(agent).length === 0) throw new McpStartError(`${noToolsReason(agent)}; refusing to serve`, 2);
     const server = createMcpServer(await deps(store, env), agent);
     const transport = new StdioServerTransport();
     let inputEnded = false;
@@ -86,7 +87,7 @@ export async function runStdio(env: Env = process.env): Promise<number> {
     });
     await server.connect(transport);
     const pending = countPending(transport);
-    say(`serving receipts for agent ${agent.name} (fleet ${agent.fleet_id}) from ${store.description} over stdio; ${proof}`);
+    say(`serving ${toolsFor(agent).join(', ')} for agent ${agent.name} (fleet ${agent.fleet_id}) from ${store.description} over stdio; ${proof}`);
     await closed;
     // Input ended (a piped session): answer what was already asked before closing.
     for (let waited = 0; inputEnded && pending() > 0 && waited < 30_000; waited += 20) await new Promise((r) => setTimeout(r, 20));

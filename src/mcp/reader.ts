@@ -1,6 +1,5 @@
 import { type AgentRow, agentByTokenHash } from '../agent/agent.repository';
 import { hashToken } from '../agent/token';
-import { mayRead } from '../agent/access';
 import type { Store } from '../store/engine';
 import { hasColumn, probeWrite, writableTables as writableBy } from '../store/privileges';
 import { type Tx, inTx } from '../store/tx';
@@ -25,10 +24,6 @@ export async function authenticateReader(store: Store, token: string | null | un
   return readerTx(store, null, (tx) => agentByTokenHash(tx, hashToken(token)));
 }
 
-/** True when the agent may read receipts (`receipts:read`, or `admin`, which implies every scope): the bar to serve it at all. */
-export function canReadReceipts(agent: AgentRow | null): boolean {
-  return mayRead(agent, 'Receipt');
-}
 
 export interface ReadOnlyProof {
   /** SQLSTATE the database raised when the probe tried to write through the reader path. */
