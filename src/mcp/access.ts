@@ -1,6 +1,7 @@
 import type { AgentRow } from '../agent/agent.repository';
 import { READ_SCOPES, forbiddenReason, hasScope, mayRead } from '../agent/access';
 import type { Scope } from '../agent/scopes';
+import { MEMORY_GRAPH_NEEDS } from './memory-graph/needs';
 
 /**
  * Which token may use which MCP tool: the scope its GraphQL twin needs. Each entry is a list of
@@ -28,6 +29,8 @@ export const TOOL_NEEDS: Record<string, ReadonlyArray<readonly Scope[]>> = {
   retract: [['beliefs:retract']], // retractBelief
   reinstate: [['beliefs:retract']], // reinstateRetraction
   propose_effect: [['effects:propose']], // proposeEffect
+  // The drop-in for @modelcontextprotocol/server-memory (src/mcp/memory-graph/).
+  ...MEMORY_GRAPH_NEEDS,
 };
 
 /** True when the agent meets every need of `tool`. */

@@ -13,6 +13,7 @@ import {
 } from './schemas';
 import { explainText, owedText, receiptText, searchText } from './text';
 import { type McpDeps, Toolkit, sealTools } from './toolkit';
+import { registerMemoryGraph } from './write/memory-graph';
 import { registerMemoryTools } from './write/memory-tools';
 
 export type { McpDeps } from './toolkit';
@@ -105,6 +106,7 @@ export function createMcpServer(deps: McpDeps, agent: AgentRow): McpServer {
   }, (a) => searchNearest(deps, fleet, a), searchText);
 
   registerMemoryTools(kit);
+  registerMemoryGraph(kit); // the nine tools of @modelcontextprotocol/server-memory (docs/mcp-memory-graph.md)
   sealTools(kit);
   return server;
 }

@@ -53,7 +53,8 @@ export class Toolkit {
     name: string,
     spec: ToolSpec<I, O>,
     run: (args: z.infer<z.ZodObject<I>>, grants: ReadGrants) => Promise<Out<O>>,
-    text: (r: Out<O>) => string,
+    /** The text content: one item, or several (the memory-graph tools answer the reference's text first, then RETRACT's). */
+    text: (r: Out<O>) => string | string[],
   ): void {
     if (!mayUseTool(this.agent, name)) return;
     const { deps, agent } = this;
@@ -64,7 +65,8 @@ export class Toolkit {
         const grants = new ReadGrants();
         const result = await run(args, grants);
         const shown = await visibleTo(deps.store, agent, grants, result);
-        return { structuredContent: shown, content: [{ type: 'text', text: text(shown as Out<O>) }] };
+        const texts = text(shown as Out<O>);
+        return { structuredContent: shown, content: (Array.isArray(texts) ? texts : [texts]).map((t) => ({ type: 'text' as const, text: t })) };
       } catch (e) {
         if (e instanceof DomainError) return toolError(e.code, e.message, e.field, e.extensions);
         const requestId = randomUUID();
