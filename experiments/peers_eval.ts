@@ -11,13 +11,16 @@
  *   (b) LangGraph's InMemoryStore (@langchain/langgraph-checkpoint);
  *   (c) RETRACT through its drop-in memory-graph tools (the same nine tools, MCP Streamable HTTP), actions through GraphQL;
  *   (d) RETRACT through GraphQL alone;
- *   (e) Mem0's open-source mem0ai, when it can be loaded here (it is not: the reason is printed).
+ *   (e) Mem0's open-source mem0ai, offline (inference off, a local embedder) when PEERS_MEM0_DIR names an install of it;
+ *       otherwise the row says why it was not run.
  * Each cell is read back from the peer after the forgery was handled. Writes results/peers_eval.json.
  * Exit codes: 0 done and RETRACT's rows achieved what they must; 1 a RETRACT row missed; 3 the run failed.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -166,7 +169,7 @@ async function actions(f: Fleet, on: Record<'identity' | 'eligible' | 'kyc', str
 }
 
 const status = async (f: Fleet, id: string): Promise<string> =>
-  (await gql(f, 'query($id: ID!) { node(id: $id) { ... on Belief { status } ... on Effect { status } } }', { id }, false)).node.status;
+  ((n) => n.beliefStatus ?? n.effectStatus)((await gql(f, 'query($id: ID!) { node(id: $id) { ... on Belief { beliefStatus: status } ... on Effect { effectStatus: status } } }', { id }, false)).node);
 
 /** (c) The nine drop-in tools over MCP Streamable HTTP, exactly as an agent written for server-memory calls them, plus derivedFrom. */
 async function dropIn(f: Fleet): Promise<PeerResult> {
@@ -254,14 +257,68 @@ async function graphQL(f: Fleet): Promise<PeerResult> {
 
 // ---------------------------------------------------------------- (e) Mem0
 
-/** Why mem0ai cannot be measured here, found by loading it; null if it loads (it is then still not run: see docs/peers.md). */
-async function mem0(): Promise<string> {
+/**
+ * mem0ai is no dependency of this repository: its open-source `Memory` needs better-sqlite3, a native
+ * module whose install downloads a prebuilt binary (not reachable here) or compiles SQLite with node-gyp
+ * against Node's headers (about 20 minutes on this 2-core machine; see docs/peers.md). PEERS_MEM0_DIR
+ * names a folder where both are installed; without it the row says why it was not run.
+ * Run offline: inference off (`infer: false` stores each text as given, no LLM is called; the LLM
+ * client is built with a placeholder key and never used), RETRACT's local embedder behind LangChain's
+ * Embeddings interface, the SQLite "memory" vector store in a temp dir, history off, telemetry off.
+ */
+async function mem0(): Promise<PeerResult | string> {
+  const from = process.env.PEERS_MEM0_DIR;
+  if (!from) return 'not installed here: set PEERS_MEM0_DIR to a folder holding mem0ai and a better-sqlite3 built for this Node (docs/peers.md says how)';
+  process.env.MEM0_TELEMETRY = 'false';
+  let Memory: new (config: Record<string, unknown>) => any;
   try {
-    await import(/* @vite-ignore */ ['mem0ai', 'oss'].join('/'));
+    const entry = createRequire(path.join(path.resolve(from), 'package.json')).resolve('mem0ai/oss');
+    ({ Memory } = await import(pathToFileURL(entry.replace(/index\.js$/, 'index.mjs')).href));
   } catch (e) {
-    return `cannot load mem0ai/oss: ${(e as Error).message.split('\n')[0]}`;
+    return `cannot load mem0ai/oss from ${from}: ${(e as Error).message.split('\n')[0]}`;
   }
-  return 'mem0ai/oss loads, but this evaluation does not drive it yet';
+  const local = new LocalEmbedder();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'peers-mem0-'));
+  const memory = new Memory({
+    embedder: { provider: 'langchain', config: { model: { embedQuery: async (t: string) => (await local.embed([t]))[0], embedDocuments: (t: string[]) => local.embed(t) } } },
+    vectorStore: { provider: 'memory', config: { collectionName: 'peers', dimension: local.dimensions, dbPath: path.join(dir, 'vectors.db') } },
+    llm: { provider: 'openai', config: { apiKey: 'offline-never-called', model: 'none' } },
+    disableHistory: true,
+  });
+  const calls = new Calls();
+  const add = async (userId: string, text: string, metadata: Record<string, unknown> = {}) => {
+    calls.count();
+    return (await memory.add(text, { userId, infer: false, metadata })).results[0].id as string;
+  };
+  try {
+    const { passport, derived, unrelated } = STORY;
+    const passportId = await add('customer-4411', `passport ${passport.observation}`);
+    // Mem0 keeps metadata with a memory; nothing in it acts on a derivation.
+    for (const d of Object.values(derived)) await add('customer-4411', d, { derivedFrom: passportId });
+    for (const a of Object.values(actionText)) await add('customer-4411', a);
+    for (const o of unrelated.observations) await add('customer-7788', o);
+
+    calls.phase = 'forgery';
+    calls.count();
+    await memory.delete(passportId);
+
+    calls.phase = 'measure';
+    const all = async (userId: string) => ((await memory.getAll({ filters: { user_id: userId }, topK: 100 })).results as Array<{ memory: string }>).map((m) => m.memory);
+    const texts = await all('customer-4411');
+    const named = namedMoney(texts);
+    const other = await all('customer-7788');
+    return {
+      peer: '(e) Mem0 (mem0ai OSS)', how: 'memory.delete(passport)',
+      derivedBelieved: Object.values(derived).filter((d) => texts.includes(d)).length,
+      pendingLive: texts.includes(actionText.payout) ? 1 : 0,
+      owedNamedMinor: named.owed, unreachableNamedMinor: named.unreachable,
+      unrelatedLost: unrelated.observations.filter((o) => !other.includes(o)).length,
+      writeCalls: calls.write, forgeryCalls: calls.forgery,
+      note: 'infer: false (no LLM), local embedder, SQLite vector store; derivedFrom kept as metadata, not acted on',
+    };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 // ----------------------------------------------------------------
@@ -274,7 +331,9 @@ async function main(): Promise<number> {
   try {
     const env = await environment(store, ['@modelcontextprotocol/sdk', '@modelcontextprotocol/server-memory', '@langchain/langgraph-checkpoint']);
     const rows: PeerResult[] = [await serverMemory(), await langGraph(), await dropIn(await fleetOf(app, store, 'dropin')), await graphQL(await fleetOf(app, store, 'graphql'))];
-    const mem0Why = await mem0();
+    const m0 = await mem0();
+    if (typeof m0 !== 'string') rows.splice(2, 0, m0);
+    const mem0Why = typeof m0 === 'string' ? m0 : null;
 
     const out = console.log;
     out('The forged passport through RETRACT and the memories it replaces (experiments/peers_eval.ts)');
@@ -291,11 +350,11 @@ async function main(): Promise<number> {
         r.owedNamedMinor ? money(r.owedNamedMinor) : 'none', r.unreachableNamedMinor ? money(r.unreachableNamedMinor) : 'none',
         `${r.unrelatedLost}/2`, `${r.writeCalls} / ${r.forgeryCalls}`,
       ]),
-      ['(e) mem0ai', 'not run', '—', '—', '—', '—', '—', '—', '—'],
+      ...(mem0Why ? [['(e) Mem0 (mem0ai OSS)', 'not run', '—', '—', '—', '—', '—', '—', '—']] : []),
     ]));
     out('');
     for (const r of rows) if (r.note) out(`${r.peer}: ${r.note}`);
-    out(`(e) mem0ai: ${mem0Why}`);
+    if (mem0Why) out(`(e) Mem0: ${mem0Why}`);
 
     const misses = rows.filter((r) => r.peer.includes('RETRACT')).flatMap((r) => [
       r.derivedBelieved !== 0 && `${r.peer}: ${r.derivedBelieved} derived memories still believed`,

@@ -86,8 +86,11 @@ type Expected = Awaited<ReturnType<typeof expectedFrom>>;
 /** The same checks over either transport: each tool's answer equals what the database holds. */
 async function checkTools(client: Client, db: Expected, w: World) {
   const names = (await client.listTools()).tools.map((t) => t.name).sort();
-  // receipts:read and beliefs:read open the receipt tools and the memory tools that only read; no write tool.
-  expect(names).toEqual(['as_of', 'explain_belief', 'get_receipt', 'get_reinstatement', 'list_owed_reversals', 'preview_retraction', 'recall', 'search_beliefs', 'why']);
+  // receipts:read and beliefs:read open the receipt tools and the memory tools that only read (the memory graph's three among them); no write tool.
+  expect(names).toEqual([
+    'as_of', 'explain_belief', 'get_receipt', 'get_reinstatement', 'list_owed_reversals', 'open_nodes', 'preview_retraction', 'read_graph', 'recall',
+    'search_beliefs', 'search_nodes', 'why',
+  ]);
 
   // get_receipt: the newest receipt of the fleet, by default.
   const receipt = await call(client, 'get_receipt');
