@@ -32,8 +32,9 @@ function inspector(args: string[], env: Record<string, string> = {}): Promise<{ 
 }
 
 const ALL_TOOLS = [
-  'as_of', 'explain_belief', 'get_receipt', 'get_reinstatement', 'list_owed_reversals', 'preview_retraction', 'propose_effect', 'recall',
-  'reinstate', 'remember', 'retract', 'search_beliefs', 'why',
+  'add_observations', 'as_of', 'create_entities', 'create_relations', 'delete_entities', 'delete_observations', 'delete_relations',
+  'explain_belief', 'get_receipt', 'get_reinstatement', 'list_owed_reversals', 'open_nodes', 'preview_retraction', 'propose_effect', 'read_graph',
+  'recall', 'reinstate', 'remember', 'retract', 'search_beliefs', 'search_nodes', 'why',
 ];
 
 describe('the MCP Inspector CLI', { timeout: 240_000 }, () => {
