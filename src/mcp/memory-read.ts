@@ -4,16 +4,14 @@ import { beliefPageAsOf } from '../belief/belief-history.repository';
 import { effectsByIds } from '../effect/effect.repository';
 import { badInput } from '../errors/domain-error';
 import { decodeIdCursor, encodeIdCursor, pageOf, pageSize } from '../kernel/page';
-import type { Totals } from '../kernel/money';
-import type { Page } from '../kernel/page';
 import type { Tx } from '../store/tx';
 import * as v from '../validation';
-import { beliefOut, effectOut, parseAnyId, reversalsByEffect, totalsOut } from './receipts';
-import type { BeliefOut, EffectOut, ReceiptOut } from './schemas';
+import { beliefOut, effectOut, parseAnyId, reversalsByEffect } from './receipts';
+import type { BeliefOut, EffectOut } from './schemas';
 
 /**
- * What the memory tools read, through the reader path like the receipt tools: beliefs as the MCP
- * answers show them, a preview's ids turned into beliefs and effects, and the fleet as of an instant.
+ * What the memory tools read, through the reader path like the receipt tools: beliefs and effects as
+ * the MCP answers show them, and the fleet as of an instant.
  */
 
 /** Beliefs (rows) as answers show them, with their authors' names. */
@@ -33,34 +31,6 @@ export async function effectsById(tx: Tx, fleet: string, ids: readonly string[])
   const rows = new Map((await effectsByIds(tx, fleet, ids)).map((e) => [e.id, e]));
   const reversals = await reversalsByEffect(tx, fleet, ids);
   return ids.flatMap((id) => (rows.has(id) ? [effectOut(rows.get(id)!, reversals.get(id))] : []));
-}
-
-interface PreviewIds {
-  rootId: string;
-  beliefs: Page<{ id: string; depth: number }>;
-  survivors: string[];
-  pendingEffects: string[];
-  executingEffects: string[];
-  executedEffects: string[];
-  totals: Totals;
-}
-
-/** A retraction preview (ids, as the service computes it) as the tool answers it; totals only when `withTotals`. */
-export async function previewOut(tx: Tx, fleet: string, p: PreviewIds, withTotals: boolean) {
-  const depth = new Map(p.beliefs.items.map((b) => [b.id, b.depth]));
-  const [root] = await beliefsById(tx, fleet, [p.rootId]);
-  return {
-    root: root ?? null,
-    beliefs: {
-      items: (await beliefsById(tx, fleet, p.beliefs.items.map((b) => b.id))).map((b) => ({ ...b, depth: depth.get(b.dbId)! })),
-      totalCount: p.beliefs.totalCount, hasNextPage: p.beliefs.hasNextPage, endCursor: p.beliefs.endCursor,
-    },
-    survivors: await beliefsById(tx, fleet, p.survivors),
-    pendingEffects: await effectsById(tx, fleet, p.pendingEffects),
-    executingEffects: await effectsById(tx, fleet, p.executingEffects),
-    executedEffects: await effectsById(tx, fleet, p.executedEffects),
-    totals: withTotals ? totalsOut(p.totals) : (null as ReceiptOut['totals'] | null),
-  };
 }
 
 /**

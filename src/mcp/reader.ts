@@ -53,6 +53,26 @@ export async function proveReadOnly(store: Store): Promise<ReadOnlyProof> {
   return { refusedWith, writableTables };
 }
 
+/** What the MCP write role (retract_mcp, 0012_mcp_writer) must never write: who may act, with which token, in which fleet, and the store's own records. */
+const NEVER_WRITTEN_BY_MCP = ['agents', 'agent_tokens', 'fleets', 'store_meta', 'effect_kinds', 'adjudication_leases'];
+
+/**
+ * Checks, against the database, the bounds of the role the write tools run as: it exists, and it holds
+ * no write privilege on NEVER_WRITTEN_BY_MCP. Returns the tables it may write.
+ */
+export async function proveWriterBounds(store: Store): Promise<string[]> {
+  let writable: string[];
+  try {
+    writable = await readerTx(store, null, (tx) => writableBy(tx, 'retract_mcp'));
+  } catch (e) {
+    if ((e as { code?: string }).code === '42704') throw new Error('the role retract_mcp does not exist; run `retract migrate` first (0012_mcp_writer)');
+    throw e;
+  }
+  const bad = writable.filter((t) => NEVER_WRITTEN_BY_MCP.includes(t));
+  if (bad.length > 0) throw new Error(`role retract_mcp holds write privileges on ${bad.join(', ')}; revoke them before serving the write tools`);
+  return writable;
+}
+
 /** True when the schema the tools read exists (the store was migrated). */
 export async function isMigrated(store: Store): Promise<boolean> {
   // reversals.last_error arrives with 0002_dispatch, the newest schema the tools read.

@@ -4,16 +4,18 @@ import type { Core } from '../../core';
 import { proposeEffect } from '../../effect/effect.service';
 import { gid } from '../../kernel/ids';
 import { reinstateRetraction } from '../../reinstatement/reinstatement.service';
-import { previewRetraction, retractBelief } from '../../retraction/retraction.service';
+import { type Preview, previewRetraction, retractBelief } from '../../retraction/retraction.service';
 import { withRole } from '../../store/tx';
 import { explainBelief } from '../explain';
-import { beliefsAsOf, beliefsById, effectsById, previewOut } from '../memory-read';
+import { beliefsAsOf, beliefsById, effectsById } from '../memory-read';
 import { readerTx } from '../reader';
-import { getReceipt, parseAnyId } from '../receipts';
+import { getReceipt, parseAnyId, totalsOut } from '../receipts';
 import { getReinstatement, reinstatementText } from '../reinstatement';
 import { searchNearest } from '../search';
 import { explainText, receiptText, searchText } from '../text';
 import type { Toolkit } from '../toolkit';
+import type { Tx } from '../../store/tx';
+import type { ReceiptOut } from '../schemas';
 import {
   asOfInput, asOfOutput, previewInput, previewOutput, proposeEffectInput, proposeEffectOutput, recallInput, reinstateInput,
   reinstateOutput, rememberInput, rememberOutput, retractInput, retractOutput, whyInput,
@@ -150,4 +152,22 @@ export function registerMemoryTools(kit: Toolkit): void {
       ? { outcome: 'PROPOSED' as const, created: r.created, effect: (await read((tx) => effectsById(tx, fleet, [r.effect.id])))[0] ?? null, premise: null }
       : { outcome: 'PREMISE_RETRACTED' as const, created: false, effect: null, premise: (await read((tx) => beliefsById(tx, fleet, [r.premise.id])))[0] ?? null };
   }, proposeText);
+}
+
+/** A retraction preview (ids, as the service computes it) as the tool answers it; totals only when `withTotals`. */
+async function previewOut(tx: Tx, fleet: string, p: Preview, withTotals: boolean) {
+  const depth = new Map(p.beliefs.items.map((b) => [b.id, b.depth]));
+  const [root] = await beliefsById(tx, fleet, [p.rootId]);
+  return {
+    root: root ?? null,
+    beliefs: {
+      items: (await beliefsById(tx, fleet, p.beliefs.items.map((b) => b.id))).map((b) => ({ ...b, depth: depth.get(b.dbId)! })),
+      totalCount: p.beliefs.totalCount, hasNextPage: p.beliefs.hasNextPage, endCursor: p.beliefs.endCursor,
+    },
+    survivors: await beliefsById(tx, fleet, p.survivors),
+    pendingEffects: await effectsById(tx, fleet, p.pendingEffects),
+    executingEffects: await effectsById(tx, fleet, p.executingEffects),
+    executedEffects: await effectsById(tx, fleet, p.executedEffects),
+    totals: withTotals ? totalsOut(p.totals) : (null as ReceiptOut['totals'] | null),
+  };
 }
