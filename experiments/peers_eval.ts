@@ -271,8 +271,12 @@ async function mem0(): Promise<PeerResult | string> {
   if (!from) return 'not installed here: set PEERS_MEM0_DIR to a folder holding mem0ai and a better-sqlite3 built for this Node (docs/peers.md says how)';
   process.env.MEM0_TELEMETRY = 'false';
   let Memory: new (config: Record<string, unknown>) => any;
+  let version = 'unknown';
   try {
-    const entry = createRequire(path.join(path.resolve(from), 'package.json')).resolve('mem0ai/oss');
+    const req = createRequire(path.join(path.resolve(from), 'package.json'));
+    const entry = req.resolve('mem0ai/oss');
+    version = `mem0ai ${(JSON.parse(fs.readFileSync(path.join(entry.slice(0, entry.lastIndexOf('/dist/')), 'package.json'), 'utf8')) as { version: string }).version}, ` +
+      `better-sqlite3 ${(req('better-sqlite3/package.json') as { version: string }).version}`;
     ({ Memory } = await import(pathToFileURL(entry.replace(/index\.js$/, 'index.mjs')).href));
   } catch (e) {
     return `cannot load mem0ai/oss from ${from}: ${(e as Error).message.split('\n')[0]}`;
@@ -314,7 +318,7 @@ async function mem0(): Promise<PeerResult | string> {
       owedNamedMinor: named.owed, unreachableNamedMinor: named.unreachable,
       unrelatedLost: unrelated.observations.filter((o) => !other.includes(o)).length,
       writeCalls: calls.write, forgeryCalls: calls.forgery,
-      note: 'infer: false (no LLM), local embedder, SQLite vector store; derivedFrom kept as metadata, not acted on',
+      note: `${version} from ${from}; infer: false (no LLM), local embedder, SQLite vector store; derivedFrom kept as metadata, not acted on`,
     };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -332,7 +336,7 @@ async function main(): Promise<number> {
     const env = await environment(store, ['@modelcontextprotocol/sdk', '@modelcontextprotocol/server-memory', '@langchain/langgraph-checkpoint']);
     const rows: PeerResult[] = [await serverMemory(), await langGraph(), await dropIn(await fleetOf(app, store, 'dropin')), await graphQL(await fleetOf(app, store, 'graphql'))];
     const m0 = await mem0();
-    if (typeof m0 !== 'string') rows.splice(2, 0, m0);
+    if (typeof m0 !== 'string') rows.push(m0);
     const mem0Why = typeof m0 === 'string' ? m0 : null;
 
     const out = console.log;
