@@ -9,7 +9,7 @@ import { readerTx } from './reader';
 /**
  * The read rule GraphQL applies per type (src/agent/access.ts: `mayRead`, `beliefReadable`, and the
  * grants of what a request's own mutation answered), applied to a tool's answer as a whole: every
- * object of the answer that carries a global id, and every global id it names, is kept only when the
+ * object of the answer that carries a global id, and every global id it names (REFERENCE_KEY), is kept only when the
  * token may read an object of that type — a Belief by its status NOW (as GraphQL does for as-of views),
  * looked up in the database, not by what the answer says. A refused object or id is removed from its
  * list, or replaced by null where it is a single value; a wrapper left without its object (a search
@@ -36,15 +36,22 @@ function nodeOf(s: string): { type: NodeType; id: string } | null {
   return gid(d.typename as NodeType, d.id) === s ? { type: d.typename as NodeType, id: d.id } : null;
 }
 
-/** Every global id of type Belief anywhere in `v`. */
-function beliefIds(v: unknown, out: Set<string>): Set<string> {
+/**
+ * The keys whose string values (or list items) are references: `id`, `…Id`, `…Ids` and the few
+ * reference lists named otherwise. What an agent wrote (a statement, a reason, a key) is never read as
+ * an id, even when it happens to spell one.
+ */
+const REFERENCE_KEY = /^(id|[A-Za-z]*Id|[A-Za-z]*Ids|cancelledBy|via|restsOn)$/;
+
+/** Every global id of type Belief under a reference key in `v`. */
+function beliefIds(v: unknown, out: Set<string>, ref = false): Set<string> {
   if (typeof v === 'string') {
-    const n = nodeOf(v);
+    const n = ref ? nodeOf(v) : null;
     if (n?.type === 'Belief') out.add(n.id);
   } else if (Array.isArray(v)) {
-    for (const x of v) beliefIds(x, out);
+    for (const x of v) beliefIds(x, out, ref);
   } else if (v && typeof v === 'object') {
-    for (const x of Object.values(v)) beliefIds(x, out);
+    for (const [k, x] of Object.entries(v)) beliefIds(x, out, REFERENCE_KEY.test(k));
   }
   return out;
 }
@@ -66,19 +73,19 @@ export async function visibleTo<T>(store: Store, agent: AgentRow, grants: ReadGr
     if (rule === 'belief') return mayRead(agent, beliefReadable(status.get(n.id) ?? 'ACTIVE'));
     return mayRead(agent, rule);
   };
-  const walk = (v: unknown, inList: boolean): unknown => {
+  const walk = (v: unknown, inList: boolean, ref: boolean): unknown => {
     if (typeof v === 'string') {
-      const n = nodeOf(v);
+      const n = ref ? nodeOf(v) : null;
       return n && !readable(n) ? DROP : v;
     }
-    if (Array.isArray(v)) return v.map((x) => walk(x, true)).filter((x) => x !== DROP);
+    if (Array.isArray(v)) return v.map((x) => walk(x, true, ref)).filter((x) => x !== DROP);
     if (v && typeof v === 'object') {
       const o = v as Record<string, unknown>;
-      if (typeof o.id === 'string' && walk(o.id, false) === DROP) return DROP;
+      if (typeof o.id === 'string' && walk(o.id, false, true) === DROP) return DROP;
       const out: Record<string, unknown> = {};
       let lost = false;
       for (const [k, x] of Object.entries(o)) {
-        const w = walk(x, false);
+        const w = walk(x, false, REFERENCE_KEY.test(k));
         if (w === DROP) {
           out[k] = null;
           lost ||= typeof x === 'object' && x !== null && !Array.isArray(x);
@@ -89,6 +96,6 @@ export async function visibleTo<T>(store: Store, agent: AgentRow, grants: ReadGr
     }
     return v;
   };
-  const top = walk(answer, false);
+  const top = walk(answer, false, false);
   return (top === DROP ? {} : top) as T;
 }

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createAgentDirect } from '../../src/agent/agent.service';
 import { createApp } from '../../src/server/app';
 import { openStore } from '../../src/store/engine';
-import { embedder } from '../support/engines';
+import { embedder, expectInvariants } from '../support/engines';
 import { ROOT, TSX_CLI, childEnv } from './support';
 
 /**
@@ -80,6 +80,8 @@ describe('the MCP Inspector CLI', { timeout: 240_000 }, () => {
       expect(list.code, list.stderr).toBe(0);
       expect(list.stderr).not.toMatch(/Schema portability|Warning: tool|Error: tool/);
       expect((JSON.parse(list.stdout).tools as Array<{ name: string }>).map((t) => t.name).sort()).toEqual(ALL_TOOLS);
+      // The stdio run wrote a belief through remember.
+      await expectInvariants(store);
     } finally {
       await app.close();
       await store.close();

@@ -228,6 +228,9 @@ describe.each(engines())('MCP memory tools on %s', { timeout: 300_000 }, (engine
       expect(derived.belief.id).toEqual(expect.any(String));
       expect(gid('Belief', derived.belief.dbId)).toBe(derived.belief.id);
       expect((await refused(scribe, 'recall', { text: 'x' })).text).toMatch(/^FORBIDDEN: recall needs the scope beliefs:read/);
+      // What an agent writes is never taken for a reference, even when it spells one it may not read.
+      const spelled = await call(scribe, 'remember', { claimKey: 'scribe/odd', statement: gid('Reversal', '1'), evidence: gid('Retraction', '1') });
+      expect(spelled.belief).toMatchObject({ statement: gid('Reversal', '1'), evidence: gid('Retraction', '1') });
       await scribe.close();
       await expectInvariants(store);
       // The MCP write role (retract_mcp) wrote all of it, and may write nothing else: no agents, tokens, fleets, kinds or metadata.
