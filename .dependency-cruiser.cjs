@@ -11,6 +11,8 @@ const DOMAIN = '^src/(agent|belief|contradiction|derivation|effect|event|invaria
  */
 const WRITE_PATH = '(\\.service\\.ts$|^src/worker/|^src/effect/(executor|reach)\\.ts$|^src/derivation/cascade\\.ts$|^src/reversal/(dispatcher|callback)\\.ts$|^src/(api|server|cli|demo)/)';
 const ADAPTERS = '^src/(api|server|mcp|cli|demo)/';
+/** The MCP modules that may reach writes: the write tools, and what registers and serves them. */
+const MCP_WRITERS = '^src/mcp/(write/|server\\.ts$|http\\.ts$|main\\.ts$)';
 
 module.exports = {
   forbidden: [
@@ -32,9 +34,23 @@ module.exports = {
     {
       name: 'mcp-reaches-no-write-path',
       severity: 'error',
-      comment: 'MCP serves receipts read-only: it reads through readerTx (READ ONLY, as retract_reader) and the read functions of the repositories, and reaches no module that opens a write transaction.',
-      from: { path: '^src/mcp/' },
+      comment: 'Every MCP module but the write tools (src/mcp/write/) and the three that assemble and serve them (server, http, main) reads only: through readerTx (READ ONLY, as retract_reader) and the read functions of the repositories. None of them reaches, even transitively, a module that opens a write transaction.',
+      from: { path: '^src/mcp/', pathNot: MCP_WRITERS },
       to: { path: WRITE_PATH, reachable: true },
+    },
+    {
+      name: 'mcp-writes-only-in-write-tools',
+      severity: 'error',
+      comment: 'Only the MCP write tools (src/mcp/write/) import a write path, and only the services GraphQL calls: server, http and main reach writes solely through them.',
+      from: { path: '^src/mcp/', pathNot: '^src/mcp/write/' },
+      to: { path: WRITE_PATH },
+    },
+    {
+      name: 'mcp-write-tools-call-services',
+      severity: 'error',
+      comment: 'The MCP write tools call services (the same functions GraphQL calls), never the cascade, the workers or another adapter: no second implementation of a rule.',
+      from: { path: '^src/mcp/write/' },
+      to: { path: WRITE_PATH, pathNot: '\\.service\\.ts$' },
     },
     {
       name: 'sql-only-in-repositories',

@@ -87,7 +87,7 @@ export async function serve(opts: { port?: number; host?: string } & StoreFlags)
   // main.ts keeps serving and exits on SIGTERM/SIGINT itself.
 }
 
-/** `retract mcp`: the receipt tools over stdio (default) or Streamable HTTP (--http PORT). */
+/** `retract mcp`: the MCP tools (memory and receipts, as RETRACT_TOKEN's scopes open them) over stdio (default) or Streamable HTTP (--http PORT). */
 export async function mcp(opts: { http?: number; host?: string } & StoreFlags): Promise<number> {
   const { McpStartError, runHttp, runStdio } = await import('../mcp/main');
   const env = envWith(opts);

@@ -107,12 +107,14 @@ program
 storeOptions(
   program
     .command('mcp')
-    .description('serve the read-only receipt tools over MCP: stdio (default) or Streamable HTTP (--http PORT)')
+    .description('serve the MCP tools (memory and receipts, as the token scopes open them): stdio (default) or Streamable HTTP (--http PORT)')
     .addOption(new Option('--http <port>', 'serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio').argParser(portArg))
     .option('--host <host>', 'address to bind with --http (default: HOST, else 127.0.0.1)')
     .addHelpText('after', `
-Tools: get_receipt, get_reinstatement, explain_belief, list_owed_reversals, search_beliefs. Reads through the role retract_reader in
-read-only transactions. stdio: the agent's token comes from RETRACT_TOKEN and needs receipts:read. --http: each
+Memory tools: remember, recall, why, as_of, preview_retraction, retract, reinstate, propose_effect. Receipt tools:
+get_receipt, get_reinstatement, explain_belief, list_owed_reversals, search_beliefs. Each is listed only for a token
+holding the scope its GraphQL twin needs (docs/mcp.md). Reads run as retract_reader in read-only transactions; writes
+through the same services as GraphQL, as retract_mcp. stdio: the agent's token comes from RETRACT_TOKEN. --http: each
 request sends "Authorization: Bearer <token>". On the embedded engine the data directory must not be held by a
 server; when it is, use that server's /mcp endpoint instead.`),
 ).action(action(async (opts) => (await import('./commands')).mcp(opts)));

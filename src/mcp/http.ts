@@ -1,7 +1,8 @@
 import type http from 'node:http';
 import type { AgentRow } from '../agent/agent.repository';
-import { authenticateReader, canReadReceipts } from './reader';
-import type { McpDeps } from './server';
+import { toolScopes, toolsFor } from './access';
+import { authenticateReader } from './reader';
+import type { McpDeps } from './toolkit';
 
 export interface McpHttpOptions extends McpDeps {
   /** Largest request body accepted (413 above it). */
@@ -44,9 +45,10 @@ let tools: Promise<[typeof import('@modelcontextprotocol/sdk/server/streamableHt
 const loadTools = () => (tools ??= Promise.all([import('@modelcontextprotocol/sdk/server/streamableHttp.js'), import('./server')]));
 
 /**
- * The receipt tools over MCP Streamable HTTP, stateless: each POST carries `Authorization: Bearer`
- * and is served by a fresh server and transport (JSON responses, no session). Missing or unknown
- * tokens get 401, tokens without `receipts:read` get 403, both with a JSON-RPC error saying so;
+ * The MCP tools over Streamable HTTP, stateless: each POST carries `Authorization: Bearer` and is
+ * served by a fresh server and transport (JSON responses, no session), listing the tools that token's
+ * scopes open. Missing or unknown tokens get 401, tokens that open no tool get 403, both with a
+ * JSON-RPC error saying so;
  * GET and DELETE get 405 (there is no session stream to open or end).
  */
 export function createMcpHttpHandler(opts: McpHttpOptions): (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void> {
@@ -60,13 +62,13 @@ export function createMcpHttpHandler(opts: McpHttpOptions): (req: http.IncomingM
     let agent: AgentRow | null = null;
     if (token) agent = await authenticateReader(opts.store, token);
     if (!agent) {
-      return rpcError(res, 401, -32001, token ? 'the bearer token is not valid' : 'a bearer token is required (Authorization: Bearer <token>) with the receipts:read scope', {
-        'www-authenticate': 'Bearer realm="retract", scope="receipts:read"',
+      return rpcError(res, 401, -32001, token ? 'the bearer token is not valid' : 'a bearer token is required (Authorization: Bearer <token>)', {
+        'www-authenticate': `Bearer realm="retract", scope="${toolScopes().join(' ')}"`,
       });
     }
-    if (!canReadReceipts(agent)) {
-      return rpcError(res, 403, -32003, `agent ${agent.name} (fleet ${agent.fleet_id}) lacks the receipts:read scope; the receipt tools need a token with receipts:read`, {
-        'www-authenticate': 'Bearer realm="retract", error="insufficient_scope", scope="receipts:read"',
+    if (toolsFor(agent).length === 0) {
+      return rpcError(res, 403, -32003, `agent ${agent.name} (fleet ${agent.fleet_id}) holds none of the scopes that open an MCP tool (${toolScopes().join(', ')})`, {
+        'www-authenticate': `Bearer realm="retract", error="insufficient_scope", scope="${toolScopes().join(' ')}"`,
       });
     }
     const body = await readBody(req, max);

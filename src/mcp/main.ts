@@ -5,8 +5,9 @@ import { createEmbedder } from '../embedding/index';
 import { type Store, openStoreFromEnv } from '../store/engine';
 import { DataDirLockedError } from '../store/lock';
 import { createMcpHttpHandler } from './http';
-import { authenticateReader, canReadReceipts, isMigrated, proveReadOnly } from './reader';
-import { type McpDeps, createMcpServer } from './server';
+import { toolsFor } from './access';
+import { authenticateReader, isMigrated, proveReadOnly, proveWriterBounds } from './reader';
+import { type McpDeps, createMcpServer, noToolsReason } from './server';
 
 /** An expected failure of `retract mcp`: reported as one line on stderr, with its exit status. */
 export class McpStartError extends Error {
@@ -20,11 +21,12 @@ type Env = Record<string, string | undefined>;
 const say = (line: string) => process.stderr.write(`retract mcp: ${line}\n`);
 
 /**
- * Opens the store the environment names for reading receipts: PostgreSQL through DATABASE_URL, else
+ * Opens the store the environment names for the MCP tools: PostgreSQL through DATABASE_URL, else
  * the embedded data directory (RETRACT_DATA_DIR, default ./.retract) when no other process holds it.
- * Never migrates. Checks the schema is there and proves the reader path cannot write.
+ * Never migrates. Checks the schema is there, proves the reader path cannot write, and checks the
+ * bounds of the write tools' role.
  */
-export async function openReceiptStore(env: Env): Promise<{ store: Store; proof: string }> {
+export async function openMcpStore(env: Env): Promise<{ store: Store; proof: string }> {
   let store: Store;
   try {
     store = await openStoreFromEnv(env as NodeJS.ProcessEnv, { migrate: false, poolSize: 4 });
@@ -44,11 +46,16 @@ export async function openReceiptStore(env: Env): Promise<{ store: Store; proof:
       throw new McpStartError(`${store.description} holds no RETRACT schema (or an old one); run \`retract migrate\` first`, 1);
     }
     const proof = await proveReadOnly(store);
-    return { store, proof: `read-only verified (a write was refused with SQLSTATE ${proof.refusedWith}; retract_reader holds no write privilege)` };
+    const writable = await proveWriterBounds(store);
+    return {
+      store,
+      proof: `read tools: read-only verified (a write was refused with SQLSTATE ${proof.refusedWith}; retract_reader holds no write privilege); ` +
+        `write tools: as retract_mcp, which may write ${writable.length} tables and none of agents, agent_tokens, fleets, store_meta, effect_kinds`,
+    };
   } catch (e) {
     await store.close().catch(() => {});
     if (e instanceof McpStartError) throw e;
-    throw new McpStartError(`cannot serve receipts from ${store.description}: ${(e as Error).message}`, 1);
+    throw new McpStartError(`cannot serve the MCP tools from ${store.description}: ${(e as Error).message}`, 1);
   }
 }
 
@@ -61,18 +68,18 @@ async function deps(store: Store, env: Env): Promise<McpDeps> {
 }
 
 /**
- * `retract mcp`: the receipt tools over stdio for the agent holding RETRACT_TOKEN (it needs
- * receipts:read). Stdout carries the protocol only; every message goes to stderr. Resolves with the
- * exit status when the client disconnects or a stop signal arrives.
+ * `retract mcp`: the MCP tools over stdio for the agent holding RETRACT_TOKEN (its scopes decide
+ * which; one that opens none is refused). Stdout carries the protocol only; every message goes to
+ * stderr. Resolves with the exit status when the client disconnects or a stop signal arrives.
  */
 export async function runStdio(env: Env = process.env): Promise<number> {
   const token = env.RETRACT_TOKEN?.trim();
-  if (!token) throw new McpStartError('RETRACT_TOKEN is required: the bearer token of an agent with the receipts:read scope', 2);
-  const { store, proof } = await openReceiptStore(env);
+  if (!token) throw new McpStartError('RETRACT_TOKEN is required: the bearer token of the agent the tools act for (its scopes decide which tools it gets)', 2);
+  const { store, proof } = await openMcpStore(env);
   try {
     const agent = await authenticateReader(store, token);
     if (!agent) throw new McpStartError('RETRACT_TOKEN does not belong to any agent of this store', 2);
-    if (!canReadReceipts(agent)) throw new McpStartError(`agent ${agent.name} (fleet ${agent.fleet_id}) lacks the receipts:read scope; refusing to serve receipts`, 2);
+    if (toolsFor(agent).length === 0) throw new McpStartError(`${noToolsReason(agent)}; refusing to serve`, 2);
     const server = createMcpServer(await deps(store, env), agent);
     const transport = new StdioServerTransport();
     let inputEnded = false;
@@ -86,7 +93,7 @@ export async function runStdio(env: Env = process.env): Promise<number> {
     });
     await server.connect(transport);
     const pending = countPending(transport);
-    say(`serving receipts for agent ${agent.name} (fleet ${agent.fleet_id}) from ${store.description} over stdio; ${proof}`);
+    say(`serving ${toolsFor(agent).join(', ')} for agent ${agent.name} (fleet ${agent.fleet_id}) from ${store.description} over stdio; ${proof}`);
     await closed;
     // Input ended (a piped session): answer what was already asked before closing.
     for (let waited = 0; inputEnded && pending() > 0 && waited < 30_000; waited += 20) await new Promise((r) => setTimeout(r, 20));
@@ -114,12 +121,12 @@ function countPending(transport: StdioServerTransport): () => number {
 }
 
 /**
- * `retract mcp --http PORT`: the receipt tools over Streamable HTTP at /mcp, standalone (reading
+ * `retract mcp --http PORT`: the MCP tools over Streamable HTTP at /mcp, standalone (using
  * the store directly, like stdio), every request authenticated by its bearer token. Serves until a
  * stop signal; resolves with the exit status.
  */
 export async function runHttp(port: number, host: string, env: Env = process.env): Promise<number> {
-  const { store, proof } = await openReceiptStore(env);
+  const { store, proof } = await openMcpStore(env);
   const handler = createMcpHttpHandler({ ...(await deps(store, env)), maxBodyBytes: Number(env.RETRACT_MAX_BODY_BYTES ?? 1_048_576) });
   const server = http.createServer((req, res) => {
     const p = new URL(req.url ?? '/', 'http://localhost').pathname;
@@ -132,7 +139,7 @@ export async function runHttp(port: number, host: string, env: Env = process.env
       return;
     }
     res.writeHead(404, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ error: 'not found: the receipt tools are at /mcp' }));
+    res.end(JSON.stringify({ error: 'not found: the MCP tools are at /mcp' }));
   });
   try {
     await new Promise<void>((resolve, reject) => {
@@ -145,7 +152,7 @@ export async function runHttp(port: number, host: string, env: Env = process.env
   }
   const a = server.address();
   const url = a && typeof a !== 'string' ? `http://${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}/mcp` : '';
-  say(`serving receipts at ${url} from ${store.description}; ${proof}`);
+  say(`serving the MCP tools at ${url} from ${store.description}; ${proof}`);
   await new Promise<void>((resolve) => {
     for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => resolve());
   });

@@ -1,6 +1,5 @@
 import { type AgentRow, agentByTokenHash } from '../agent/agent.repository';
 import { hashToken } from '../agent/token';
-import { mayRead } from '../agent/access';
 import type { Store } from '../store/engine';
 import { hasColumn, probeWrite, writableTables as writableBy } from '../store/privileges';
 import { type Tx, inTx } from '../store/tx';
@@ -25,10 +24,6 @@ export async function authenticateReader(store: Store, token: string | null | un
   return readerTx(store, null, (tx) => agentByTokenHash(tx, hashToken(token)));
 }
 
-/** True when the agent may read receipts (`receipts:read`, or `admin`, which implies every scope): the bar to serve it at all. */
-export function canReadReceipts(agent: AgentRow | null): boolean {
-  return mayRead(agent, 'Receipt');
-}
 
 export interface ReadOnlyProof {
   /** SQLSTATE the database raised when the probe tried to write through the reader path. */
@@ -56,6 +51,26 @@ export async function proveReadOnly(store: Store): Promise<ReadOnlyProof> {
     throw new Error(`role ${READER_ROLE} holds write privileges on ${writableTables.join(', ')}; revoke them before serving receipts`);
   }
   return { refusedWith, writableTables };
+}
+
+/** What the MCP write role (retract_mcp, 0012_mcp_writer) must never write: who may act, with which token, in which fleet, and the store's own records. */
+const NEVER_WRITTEN_BY_MCP = ['agents', 'agent_tokens', 'fleets', 'store_meta', 'effect_kinds', 'adjudication_leases'];
+
+/**
+ * Checks, against the database, the bounds of the role the write tools run as: it exists, and it holds
+ * no write privilege on NEVER_WRITTEN_BY_MCP. Returns the tables it may write.
+ */
+export async function proveWriterBounds(store: Store): Promise<string[]> {
+  let writable: string[];
+  try {
+    writable = await readerTx(store, null, (tx) => writableBy(tx, 'retract_mcp'));
+  } catch (e) {
+    if ((e as { code?: string }).code === '42704') throw new Error('the role retract_mcp does not exist; run `retract migrate` first (0012_mcp_writer)');
+    throw e;
+  }
+  const bad = writable.filter((t) => NEVER_WRITTEN_BY_MCP.includes(t));
+  if (bad.length > 0) throw new Error(`role retract_mcp holds write privileges on ${bad.join(', ')}; revoke them before serving the write tools`);
+  return writable;
 }
 
 /** True when the schema the tools read exists (the store was migrated). */

@@ -6,7 +6,7 @@ import { type EffectRow, effectsByIds } from '../effect/effect.repository';
 import { DomainError, badInput, notFound } from '../errors/domain-error';
 import { decodeCursor, encodeCursor } from '../kernel/cursor';
 import { gid, parseGid, type NodeType } from '../kernel/ids';
-import { capped, exactMinor, type Money } from '../kernel/money';
+import { capped, exactMinor, type Money, type Totals } from '../kernel/money';
 import { decodeDepthCursor, pageOf, pageSize } from '../kernel/page';
 import { readReceipt } from '../retraction/receipt';
 import { newestRetractionId, retractionsByIds, type RetractionRow } from '../retraction/retraction.repository';
@@ -122,11 +122,13 @@ export async function getReceipt(tx: Tx, fleet: string, args: ReceiptArgs, opts:
     cancelledEffects: r.cancelledEffects.map(effect),
     reachedInFlight: r.reachedInFlight.map(effect),
     reversals: r.reversals.map((x) => reversalOut(x, r.effects.get(x.effect_id)!, r.retraction)),
-    totals: {
-      ...r.totals,
-      exposure: monies(r.totals.exposure), owed: monies(r.totals.owed), unreachableAmount: monies(r.totals.unreachableAmount), settled: monies(r.totals.settled),
-    },
+    totals: totalsOut(r.totals),
   };
+}
+
+/** A retraction's (or a preview's) figures, money formatted. */
+export function totalsOut(t: Totals): ReceiptOut['totals'] {
+  return { ...t, exposure: monies(t.exposure), owed: monies(t.owed), unreachableAmount: monies(t.unreachableAmount), settled: monies(t.settled) };
 }
 
 export interface OwedArgs { statuses?: ReadonlyArray<'OWED' | 'DISPATCHED' | 'FAILED'>; first?: number; after?: string }

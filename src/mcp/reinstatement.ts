@@ -4,7 +4,7 @@ import { badInput, DomainError, notFound } from '../errors/domain-error';
 import { moneyLines, reinstatementPage, reinstatementTotals, reinstatementsByIds } from '../reinstatement/reinstatement.repository';
 import type { Tx } from '../store/tx';
 import { money, parseAnyId } from './receipts';
-import { Money } from './schemas';
+import { Money, anyId } from './schemas';
 
 /**
  * get_reinstatement: the receipt of a reinstatement (a retraction taken back), read through the
@@ -12,16 +12,14 @@ import { Money } from './schemas';
  * shown only to a token that may read ACTIVE beliefs (beliefs:read); the count always.
  */
 
-const anyId = (what: string) => z.string().trim().min(1).max(200).describe(`${what}: a global id from the GraphQL API, or the plain numeric id`);
-
 export const getReinstatementInput = {
   reinstatementId: anyId('The reinstatement').optional(),
   retractionId: anyId('Instead: the retraction it took back').optional(),
 };
 
 const Line = z.object({
-  reversalId: z.string(),
-  effectId: z.string(),
+  reversalId: z.string().nullable(),
+  effectId: z.string().nullable(),
   line: z.enum(['VOIDED', 'IN_FLIGHT', 'REEXECUTION_OWED']).describe('VOIDED: no longer owed; IN_FLIGHT: the provider\'s answer decides; REEXECUTION_OWED: the money came back and is owed again'),
   priorStatus: z.enum(['OWED', 'DISPATCHED', 'CONFIRMED', 'FAILED', 'UNREACHABLE']),
   amount: Money.nullable(),
@@ -32,11 +30,11 @@ const Line = z.object({
 export const getReinstatementOutput = {
   reinstatement: z.object({
     id: z.string(), dbId: z.string(), status: z.enum(['REINSTATED', 'BLOCKED']), reason: z.string(), createdAt: z.string(),
-    completedAt: z.string().nullable(), retractionId: z.string(), contradictionId: z.string().nullable(),
+    completedAt: z.string().nullable(), retractionId: z.string().nullable(), contradictionId: z.string().nullable(),
   }),
   beliefs: z.object({
     totalCount: z.number().int(),
-    items: z.array(z.object({ id: z.string(), depth: z.number().int() })).describe('Root first, in reverse-cascade order; empty without beliefs:read (they are ACTIVE)'),
+    items: z.array(z.object({ id: z.string(), depth: z.number().int() })).describe('Root first, in reverse-cascade order; only those the token may read (an ACTIVE belief needs beliefs:read)'),
   }),
   moneyLines: z.array(Line),
   restorableEffectIds: z.array(z.string()),
@@ -51,7 +49,7 @@ export const getReinstatementOutput = {
 type Out<S extends Record<string, z.ZodType>> = { [K in keyof S]: z.infer<S[K]> };
 export type ReinstatementOut = Out<typeof getReinstatementOutput>;
 
-export async function getReinstatement(tx: Tx, fleet: string, args: { reinstatementId?: string; retractionId?: string }, opts: { mayReadActive: boolean }): Promise<ReinstatementOut> {
+export async function getReinstatement(tx: Tx, fleet: string, args: { reinstatementId?: string; retractionId?: string }): Promise<ReinstatementOut> {
   if (args.reinstatementId && args.retractionId) throw badInput('retractionId', 'give reinstatementId or retractionId, not both');
   let row;
   if (args.reinstatementId) {
@@ -73,7 +71,7 @@ export async function getReinstatement(tx: Tx, fleet: string, args: { reinstatem
     },
     beliefs: {
       totalCount: row.belief_ids.length,
-      items: opts.mayReadActive ? row.belief_ids.map((id, i) => ({ id: gid('Belief', id), depth: row.belief_depths[i]! })) : [],
+      items: row.belief_ids.map((id, i) => ({ id: gid('Belief', id), depth: row.belief_depths[i]! })),
     },
     moneyLines: (await moneyLines(tx, fleet, row.id)).map((l) => ({
       reversalId: gid('Reversal', l.reversal_id), effectId: gid('Effect', l.effect_id), line: l.line, priorStatus: l.prior_status,
@@ -89,13 +87,13 @@ export function reinstatementText(r: ReinstatementOut): string {
   const t = r.totals;
   const sum = (xs: Array<{ formatted: string }>) => (xs.length ? xs.map((m) => m.formatted).join(' + ') : '0');
   return [
-    `Reinstatement ${r.reinstatement.id} [${r.reinstatement.status}] of retraction ${r.reinstatement.retractionId} at ${r.reinstatement.createdAt}`,
+    `Reinstatement ${r.reinstatement.id} [${r.reinstatement.status}] of retraction ${r.reinstatement.retractionId ?? '(needs receipts:read)'} at ${r.reinstatement.createdAt}`,
     `Reason: ${r.reinstatement.reason}`,
     ...(r.reinstatement.contradictionId ? [`Blocked by contradiction ${r.reinstatement.contradictionId}: the root's claim holds another ACTIVE belief`] : []),
-    `Beliefs reinstated: ${t.beliefsReinstated}${r.beliefs.items.length ? '' : ' (ids need beliefs:read)'}`,
+    `Beliefs reinstated: ${t.beliefsReinstated}${r.beliefs.items.length < t.beliefsReinstated ? ` (${r.beliefs.items.length} shown: the others need beliefs:read)` : ''}`,
     ...r.beliefs.items.map((b) => `  depth ${b.depth}: ${b.id}`),
     `Money lines (${r.moneyLines.length}):`,
-    ...r.moneyLines.map((l) => `  ${l.line} (was ${l.priorStatus}) ${l.amount ? l.amount.formatted : 'no amount'} reversal ${l.reversalId}${l.reexecutionKey ? ` key ${l.reexecutionKey}` : ''}`),
+    ...r.moneyLines.map((l) => `  ${l.line} (was ${l.priorStatus}) ${l.amount ? l.amount.formatted : 'no amount'} reversal ${l.reversalId ?? '(needs receipts:read)'}${l.reexecutionKey ? ` key ${l.reexecutionKey}` : ''}`),
     `Restorable effects (${r.restorableEffectIds.length}): ${r.restorableEffectIds.join(', ') || 'none'}`,
     `Totals: voided ${sum(t.voided)} | in flight ${sum(t.inFlight)} | re-execution owed ${sum(t.reexecutionOwed)} | ${t.effectsRestored} of ${t.effectsRestorable} restorable effects restored`,
   ].join('\n');

@@ -6,12 +6,18 @@ import { LIMITS } from '../validation';
  * input shapes before a tool runs and structured results against the output shapes before they leave.
  *
  * Ids: every input id accepts either the global id the GraphQL API issues (`Belief:12` base64, as in
- * `belief(id:)`) or the plain database id (`"12"`). Every output carries both: `id` (global, usable
- * with the GraphQL API) and `dbId`.
+ * `belief(id:)`) or the plain database id, as a number (`12`) or a string (`"12"`). Every output
+ * carries both: `id` (global, usable with the GraphQL API) and `dbId`.
+ *
+ * Every reference an answer carries to another object may be null (or absent from its list): the read
+ * rule (src/mcp/visible.ts) removes what the token's scopes do not open.
  */
 
-const anyId = (what: string) =>
-  z.string().trim().min(1).max(200).describe(`${what}: a global id from the GraphQL API, or the plain numeric id`);
+/** An input id: a global id or a plain numeric id, as a string or a number; the tools see a trimmed string. */
+export const anyId = (what: string) =>
+  z.union([z.string().trim().min(1).max(200), z.number().int().min(1).max(Number.MAX_SAFE_INTEGER)])
+    .transform((x) => String(x).trim())
+    .describe(`${what}: a global id from the tools or the GraphQL API, or the plain numeric id (number or string)`);
 const page = {
   first: z.number().int().min(1).max(500).optional().describe('Page size, 1 to 500 (default 50).'),
   after: z.string().max(200).optional().describe('endCursor of the previous page.'),
@@ -59,7 +65,7 @@ export const Money = z.object({
 const ids = { id: z.string(), dbId: z.string() };
 const AgentRef = z.object({ ...ids, name: z.string() });
 
-const BeliefSummary = z.object({
+export const BeliefSummary = z.object({
   ...ids,
   claimKey: z.string(),
   statement: z.string(),
@@ -73,7 +79,7 @@ const BeliefSummary = z.object({
   retractionId: z.string().nullable(),
 });
 
-const EffectSummary = z.object({
+export const EffectSummary = z.object({
   ...ids,
   kind: z.string(),
   status: z.enum(['PENDING', 'EXECUTING', 'EXECUTED', 'CANCELLED', 'FAILED']),
@@ -98,11 +104,11 @@ const ReversalSummary = z.object({
   createdAt: iso,
   dispatchedAt: isoOrNull,
   confirmedAt: isoOrNull,
-  effect: z.object({ id: z.string(), kind: z.string(), idempotencyKey: z.string(), externalRef: z.string().nullable() }),
-  retraction: z.object({ id: z.string(), reason: z.string() }),
+  effect: z.object({ id: z.string(), kind: z.string(), idempotencyKey: z.string(), externalRef: z.string().nullable() }).nullable(),
+  retraction: z.object({ id: z.string(), reason: z.string() }).nullable(),
 });
 
-const Totals = z.object({
+export const Totals = z.object({
   beliefsRetracted: z.number().int(),
   effectsCancelled: z.number().int(),
   effectsReached: z.number().int(),
@@ -114,14 +120,14 @@ const Totals = z.object({
   settled: z.array(Money).describe('Confirmed by a provider. Zero until a provider reference arrives.'),
 });
 
-const PageInfo = { totalCount: z.number().int(), hasNextPage: z.boolean(), endCursor: z.string().nullable() };
+export const PageInfo = { totalCount: z.number().int(), hasNextPage: z.boolean(), endCursor: z.string().nullable() };
 
 const RetractionSummary = z.object({
   ...ids,
   reason: z.string(),
   createdAt: iso,
   actor: AgentRef,
-  root: BeliefSummary,
+  root: BeliefSummary.nullable().describe('Null when the token may not read it: a root reinstated since is ACTIVE again, open to beliefs:read only.'),
 });
 
 export const getReceiptOutput = {
@@ -136,7 +142,7 @@ export const getReceiptOutput = {
 
 const Justification = z.object({
   id: z.string(),
-  beliefId: z.string(),
+  beliefId: z.string().nullable(),
   holds: z.boolean().describe('True while every premise is ACTIVE.'),
   premiseIds: z.array(z.string()),
   fallenPremiseIds: z.array(z.string()),

@@ -8,13 +8,13 @@ const sum = (list: MoneyOut[]) => (list.length === 0 ? '0' : list.map((m) => m.f
 const belief = (b: BeliefOut) => `${b.claimKey} = ${JSON.stringify(b.value)} [${b.status}] "${b.statement}" (id ${b.id}, by ${b.author.name})`;
 const effect = (e: EffectOut) => `${e.kind} ${money(e.amount)} [${e.status}] key ${e.idempotencyKey} (id ${e.id})`;
 const reversal = (r: ReversalOut) =>
-  `${r.effect.kind} ${money(r.amount)} [${r.status}] key ${r.idempotencyKey}${r.providerRef ? ` provider ref ${r.providerRef}` : ''}` +
+  `${r.effect?.kind ?? 'effect'} ${money(r.amount)} [${r.status}] key ${r.idempotencyKey}${r.providerRef ? ` provider ref ${r.providerRef}` : ''}` +
   `${r.reason ? ` — ${r.reason}` : ''}${r.lastError ? ` — last error: ${r.lastError}` : ''} (id ${r.id})`;
 
 export function receiptText(r: ReceiptOut): string {
   const t = r.totals;
   const lines = [
-    `Receipt ${r.retraction.id} — retracted ${r.retraction.root.claimKey} at ${r.retraction.createdAt} by ${r.retraction.actor.name}`,
+    `Receipt ${r.retraction.id} — retracted ${r.retraction.root?.claimKey ?? 'a belief (ACTIVE again: reading it needs beliefs:read)'} at ${r.retraction.createdAt} by ${r.retraction.actor.name}`,
     `Reason: ${r.retraction.reason}`,
     '',
     `Beliefs taken down (${r.beliefs.totalCount}${r.beliefs.hasNextPage ? `, showing ${r.beliefs.items.length}; next page after ${r.beliefs.endCursor}` : ''}):`,
@@ -39,7 +39,7 @@ export function explainText(x: ExplainOut): string {
   if (x.lineage.justifications.length === 0) lines.push('  none: it rests on outside evidence alone');
   const names = new Map([x.belief, ...x.lineage.beliefs].map((b) => [b.id, b.claimKey]));
   for (const j of x.lineage.justifications) {
-    lines.push(`  ${names.get(j.beliefId) ?? j.beliefId} ⇐ [${j.premiseIds.map((p) => names.get(p) ?? p).join(', ')}] ${j.holds ? 'holds' : `fallen (lost ${j.fallenPremiseIds.map((p) => names.get(p) ?? p).join(', ')})`}`);
+    lines.push(`  ${names.get(j.beliefId ?? '') ?? j.beliefId} ⇐ [${j.premiseIds.map((p) => names.get(p) ?? p).join(', ')}] ${j.holds ? 'holds' : `fallen (lost ${j.fallenPremiseIds.map((p) => names.get(p) ?? p).join(', ')})`}`);
   }
   for (const b of x.lineage.beliefs) lines.push(`  depth ${b.depth}: ${belief(b)}`);
   lines.push(`Dependents (down${x.dependents.truncated ? ', truncated' : ''}): ${x.dependents.beliefs.length === 0 ? 'none' : ''}`);
@@ -52,7 +52,7 @@ export function explainText(x: ExplainOut): string {
 export function owedText(o: OwedOut): string {
   return [
     `${o.totalCount} reversal${o.totalCount === 1 ? '' : 's'} owed and unsettled, totalling ${sum(o.owed)}${o.hasNextPage ? ` (showing ${o.items.length}; next page after ${o.endCursor})` : ''}:`,
-    ...o.items.map((r) => `  ${reversal(r)} for retraction ${r.retraction.id} (${r.retraction.reason})`),
+    ...o.items.map((r) => `  ${reversal(r)} for retraction ${r.retraction?.id ?? '?'} (${r.retraction?.reason ?? ''})`),
   ].join('\n');
 }
 

@@ -28,7 +28,8 @@ export interface TxOptions {
   isolation?: 'serializable' | 'repeatable read' | 'read committed';
   /** Total attempts including the first (default 10). */
   maxAttempts?: number;
-  role?: 'retract_app' | 'retract_reader';
+  /** Default: the role the store was given by `withRole`, else retract_app. */
+  role?: Role;
   /**
    * The fleet's write lock on PostgreSQL (see `fleetLock` below): 'shared' (the default for a write)
    * or 'exclusive' (a retraction). Read-only transactions take none.
@@ -39,6 +40,25 @@ export interface TxOptions {
    * that append no event a subscription streams and nothing a worker claims (see Store.notifyCommitted).
    */
   wake?: WakeUrgency;
+}
+
+/**
+ * The database roles transactions run as: retract_app (the API, workers, CLI), retract_reader (the MCP read
+ * tools: SELECT only) and retract_mcp (the MCP write tools: writes only what their services write, 0012_mcp_writer).
+ */
+export type Role = 'retract_app' | 'retract_reader' | 'retract_mcp';
+
+const ROLE_OF = new WeakMap<Store, Role>();
+
+/**
+ * The same store, whose transactions run as `role` unless they name one: so the MCP write tools call the very
+ * services GraphQL calls (which open their own transactions) under a narrower role. The view delegates every
+ * property to the store; closing it closes the store.
+ */
+export function withRole(store: Store, role: Role): Store {
+  const view = Object.create(store) as Store;
+  ROLE_OF.set(view, role);
+  return view;
 }
 
 const RETRYABLE = new Set(['40001', '40P01']);
@@ -78,7 +98,7 @@ export async function inTx<T>(store: Store, opts: TxOptions, fn: (tx: Tx) => Pro
     (lock?.before ?? '') +
       `start transaction isolation level ${isolation} ${opts.readOnly ? 'read only' : 'read write'}; ` +
       (lock?.inside ?? '') +
-      `SELECT set_config('role', ${pg.escapeLiteral(opts.role ?? 'retract_app')}, true), set_config('retract.fleet', ${pg.escapeLiteral(opts.fleet ?? '')}, true), set_config('jit', 'off', true)`,
+      `SELECT set_config('role', ${pg.escapeLiteral(opts.role ?? ROLE_OF.get(store) ?? 'retract_app')}, true), set_config('retract.fleet', ${pg.escapeLiteral(opts.fleet ?? '')}, true), set_config('jit', 'off', true)`,
   );
   // Citus sends the settings a worker needs with each statement it routes there only when they are SET LOCAL
   // (set_config is not propagated), and replays the whole string they came in on every worker connection it

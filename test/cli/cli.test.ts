@@ -193,7 +193,7 @@ describe('retract CLI', { timeout: 240_000 }, () => {
         body: JSON.stringify(init),
       });
       expect(mcp.status).toBe(200);
-      expect(await mcp.json()).toMatchObject({ id: 1, result: { serverInfo: { name: 'retract-receipts' } } });
+      expect(await mcp.json()).toMatchObject({ id: 1, result: { serverInfo: { name: 'retract' } } });
       const anon = await fetch(`${url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(init) });
       expect(anon.status).toBe(401);
     } finally {

@@ -62,7 +62,8 @@ async function populate(store: Store): Promise<World> {
     tokens: {
       // search_beliefs and explain_belief show ACTIVE beliefs, so checkTools' token also reads beliefs.
       receipts: await tok('acme', 'receipts-reader', ['receipts:read', 'beliefs:read']),
-      noScope: await tok('acme', 'belief-reader', ['beliefs:read', 'beliefs:write']),
+      // Opens no MCP tool: adjudicating contradictions is GraphQL's alone.
+      noScope: await tok('acme', 'adjudicator', ['contradictions:adjudicate']),
       admin: await tok('acme', 'admin', ['admin']),
       otherFleet: await tok('globex', 'receipts-reader', ['receipts:read']),
     },
@@ -85,7 +86,11 @@ type Expected = Awaited<ReturnType<typeof expectedFrom>>;
 /** The same checks over either transport: each tool's answer equals what the database holds. */
 async function checkTools(client: Client, db: Expected, w: World) {
   const names = (await client.listTools()).tools.map((t) => t.name).sort();
-  expect(names).toEqual(['explain_belief', 'get_receipt', 'get_reinstatement', 'list_owed_reversals', 'search_beliefs']);
+  // receipts:read and beliefs:read open the receipt tools and the memory tools that only read (the memory graph's three among them); no write tool.
+  expect(names).toEqual([
+    'as_of', 'explain_belief', 'get_receipt', 'get_reinstatement', 'list_owed_reversals', 'open_nodes', 'preview_retraction', 'read_graph', 'recall',
+    'search_beliefs', 'search_nodes', 'why',
+  ]);
 
   // get_receipt: the newest receipt of the fleet, by default.
   const receipt = await call(client, 'get_receipt');
@@ -251,7 +256,7 @@ describe.each(engines())('MCP receipt tools on %s', { timeout: 240_000 }, (engin
     const session = await stdioClient({ ...storeEnv, RETRACT_TOKEN: world.tokens.receipts });
     try {
       // The child proved read-only-ness against the database before serving.
-      expect(session.stderr()).toMatch(/serving receipts for agent receipts-reader \(fleet acme\)/);
+      expect(session.stderr()).toMatch(/serving get_receipt, .*search_beliefs, .*why.* for agent receipts-reader \(fleet acme\)/);
       expect(session.stderr()).toMatch(/a write was refused with SQLSTATE 25006; retract_reader holds no write privilege/);
       await checkTools(session.client, expected, world);
     } finally {
@@ -259,14 +264,14 @@ describe.each(engines())('MCP receipt tools on %s', { timeout: 240_000 }, (engin
     }
   });
 
-  it('over stdio: a token without receipts:read, an unknown token, or none is refused with a clear reason', async () => {
+  it('over stdio: a token that opens no tool, an unknown token, or none is refused with a clear reason', async () => {
     const [noScope, unknown, none] = await Promise.all([
       runMcp({ ...storeEnv, RETRACT_TOKEN: world.tokens.noScope }),
       engine === 'postgres' ? runMcp({ ...storeEnv, RETRACT_TOKEN: 'rt_not-a-real-token-at-all' }) : null,
       runMcp({ ...storeEnv }),
     ]);
     expect(noScope.code).toBe(2);
-    expect(noScope.stderr).toMatch(/agent belief-reader \(fleet acme\) lacks the receipts:read scope/);
+    expect(noScope.stderr).toMatch(/agent adjudicator \(fleet acme\) holds none of the scopes that open an MCP tool \(receipts:read, .*beliefs:write.*\)/);
     expect(noScope.stdout).toBe('');
     if (unknown) {
       expect(unknown.code).toBe(2);
@@ -312,7 +317,7 @@ describe.each(engines())('MCP receipt tools on %s', { timeout: 240_000 }, (engin
     expect((await call(other, 'list_owed_reversals')).totalCount).toBe(0);
     await other.close();
 
-    await expect(httpClient(url, world.tokens.noScope)).rejects.toThrow(/403.*lacks the receipts:read scope|lacks the receipts:read scope/);
+    await expect(httpClient(url, world.tokens.noScope)).rejects.toThrow(/holds none of the scopes that open an MCP tool/);
     await expect(httpClient(url, 'rt_not-a-real-token-at-all')).rejects.toThrow(/the bearer token is not valid/);
     await expect(httpClient(url, null)).rejects.toThrow(/a bearer token is required/);
     const get = await fetch(url, { headers: { authorization: `Bearer ${world.tokens.receipts}` } });
