@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startBuilt } from '../support/built-server';
+import { refusedInOneLine } from '../support/built-server';
 
 /**
  * Every setting an operator gets wrong is refused in one line naming the setting, exit 1, with no
@@ -14,14 +14,7 @@ describe('npm start refuses bad settings in one line', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'retract-startup-'));
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  async function refusal(env: Record<string, string>): Promise<string> {
-    const s = startBuilt({ RETRACT_DATA_DIR: path.join(dir, 'refused'), ...env });
-    expect(await s.exited, s.stderr()).toBe(1);
-    const lines = s.stderr().trim().split('\n');
-    expect(lines, s.stderr()).toHaveLength(1);
-    expect(s.stderr()).not.toMatch(/\n\s+at |node:internal|Error:/);
-    return lines[0]!;
-  }
+  const refusal = (env: Record<string, string>) => refusedInOneLine({ RETRACT_DATA_DIR: path.join(dir, 'refused'), ...env });
 
   it('a short RETRACT_BOOTSTRAP_TOKEN, before anything is opened', async () => {
     expect(await refusal({ RETRACT_BOOTSTRAP_TOKEN: 'short' })).toBe('retract: RETRACT_BOOTSTRAP_TOKEN must be at least 16 characters');
