@@ -26,6 +26,7 @@ async function postRaw(url: string, body: BodyInit, contentType = 'application/j
 describe.each(engines())('the edges of a production server on %s', (engine) => {
   let s: ApiServer;
   let dev: ApiServer;
+  let open: ApiServer;
   let agent: TestAgent;
   const dashboard = fs.mkdtempSync(path.join(os.tmpdir(), 'retract-edges-dashboard-'));
 
@@ -35,11 +36,13 @@ describe.each(engines())('the edges of a production server on %s', (engine) => {
     fs.writeFileSync(path.join(dashboard, 'assets/app.js'), 'export {};');
     s = await startApiServer(engine, { config: { production: true, dashboardDir: dashboard } });
     dev = await startApiServer(engine, { db: s.db, config: { production: false } });
+    open = await startApiServer(engine, { db: s.db, config: { production: true, anonymousIntrospection: true } });
     agent = await agentWith(s.db.store, 'edges', SCOPES, 'edges');
   });
   afterAll(async () => {
     if (s) await expectInvariants(s.db.store);
     await dev?.close();
+    await open?.close();
     await s?.close();
     fs.rmSync(dashboard, { recursive: true, force: true });
   });
@@ -82,6 +85,7 @@ describe.each(engines())('the edges of a production server on %s', (engine) => {
     expect((await gql(s.http, '{ __typename }')).data).toEqual({ __typename: 'Query' });
     // In development (and with RETRACT_ANONYMOUS_INTROSPECTION=true) a tool may read the schema without a token.
     expect((await gql(dev.http, INTROSPECT)).data).toEqual({ __schema: { queryType: { name: 'Query' } } });
+    expect((await gql(open.http, INTROSPECT)).data).toEqual({ __schema: { queryType: { name: 'Query' } } });
   });
 
   it('no error suggests a name from the schema: fields, arguments, enum values in a literal or a variable', async () => {

@@ -6,7 +6,7 @@ import { refusedInOneLine } from '../support/built-server';
 
 /**
  * Every setting an operator gets wrong is refused in one line naming the setting, exit 1, with no
- * stack trace: a bootstrap token too short, a data directory that is a file (or under one), a
+ * stack trace: a bootstrap token too short, a WebSocket or introspection setting out of its values, a data directory that is a file (or under one), a
  * DATABASE_URL nothing answers at or whose database does not exist. The password in the URL is
  * never printed.
  */
@@ -19,6 +19,13 @@ describe('npm start refuses bad settings in one line', () => {
   it('a short RETRACT_BOOTSTRAP_TOKEN, before anything is opened', async () => {
     expect(await refusal({ RETRACT_BOOTSTRAP_TOKEN: 'short' })).toBe('retract: RETRACT_BOOTSTRAP_TOKEN must be at least 16 characters');
     expect(fs.existsSync(path.join(dir, 'refused')), 'nothing was opened').toBe(false);
+  });
+
+  it('the WebSocket and introspection settings: a yes/no that is neither, a cap that is not a positive integer', async () => {
+    expect(await refusal({ RETRACT_WS_ANONYMOUS: 'yes' })).toBe('retract: RETRACT_WS_ANONYMOUS must be true or false (got yes)');
+    expect(await refusal({ RETRACT_ANONYMOUS_INTROSPECTION: 'maybe' })).toBe('retract: RETRACT_ANONYMOUS_INTROSPECTION must be true or false (got maybe)');
+    expect(await refusal({ RETRACT_WS_MAX_UNAUTHENTICATED_PER_ADDRESS: '0' })).toBe('retract: RETRACT_WS_MAX_UNAUTHENTICATED_PER_ADDRESS must be a positive integer (got 0)');
+    expect(await refusal({ RETRACT_WS_INIT_TIMEOUT_MS: 'soon' })).toBe('retract: RETRACT_WS_INIT_TIMEOUT_MS must be a positive integer (got soon)');
   });
 
   it('a RETRACT_DATA_DIR that is a file, or lies under one', async () => {
