@@ -1,5 +1,6 @@
 import type { Actor, Core } from '../core';
 import { DomainError, badInput } from '../errors/domain-error';
+import { ConfigError } from '../kernel/config-error';
 import { appendEvent } from '../event/event.repository';
 import type { Store } from '../store/engine';
 import { inTx, writeTx } from '../store/tx';
@@ -54,7 +55,7 @@ export async function authenticate(store: Store, token: string): Promise<AgentRo
  * as the store's owner connection, outside any fleet, once at start.
  */
 export async function ensureBootstrap(store: Store, token: string): Promise<AgentRow> {
-  if (token.length < 16) throw new Error('RETRACT_BOOTSTRAP_TOKEN must be at least 16 characters');
+  if (token.length < 16) throw new ConfigError('RETRACT_BOOTSTRAP_TOKEN must be at least 16 characters');
   return writeTx(store, DEFAULT_FLEET, async (tx) => {
     await ensureFleet(tx, DEFAULT_FLEET);
     return upsertOperator(tx, DEFAULT_FLEET, { name: 'bootstrap', tokenHash: hashToken(token), scopes: [...SCOPES] });

@@ -12,6 +12,7 @@ import { type Readable, type ReadGrants, forbiddenReason, hasScope, mayRead, may
 import type { Adjudicator } from '../adjudication/adjudicator';
 import { DomainError } from '../errors/domain-error';
 import { instant } from '../validation';
+import { fieldForbidden, requiredScopes } from './required-scopes';
 import type { Waker } from '../event/tailer';
 
 /** What every resolver sees: the engine, the authenticated agent (or null), and request bookkeeping. */
@@ -86,10 +87,13 @@ export const builder = new SchemaBuilder<{
       readable: (what: Readable) => mayRead(ctx.agent, what),
       ownScopes: (agentId: string) => mayReadScopesOf(ctx.agent, agentId),
     }),
-    unauthorizedError: (_parent, ctx, _info, result) => {
+    unauthorizedError: (_parent, ctx, info, result) => {
       const what = refusedReadable(result.failure);
+      // Which scopes would allow it, in the message and in extensions.requiredScopes (any one of them, or admin).
+      const scopes = requiredScopes(result.failure);
+      const message = what ? forbiddenReason(what) : scopes.length ? fieldForbidden(info, scopes) : 'this operation needs a scope your token does not hold';
       return ctx.agent
-        ? new GraphQLError(what ? forbiddenReason(what) : 'this operation needs a scope your token does not hold', { extensions: { code: 'FORBIDDEN' } })
+        ? new GraphQLError(message, { extensions: { code: 'FORBIDDEN', requiredScopes: scopes } })
         : new GraphQLError(ctx.badToken ? 'the bearer token is not valid' : 'a bearer token is required (Authorization: Bearer <token>)', {
             extensions: { code: 'UNAUTHENTICATED' },
           });

@@ -7,7 +7,7 @@ import type { OperationResult } from 'graphql-ws';
 import { WebSocketServer } from 'ws';
 import { createAdjudicator } from '../adjudication/index';
 import type { Adjudicator } from '../adjudication/adjudicator';
-import { ensureBootstrap } from '../agent/agent.service';
+import { authenticate, ensureBootstrap } from '../agent/agent.service';
 import type { Core } from '../core';
 import { createEmbedder } from '../embedding/index';
 import type { Embedder } from '../embedding/embedder';
@@ -16,8 +16,9 @@ import { createMcpHttpHandler, readBody } from '../mcp/http';
 import { type Store, answers, openStore, storeTarget } from '../store/engine';
 import { bindEmbedder } from '../store/meta';
 import { type Limits, type ServerConfig, configFromEnv } from './config';
-import { corsPolicy, normaliseMediaTypes, refusalBody, refuseClientErrors, timeoutOptions } from './edge';
+import { DASHBOARD_HEADERS, callbackBody, corsPolicy, normaliseMediaTypes, notFound, refusalBody, refuseClientErrors, timeoutOptions } from './edge';
 import { refusedBeforeExecution, serveGraphqlWs, wireErrors } from './ws';
+import { UnauthenticatedSockets, wsConnect } from './ws-auth';
 
 /** An operation onSubscribe already ran, carried to graphql-ws's execute/subscribe. */
 interface Ran {
@@ -75,7 +76,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   if (config.bootstrapToken) await ensureBootstrap(store, config.bootstrapToken);
   const waker = new Waker(store);
   await waker.start();
-  const yoga = buildYoga({ core, adjudicator, waker, log, production: config.production, limits: config.limits });
+  const yoga = buildYoga({ core, adjudicator, waker, log, production: config.production, anonymousIntrospection: config.anonymousIntrospection, limits: config.limits });
   const dashboardDir = path.resolve(config.dashboardDir);
   // Read-only receipts over MCP Streamable HTTP (src/mcp): its own auth, reader role, read-only transactions.
   const mcp = createMcpHttpHandler({ store, embedder: core.embedder, maxBodyBytes: config.maxBodyBytes, maxBatch: config.limits.mcpBatch, onUnexpected: (err, requestId, tool) => log.error({ err, requestId, tool }, 'mcp tool failed (masked)') });
@@ -99,15 +100,15 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
       if (url.pathname === '/dashboard' || url.pathname.startsWith('/dashboard/')) return serveDashboard(url.pathname, res);
       if (url.pathname === '/providers/callback' && req.method === 'POST') {
         const body = await readBody(req, 65_536);
-        if (!body) return json(res, 413, { error: 'body too large' });
-        if (!config.providerSecret) return json(res, 404, { error: 'provider callbacks are not configured (RETRACT_PROVIDER_SECRET)' });
+        if (!body) return json(res, 413, callbackBody(413, { error: 'body too large' }));
+        if (!config.providerSecret) return json(res, 404, callbackBody(404, { error: 'provider callbacks are not configured (RETRACT_PROVIDER_SECRET)' }));
         // Loaded here: its body validation brings zod, which a server without providers never needs.
         const { SIGNATURE_HEADER, handleProviderCallback } = await import('../reversal/callback');
         const r = await handleProviderCallback({ core, secret: config.providerSecret, rawBody: body, signatureHeader: req.headers[SIGNATURE_HEADER], logger: log });
-        return json(res, r.status, r.body);
+        return json(res, r.status, callbackBody(r.status, r.body));
       }
       if (url.pathname === '/mcp') return await mcp(req, res);
-      if (url.pathname !== '/graphql') return json(res, 404, { error: 'not found' });
+      if (url.pathname !== '/graphql') return json(res, 404, notFound());
       if (draining) return json(res, 503, { errors: [{ message: 'server is shutting down', extensions: { code: 'UNAVAILABLE' } }] });
       let body: Buffer | undefined;
       if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -163,7 +164,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
       // A client that went away mid-request (or was timed out) needs no answer and is not a server fault.
       if (req.destroyed && !res.headersSent) return void log.debug({ err: e }, 'client went away');
       log.error({ err: e }, 'request failed');
-      if (!res.headersSent) json(res, 500, { error: 'internal error' });
+      if (!res.headersSent) json(res, 500, { errors: [{ message: 'internal error', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] });
       else res.end();
     }
   });
@@ -174,27 +175,30 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
     let rel = p.replace(/^\/dashboard\/?/, '');
     if (rel === '') rel = 'index.html';
     const file = path.resolve(dashboardDir, rel);
-    if (!file.startsWith(dashboardDir + path.sep)) return json(res, 404, { error: 'not found' });
+    if (!file.startsWith(dashboardDir + path.sep)) return json(res, 404, notFound());
     fs.readFile(file, (err, data) => {
       if (err) {
-        if (rel === 'index.html') return json(res, 404, { error: 'dashboard not built: run npm run build' });
-        return json(res, 404, { error: 'not found' });
+        if (rel === 'index.html') return json(res, 404, notFound('the dashboard is not built: run npm run build'));
+        return json(res, 404, notFound());
       }
-      res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'cache-control': rel === 'index.html' ? 'no-cache' : 'max-age=3600' });
+      res.writeHead(200, { ...DASHBOARD_HEADERS, 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'cache-control': rel === 'index.html' ? 'no-cache' : 'max-age=3600' });
       res.end(data);
     });
   }
 
   // WebSocket subscriptions on the same path, through the same envelop (auth, limits, masking).
-  const wss = new WebSocketServer({ server, path: '/graphql', maxPayload: config.maxBodyBytes });
+  const unauthenticated = new UnauthenticatedSockets(config.limits.wsUnauthenticatedPerAddress);
+  const wss = new WebSocketServer({ server, path: '/graphql', maxPayload: config.maxBodyBytes, verifyClient: unauthenticated.verifyClient });
   const wsCleanup = serveGraphqlWs(
     {
+      connectionInitWaitTimeout: config.limits.wsInitTimeoutMs,
+      onConnect: wsConnect((token) => authenticate(store, token), config.wsAnonymous),
       // onSubscribe has already run the operation (to answer a refusal with an `error` message); this hands its result on.
       execute: (args) => (args as unknown as { rootValue: Ran }).rootValue.result,
       subscribe: (args) => (args as unknown as { rootValue: Ran }).rootValue.result,
       onSubscribe: async (ctx, _id, params) => {
         if (draining) return wireErrors([new GraphQLError('server is shutting down', { extensions: { code: 'UNAVAILABLE' } })]);
-        const env = yoga.getEnveloped({ ...ctx, req: ctx.extra.request, socket: ctx.extra.socket, params, connectionParams: ctx.connectionParams });
+        const env = yoga.getEnveloped({ ...ctx, req: ctx.extra.request, socket: ctx.extra.socket, params, connectionParams: { authorization: ctx.extra.authorization } });
         // A syntax error, or a limit graphql-armor enforces by throwing, refuses this operation alone;
         // thrown out of onSubscribe it would close the whole socket (4500) with every other subscription on it.
         let document: ReturnType<typeof env.parse>;
@@ -219,6 +223,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
     },
     wss,
     log,
+    unauthenticated,
   );
 
   const app: App = {

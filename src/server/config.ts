@@ -23,6 +23,10 @@ export interface Limits {
   headersTimeoutMs: number;
   /** Time a client has to send a whole request, headers and body, in ms (408 after it). */
   requestTimeoutMs: number;
+  /** Time a WebSocket has to send `connection_init` after the upgrade, in ms (closed 4408 after it). */
+  wsInitTimeoutMs: number;
+  /** WebSockets one address may hold open before authenticating (or anonymously); the upgrade is refused 429 above it. */
+  wsUnauthenticatedPerAddress: number;
 }
 
 /**
@@ -44,6 +48,8 @@ export const DEFAULT_LIMITS: Limits = {
   mcpBatch: 5,
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
+  wsInitTimeoutMs: 3_000,
+  wsUnauthenticatedPerAddress: 10,
 };
 
 const LIMIT_ENV: Record<keyof Limits, string> = {
@@ -57,6 +63,8 @@ const LIMIT_ENV: Record<keyof Limits, string> = {
   mcpBatch: 'RETRACT_MCP_MAX_BATCH',
   headersTimeoutMs: 'RETRACT_HEADERS_TIMEOUT_MS',
   requestTimeoutMs: 'RETRACT_REQUEST_TIMEOUT_MS',
+  wsInitTimeoutMs: 'RETRACT_WS_INIT_TIMEOUT_MS',
+  wsUnauthenticatedPerAddress: 'RETRACT_WS_MAX_UNAUTHENTICATED_PER_ADDRESS',
 };
 
 /** Server configuration, from the environment. */
@@ -75,7 +83,20 @@ export interface ServerConfig {
   dashboardDir: string;
   /** Origins a browser may call the API from (exact `scheme://host[:port]`, or `*`); none by default. */
   corsOrigins: string[];
+  /** RETRACT_WS_ANONYMOUS: WebSocket connections without a token are acknowledged (a bad token never is); off by default. */
+  wsAnonymous: boolean;
+  /** RETRACT_ANONYMOUS_INTROSPECTION: introspection without a token; null (unset): on in development, off in production. */
+  anonymousIntrospection: boolean | null;
   limits: Limits;
+}
+
+/** A yes/no setting: `true`/`false` (or `1`/`0`); anything else is refused in one line. */
+function flag<D extends boolean | null>(env: NodeJS.ProcessEnv, name: string, dflt: D): boolean | D {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return dflt;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(`${name} must be true or false (got ${env[name]})`);
 }
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, dflt: number): number {
@@ -91,19 +112,24 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number (got ${env.PORT})`);
   const limits = { ...DEFAULT_LIMITS };
   for (const key of Object.keys(LIMIT_ENV) as Array<keyof Limits>) limits[key] = positiveInt(env, LIMIT_ENV[key], DEFAULT_LIMITS[key]);
+  const bootstrapToken = env.RETRACT_BOOTSTRAP_TOKEN || null;
+  // Checked here as well as where it is used, so a short one is refused before the store opens.
+  if (bootstrapToken && bootstrapToken.length < 16) throw new ConfigError('RETRACT_BOOTSTRAP_TOKEN must be at least 16 characters');
   return {
     port,
     host: env.HOST ?? '127.0.0.1',
     engine: namedEngine(env.RETRACT_ENGINE),
     databaseUrl: env.DATABASE_URL || null,
     dataDir: env.RETRACT_DATA_DIR ?? './.retract',
-    bootstrapToken: env.RETRACT_BOOTSTRAP_TOKEN || null,
+    bootstrapToken,
     logLevel: env.LOG_LEVEL ?? env.RETRACT_LOG_LEVEL ?? 'info',
     production: env.NODE_ENV === 'production',
     maxBodyBytes: positiveInt(env, 'RETRACT_MAX_BODY_BYTES', 1_048_576),
     providerSecret: env.RETRACT_PROVIDER_SECRET || null,
     dashboardDir: env.RETRACT_DASHBOARD_DIR ?? 'dashboard/dist',
     corsOrigins: (env.RETRACT_CORS_ORIGINS ?? '').split(',').map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean),
+    wsAnonymous: flag(env, 'RETRACT_WS_ANONYMOUS', false),
+    anonymousIntrospection: flag(env, 'RETRACT_ANONYMOUS_INTROSPECTION', null),
     limits,
   };
 }

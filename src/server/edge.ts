@@ -96,3 +96,40 @@ export function refusalBody(status: number): string {
   const message = EMPTY_REFUSALS[status] ?? `the request was refused (HTTP ${status})`;
   return JSON.stringify({ errors: [{ message, extensions: { code: 'BAD_USER_INPUT' } }] });
 }
+
+/**
+ * A 404 with a code, like every other refusal; the path is not echoed. `message` says what to do
+ * when there is more to say (the dashboard not built).
+ */
+export function notFound(message = 'not found: this server answers /graphql, /mcp, /health and /dashboard/'): { errors: Array<{ message: string; extensions: { code: 'NOT_FOUND' } }> } {
+  return { errors: [{ message, extensions: { code: 'NOT_FOUND' } }] };
+}
+
+/**
+ * The one inline style the dashboard's graph library (Cytoscape) injects, allowed by its hash:
+ * sha256 of `.__________cytoscape_container { position: relative; }`.
+ */
+const CYTOSCAPE_STYLE = "'sha256-pgvDUBa4IjFA2yuSJ2cqcyxmNYJMborsd0ORcRv9vw8='";
+
+/**
+ * Headers on every dashboard response: a strict Content-Security-Policy (its own scripts, styles
+ * and API only, nothing inline but Cytoscape's one rule), and no framing by any page
+ * (`frame-ancestors 'none'`, and X-Frame-Options for browsers that predate it): the dashboard holds
+ * a token and a retract form, which a framing page could trick a user into pressing.
+ */
+export const DASHBOARD_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy': [
+    "default-src 'none'", "script-src 'self'", `style-src 'self' ${CYTOSCAPE_STYLE}`, "img-src 'self' data:", "font-src 'self'",
+    "connect-src 'self'", "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'",
+  ].join('; '),
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+};
+
+const CODE_BY_STATUS: Record<number, string> = { 400: 'BAD_USER_INPUT', 401: 'UNAUTHENTICATED', 404: 'NOT_FOUND', 409: 'CONFLICT', 413: 'BAD_USER_INPUT', 500: 'INTERNAL_SERVER_ERROR' };
+
+/** The provider callback's `{ error }` refusals (its own wire format) with the documented `code` beside the message. */
+export function callbackBody(status: number, body: Record<string, unknown>): Record<string, unknown> {
+  return status >= 400 && CODE_BY_STATUS[status] ? { ...body, code: CODE_BY_STATUS[status] } : body;
+}

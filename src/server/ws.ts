@@ -4,6 +4,7 @@ import { GraphQLError } from 'graphql';
 import { CloseCode, type ServerOptions, handleProtocols, makeServer } from 'graphql-ws';
 import type { Logger } from 'pino';
 import type { WebSocket, WebSocketServer } from 'ws';
+import { type UnauthenticatedSockets, type WsAuthExtra, remoteAddress } from './ws-auth';
 
 /**
  * graphql-ws accepts refusals from onSubscribe only as instances of the GraphQLError class it
@@ -34,7 +35,7 @@ export function refusedBeforeExecution(result: unknown): readonly GraphQLError[]
 /** Bytes a socket may hold unsent before a subscription's next message waits for the socket to drain. */
 const WS_HIGH_WATER_BYTES = 1 << 20;
 
-export interface WsExtra {
+export interface WsExtra extends WsAuthExtra {
   socket: WebSocket;
   request: IncomingMessage;
 }
@@ -49,9 +50,10 @@ export interface WsExtra {
  * - the TCP socket is corked on the first frame of an event-loop turn and uncorked on the next
  *   (setImmediate), so every frame written in one turn leaves in one writev.
  * Message order on a socket is unchanged (one socket, written in call order). Keep-alive pings
- * every `keepAliveMs`; a peer that misses a pong for that long is terminated.
+ * every `keepAliveMs`; a peer that misses a pong for that long is terminated. Each socket counts
+ * against its address's cap on `unauthenticated` sockets until it authenticates or closes.
  */
-export function serveGraphqlWs(options: ServerOptions<Record<string, unknown>, WsExtra>, wss: WebSocketServer, log: Logger, keepAliveMs = 12_000): { dispose(): Promise<void> } {
+export function serveGraphqlWs(options: ServerOptions<Record<string, unknown>, WsExtra>, wss: WebSocketServer, log: Logger, unauthenticated?: UnauthenticatedSockets, keepAliveMs = 12_000): { dispose(): Promise<void> } {
   const server = makeServer(options);
   wss.options.handleProtocols = handleProtocols;
   wss.on('error', (err) => {
@@ -63,6 +65,7 @@ export function serveGraphqlWs(options: ServerOptions<Record<string, unknown>, W
 
   wss.on('connection', (socket, request) => {
     const tcp = request.socket as Socket;
+    const release = unauthenticated?.hold(remoteAddress(request)) ?? (() => {});
     let corked = false;
     const uncork = () => {
       corked = false;
@@ -117,10 +120,11 @@ export function serveGraphqlWs(options: ServerOptions<Record<string, unknown>, W
             }
           }),
       },
-      { socket, request },
+      { socket, request, authenticated: release },
     );
 
     socket.once('close', (code, reason) => {
+      release();
       if (pongWait) clearTimeout(pongWait);
       if (ping) clearInterval(ping);
       closed(code, String(reason));

@@ -14,6 +14,9 @@ import { schema } from '../api/schema';
 import { DEFAULT_LIMITS, type Limits } from './config';
 import { costLimitPlugin } from './cost';
 import { armorPlugin, codedParseAndValidationPlugin, isGraphQLError, limitError, subscriptionCapPlugin } from './refusals';
+import { hideSuggestionsPlugin, toClientError } from './client-error';
+import { introspectionGatePlugin } from './introspection';
+import { bearer } from './ws-auth';
 
 export { isGraphQLError };
 
@@ -28,19 +31,14 @@ const TOKEN_CACHE_MS = 5_000;
  */
 const HTTP_STATUS: Record<DomainError['code'], number> = { BAD_USER_INPUT: 400, UNAUTHENTICATED: 401, FORBIDDEN: 403, NOT_FOUND: 404, CONFLICT: 409 };
 
-/** Bearer token from an `Authorization` header value (or WebSocket connectionParams.authorization). */
-function bearer(value: unknown): string | null {
-  if (typeof value !== 'string') return null;
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(value);
-  return m ? m[1]! : null;
-}
-
 export interface YogaDeps {
   core: Core;
   adjudicator: Adjudicator;
   waker: Waker;
   log: Logger;
   production: boolean;
+  /** Introspection without a token (RETRACT_ANONYMOUS_INTROSPECTION); null: only outside production. */
+  anonymousIntrospection?: boolean | null;
   limits?: Limits;
 }
 
@@ -62,6 +60,51 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<Record<string, unk
     return { agent, badToken: !agent };
   }
 
+  /**
+   * An expected DomainError keeps its message and code; graphql-js's and scope-auth's refusals get
+   * theirs; anything else is logged with a request id and answered "Unexpected error." with that id.
+   */
+  function mask(error: unknown, message: string): GraphQLError {
+    const original = isGraphQLError(error) ? error.originalError : error;
+    const ctx = isGraphQLError(error) ? error : null;
+    if (original instanceof DomainError) {
+      return new GraphQLError(original.message, {
+        nodes: ctx?.nodes, path: ctx?.path, originalError: undefined,
+        extensions: { ...original.extensions, code: original.code, ...(original.field ? { field: original.field } : {}), http: { status: HTTP_STATUS[original.code], spec: true } },
+      });
+    }
+    if (isGraphQLError(error) && !error.originalError && !error.extensions?.code && error.message.startsWith('Variable "$')) {
+      // graphql-js's own variable refusals (a required one not given or null, an unknown input field) have no
+      // originalError and no code; they are the client's input at fault, like a scalar's coercion error below.
+      return new GraphQLError(error.message, { nodes: error.nodes, path: error.path, extensions: { code: 'BAD_USER_INPUT', http: { status: 400, spec: true } } });
+    }
+    if (isGraphQLError(error) && !error.originalError) return error;
+    if (isGraphQLError(error) && isGraphQLError(original) && original.extensions?.code === 'LIMIT_EXCEEDED') {
+      // A limit met while resolving (a relation list over its bound, src/api/list-bounds.ts) keeps its code.
+      return new GraphQLError(original.message, { nodes: error.nodes, path: error.path, extensions: original.extensions });
+    }
+    const knownCode = isGraphQLError(original) ? (original.extensions?.code as DomainError['code'] | undefined) : undefined;
+    if (isGraphQLError(error) && knownCode && knownCode in HTTP_STATUS) {
+      // A refusal raised as a GraphQLError with its own code (scope-auth: UNAUTHENTICATED, FORBIDDEN) keeps it.
+      return new GraphQLError(error.message, {
+        nodes: error.nodes, path: error.path,
+        extensions: { ...(original as GraphQLError).extensions, http: { status: HTTP_STATUS[knownCode], spec: true } },
+      });
+    }
+    if (isGraphQLError(error) && (isGraphQLError(original) || error.message.startsWith('Variable "$'))) {
+      // Input coercion (variables, scalars): the client's input is at fault; the message names the path.
+      return new GraphQLError(error.message, {
+        nodes: error.nodes, path: error.path,
+        extensions: { ...(isGraphQLError(original) ? original.extensions : {}), code: 'BAD_USER_INPUT', http: { status: 400, spec: true } },
+      });
+    }
+    const requestId = randomUUID();
+    deps.log.error({ err: original, requestId, path: ctx?.path }, 'unexpected error (masked)');
+    return new GraphQLError(`${message} (request id ${requestId})`, {
+      nodes: ctx?.nodes, path: ctx?.path, extensions: { code: 'INTERNAL_SERVER_ERROR', requestId, http: { status: 500 } },
+    });
+  }
+
   return createYoga<Record<string, unknown>, Context>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -74,52 +117,14 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<Record<string, unk
     context: async (init): Promise<Context> => {
       const i = init as unknown as { request?: Request; connectionParams?: Record<string, unknown>; requestId?: string };
       const header = i.request?.headers.get('authorization') ?? null;
-      const wsAuth = i.connectionParams?.authorization ?? i.connectionParams?.Authorization;
+      // Over WebSocket, src/server/ws-auth.ts found the header where the client put it and passes it here.
+      const wsAuth = i.connectionParams?.authorization;
       const { agent, badToken } = await agentFor(bearer(header ?? wsAuth ?? null));
       const requestId = i.requestId ?? i.request?.headers.get('x-request-id')?.slice(0, 64) ?? randomUUID();
       return { core: deps.core, adjudicator: deps.adjudicator, waker: deps.waker, agent, badToken, requestId, log: deps.log.child({ requestId }), grants: new ReadGrants() } as Context;
     },
     maskedErrors: {
-      maskError(error, message) {
-        const original = isGraphQLError(error) ? error.originalError : error;
-        const ctx = isGraphQLError(error) ? error : null;
-        if (original instanceof DomainError) {
-          return new GraphQLError(original.message, {
-            nodes: ctx?.nodes, path: ctx?.path, originalError: undefined,
-            extensions: { ...original.extensions, code: original.code, ...(original.field ? { field: original.field } : {}), http: { status: HTTP_STATUS[original.code], spec: true } },
-          });
-        }
-        if (isGraphQLError(error) && !error.originalError && !error.extensions?.code && error.message.startsWith('Variable "$')) {
-          // graphql-js's own variable refusals (a required one not given or null, an unknown input field) have no
-          // originalError and no code; they are the client's input at fault, like a scalar's coercion error below.
-          return new GraphQLError(error.message, { nodes: error.nodes, path: error.path, extensions: { code: 'BAD_USER_INPUT', http: { status: 400, spec: true } } });
-        }
-        if (isGraphQLError(error) && !error.originalError) return error;
-        if (isGraphQLError(error) && isGraphQLError(original) && original.extensions?.code === 'LIMIT_EXCEEDED') {
-          // A limit met while resolving (a relation list over its bound, src/api/list-bounds.ts) keeps its code.
-          return new GraphQLError(original.message, { nodes: error.nodes, path: error.path, extensions: original.extensions });
-        }
-        const knownCode = isGraphQLError(original) ? (original.extensions?.code as DomainError['code'] | undefined) : undefined;
-        if (isGraphQLError(error) && knownCode && knownCode in HTTP_STATUS) {
-          // A refusal raised as a GraphQLError with its own code (scope-auth: UNAUTHENTICATED, FORBIDDEN) keeps it.
-          return new GraphQLError(error.message, {
-            nodes: error.nodes, path: error.path,
-            extensions: { ...(original as GraphQLError).extensions, http: { status: HTTP_STATUS[knownCode], spec: true } },
-          });
-        }
-        if (isGraphQLError(error) && (isGraphQLError(original) || error.message.startsWith('Variable "$'))) {
-          // Input coercion (variables, scalars): the client's input is at fault; the message names the path.
-          return new GraphQLError(error.message, {
-            nodes: error.nodes, path: error.path,
-            extensions: { ...(isGraphQLError(original) ? original.extensions : {}), code: 'BAD_USER_INPUT', http: { status: 400, spec: true } },
-          });
-        }
-        const requestId = randomUUID();
-        deps.log.error({ err: original, requestId, path: ctx?.path }, 'unexpected error (masked)');
-        return new GraphQLError(`${message} (request id ${requestId})`, {
-          nodes: ctx?.nodes, path: ctx?.path, extensions: { code: 'INTERNAL_SERVER_ERROR', requestId, http: { status: 500 } },
-        });
-      },
+      maskError: (error, message) => toClientError(mask(error, message), deps.production),
     },
     plugins: [
       // Runs before Yoga's own batching check, whose message would state the limit.
@@ -138,6 +143,8 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<Record<string, unk
       armorPlugin(limits, deps.production),
       // After armor, whose field-suggestion masking rewrites graphql-js's own errors in place.
       codedParseAndValidationPlugin,
+      ...(deps.production ? [hideSuggestionsPlugin] : []),
+      introspectionGatePlugin(deps.anonymousIntrospection ?? !deps.production),
       subscriptionCapPlugin(limits.subscriptionsPerToken),
     ],
   });

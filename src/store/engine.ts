@@ -140,7 +140,7 @@ async function openPostgres(opts: OpenOptions, url: string, tx: TxHooks): Promis
   // connection is closed, not pooled, so every pooled one is watched from its start).
   let citus = false;
   pool.on('connect', (client) => citus && markWorkerAborts(client));
-  const found = (citus = await citusInstalled(pool)) ? 'citus' : 'postgres';
+  const found = (citus = await citusInstalled(pool, url)) ? 'citus' : 'postgres';
   if (opts.engine && opts.engine !== found) {
     await pool.end();
     throw new ConfigError(`RETRACT_ENGINE=${opts.engine}, but ${new URL(url).pathname.slice(1)} is a ${found === 'citus' ? 'Citus database (the citus extension is installed)' : 'plain PostgreSQL database (no citus extension)'}`);
@@ -200,11 +200,22 @@ async function openPostgres(opts: OpenOptions, url: string, tx: TxHooks): Promis
   };
 }
 
+/**
+ * The first connection's failure (refused, unknown host, bad password, no such database) as a
+ * one-line refusal naming the server and database but not the URL's password; an operator fixes it.
+ */
+function unreachable(e: unknown, url: string): unknown {
+  const code = (e as { code?: unknown }).code;
+  if (typeof code !== 'string') return e;
+  const u = new URL(url);
+  return new ConfigError(`DATABASE_URL: cannot connect to ${u.host}${u.pathname} (${(e as Error).message}); check that PostgreSQL runs there and the URL's user, password and database`);
+}
+
 /** Whether the database has the citus extension, on a connection of the pool that is then closed. */
-async function citusInstalled(pool: pg.Pool): Promise<boolean> {
+async function citusInstalled(pool: pg.Pool, url: string): Promise<boolean> {
   const client = await pool.connect().catch(async (e) => {
     await pool.end();
-    throw e;
+    throw unreachable(e, url);
   });
   try {
     return (await client.query(`SELECT count(*)::int AS n FROM pg_extension WHERE extname = 'citus'`)).rows[0].n > 0;

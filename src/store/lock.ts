@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { ConfigError } from '../kernel/config-error';
 
 /** Raised when another live process holds the embedded data directory. */
 export class DataDirLockedError extends Error {
@@ -26,7 +27,15 @@ function alive(pid: number): boolean {
  * taken over; a live owner's lock is refused with DataDirLockedError. Returns the release function.
  */
 export function lockDataDir(dir: string): () => void {
-  fs.mkdirSync(dir, { recursive: true });
+  try {
+    fs.mkdirSync(dir, { recursive: true });
+    fs.accessSync(dir, fs.constants.W_OK);
+  } catch (e) {
+    // A file in the way, a path through a file, a directory not ours: the operator picks another path.
+    const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+    const why = code === 'EEXIST' || code === 'ENOTDIR' ? `${code}: a file is in the way` : code;
+    throw new ConfigError(`RETRACT_DATA_DIR: ${dir} cannot be the data directory (${why}); point it at a directory this process may create and write`);
+  }
   const file = path.join(dir, 'retract.lock');
   for (let attempt = 0; attempt < 3; attempt++) {
     try {

@@ -60,8 +60,11 @@ function rootFields(): Array<{ root: Operation['root']; field: string; type: Gra
   return out;
 }
 
-/** Calls an operation over HTTP (queries, mutations) or over both graphql-ws and SSE (the subscription); returns every error seen. */
-async function call(s: ApiServer, o: Operation, fx: Fixture, token: string | null): Promise<{ errors: WireError[]; data: unknown }> {
+/**
+ * Calls an operation over HTTP (queries, mutations) or over both graphql-ws and SSE (the subscription); returns every
+ * error seen. A socket without a valid token is closed 4403 before connection_ack (src/server/ws-auth.ts): `wsClosed`.
+ */
+async function call(s: ApiServer, o: Operation, fx: Fixture, token: string | null): Promise<{ errors: WireError[]; data: unknown; wsClosed?: number }> {
   if (o.root !== 'subscription') {
     const r = await gql(s.http, o.document, o.variables(fx), token);
     return { errors: r.errors ?? [], data: r.data };
@@ -69,8 +72,10 @@ async function call(s: ApiServer, o: Operation, fx: Fixture, token: string | nul
   const ws = subscribeWs(s.ws, o.document, o.variables(fx), token);
   const sse = subscribeSse(s.http, o.document, o.variables(fx), token);
   try {
-    await ws.until((c) => c.errors.length > 0 || c.events.length > 0, 10_000, 'the websocket subscription to answer');
+    await ws.until((c) => c.errors.length > 0 || c.events.length > 0 || c.failures.length > 0, 10_000, 'the websocket subscription to answer');
     await sse.until((c) => c.errors.length > 0 || c.events.length > 0, 10_000, 'the SSE subscription to answer');
+    const closed = ws.failures.map((f) => (f as { code?: number }).code).find((c) => typeof c === 'number');
+    if (closed !== undefined) return { errors: sse.errors, data: null, wsClosed: closed };
     // The same refusal on both transports.
     expect(codes(sse.errors)).toEqual(codes(ws.errors));
     return { errors: ws.errors, data: ws.events[0] ?? null };
@@ -134,7 +139,11 @@ describe.each(engines())('scope matrix on %s', (engine) => {
       const before = await tableDigests(s.db.store);
       const r = await call(s, o, fx, token);
       expect(codes(r.errors)).toEqual(['FORBIDDEN']);
-      expect(r.errors[0]!.message).toMatch(/scope/);
+      // The refusal names the scopes that would allow the operation, in words and in extensions.requiredScopes.
+      const wanted = [...new Set(grantingScopes(o).filter((x) => x !== 'admin' || o.scopes.includes('admin')))].sort();
+      expect([...(r.errors[0]!.extensions?.requiredScopes as string[])].sort()).toEqual(wanted);
+      for (const sc of wanted) expect(r.errors[0]!.message).toContain(sc);
+      expect(r.errors[0]!.message).toMatch(new RegExp(`^the (query|mutation|subscription) ${o.field} needs the scope `));
       if (o.root !== 'subscription') expect(r.data === null || (r.data as Record<string, unknown>)[o.field] === null).toBe(true);
       expect(await tableDigests(s.db.store)).toEqual(before);
     });
@@ -148,6 +157,8 @@ describe.each(engines())('scope matrix on %s', (engine) => {
     const forged = await call(s, o, fx, `rt_${randomBytes(32).toString('base64url')}`);
     expect(codes(forged.errors)).toEqual(['UNAUTHENTICATED']);
     expect(forged.errors[0]!.message).toMatch(/not valid/);
+    // Over graphql-ws neither gets as far as an operation: the socket is closed 4403 (Forbidden) before connection_ack.
+    expect([none.wsClosed, forged.wsClosed]).toEqual(o.root === 'subscription' ? [4403, 4403] : [undefined, undefined]);
     expect(await tableDigests(s.db.store)).toEqual(before);
   });
 

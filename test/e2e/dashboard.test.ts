@@ -133,7 +133,10 @@ describe.skipIf(!HAVE_CHROMIUM)(`dashboard against the real server (${ENGINE})`,
     });
     page.on('request', (r) => requestedUrls.push(r.url()));
     page.on('websocket', (ws) => requestedUrls.push(ws.url()));
-    await page.goto(`${url}/dashboard/`);
+    // The page runs under the server's strict Content-Security-Policy (src/server/edge.ts): any violation is a problem.
+    await page.addInitScript(() => document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`)));
+    const served = await page.goto(`${url}/dashboard/`);
+    expect(served?.headers()['content-security-policy']).toMatch(/frame-ancestors 'none'/);
     await byTestId(page, 'token-input').waitFor();
     return page;
   }

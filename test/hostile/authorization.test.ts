@@ -22,9 +22,15 @@ import { belief } from '../support/story';
  * and must be refused FORBIDDEN there; what the token may read next to it still answers.
  */
 
-/** Every FORBIDDEN error's path, as a dotted string; fails on any other error. */
+/** Every FORBIDDEN error's path, as a dotted string; fails on any other error, or one that does not name the scopes it needs. */
 function forbiddenAt(errors: readonly WireError[] | undefined): string[] {
-  for (const e of errors ?? []) expect({ code: e.extensions?.code, message: e.message }).toMatchObject({ code: 'FORBIDDEN', message: expect.stringMatching(/needs the scope/) });
+  for (const e of errors ?? []) {
+    expect({ code: e.extensions?.code, message: e.message }).toMatchObject({ code: 'FORBIDDEN', message: expect.stringMatching(/needs the scope/) });
+    // The scopes that would open it, in extensions as in the message.
+    const required = e.extensions?.requiredScopes as string[] | undefined;
+    expect(required?.length, e.message).toBeGreaterThan(0);
+    for (const sc of required!) expect(e.message).toContain(sc);
+  }
   return (errors ?? []).map((e) => (e.path ?? []).join('.'));
 }
 

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startBuilt } from '../support/built-server';
+import { refusedInOneLine, startBuilt } from '../support/built-server';
 
 /**
  * `npm start` reads its engine and embedder from the environment. A value an operator mistyped is refused in one
@@ -13,12 +13,9 @@ describe('npm start and its settings', () => {
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   async function refusal(env: Record<string, string>): Promise<string> {
-    const s = startBuilt({ RETRACT_DATA_DIR: path.join(dir, 'refused'), ...env });
-    expect(await s.exited, s.stderr()).toBe(1);
-    const lines = s.stderr().trim().split('\n');
-    expect(lines, s.stderr()).toHaveLength(1);
+    const line = await refusedInOneLine({ RETRACT_DATA_DIR: path.join(dir, 'refused'), ...env });
     expect(fs.existsSync(path.join(dir, 'refused')), 'nothing was opened').toBe(false);
-    return lines[0]!;
+    return line;
   }
 
   it('refuses an unknown RETRACT_ENGINE, RETRACT_EMBEDDER or RETRACT_ADJUDICATOR, and a server engine without DATABASE_URL', async () => {

@@ -38,3 +38,17 @@ export function startBuilt(env: Record<string, string>): BuiltServer {
   url.catch(() => {});
   return { child, stderr: () => err, exited, url };
 }
+
+/**
+ * Starts the compiled server with `env`, expects it to refuse: exit 1 and one line on stderr with no stack trace.
+ * Returns that line.
+ */
+export async function refusedInOneLine(env: Record<string, string>): Promise<string> {
+  const s = startBuilt(env);
+  const code = await s.exited;
+  const lines = s.stderr().trim().split('\n');
+  if (code !== 1 || lines.length !== 1 || /\n\s+at |node:internal/.test(s.stderr())) {
+    throw new Error(`expected exit 1 and one line without a stack trace; got exit ${code}:\n${s.stderr()}`);
+  }
+  return lines[0]!;
+}
