@@ -13,6 +13,7 @@ import type { Context } from '../api/builder';
 import { schema } from '../api/schema';
 import { DEFAULT_LIMITS, type Limits } from './config';
 import { costLimitPlugin } from './cost';
+import { GRAPHIQL_OPTIONS, renderGraphiQL } from './graphiql';
 import { armorPlugin, codedParseAndValidationPlugin, isGraphQLError, limitError, subscriptionCapPlugin } from './refusals';
 
 export { isGraphQLError };
@@ -41,6 +42,8 @@ export interface YogaDeps {
   waker: Waker;
   log: Logger;
   production: boolean;
+  /** GraphiQL at GET /graphql (its assets at /graphiql/, served by src/server/app.ts). */
+  graphiql?: boolean;
   limits?: Limits;
 }
 
@@ -65,7 +68,8 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<Record<string, unk
   return createYoga<Record<string, unknown>, Context>({
     schema,
     graphqlEndpoint: '/graphql',
-    graphiql: !deps.production,
+    graphiql: (deps.graphiql ?? !deps.production) ? GRAPHIQL_OPTIONS : false,
+    renderGraphiQL,
     // The HTTP edge applies the CORS policy (src/server/edge.ts); Yoga's default would grant every origin.
     cors: false,
     landingPage: false,
