@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { App } from './app';
+import { graphiqlOn } from './config';
 
 /** The start-up line's fields: where each door is, and whether an operator token is set (never the token). */
 export interface Announcement {
@@ -28,7 +29,7 @@ export function announce(app: App): Announcement {
   const a: Announcement = {
     url: graphql,
     graphql,
-    graphiql: app.config.graphiql ? graphql : null,
+    graphiql: graphiqlOn(app.config) ? graphql : null,
     dashboard: `${base}/dashboard/`,
     mcp: `${base}/mcp`,
     health: `${base}/health`,

@@ -15,7 +15,7 @@ import { Waker } from '../event/tailer';
 import { createMcpHttpHandler, readBody } from '../mcp/http';
 import { type Store, answers, openStore, storeTarget } from '../store/engine';
 import { bindEmbedder } from '../store/meta';
-import { type Limits, type ServerConfig, configFromEnv } from './config';
+import { type Limits, type ServerConfig, configFromEnv, graphiqlOn } from './config';
 import { corsPolicy, normaliseMediaTypes, refusalBody, refuseClientErrors, timeoutOptions } from './edge';
 import { GRAPHIQL_ASSETS, serveGraphiqlAsset } from './graphiql';
 import { logSink } from './log-sink';
@@ -88,7 +88,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   if (config.bootstrapToken) await ensureBootstrap(store, config.bootstrapToken);
   const waker = new Waker(store);
   await waker.start();
-  const yoga = buildYoga({ core, adjudicator, waker, log, production: config.production, graphiql: config.graphiql, limits: config.limits });
+  const yoga = buildYoga({ core, adjudicator, waker, log, production: config.production, graphiql: graphiqlOn(config), limits: config.limits });
   const dashboardDir = path.resolve(config.dashboardDir);
   // Read-only receipts over MCP Streamable HTTP (src/mcp): its own auth, reader role, read-only transactions.
   const mcp = createMcpHttpHandler({ store, embedder: core.embedder, maxBodyBytes: config.maxBodyBytes, maxBatch: config.limits.mcpBatch, onUnexpected: (err, requestId, tool) => log.error({ err, requestId, tool }, 'mcp tool failed (masked)') });
@@ -119,7 +119,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
         const r = await readiness(store, draining);
         return json(res, r.ready ? 200 : 503, r.body);
       }
-      if (config.graphiql && url.pathname.startsWith(GRAPHIQL_ASSETS)) return await serveGraphiqlAsset(url.pathname, req, res);
+      if (graphiqlOn(config) && url.pathname.startsWith(GRAPHIQL_ASSETS)) return await serveGraphiqlAsset(url.pathname, req, res);
       if (url.pathname === '/dashboard' || url.pathname.startsWith('/dashboard/')) return serveDashboard(url.pathname, res);
       if (url.pathname === '/providers/callback' && req.method === 'POST') {
         const body = await readBody(req, 65_536);

@@ -72,8 +72,8 @@ export interface ServerConfig {
   dashboardDir: string;
   /** Origins a browser may call the API from (exact `scheme://host[:port]`, or `*`); none by default. */
   corsOrigins: string[];
-  /** RETRACT_GRAPHIQL: GraphiQL at GET /graphql, its assets served by the server; on by default outside production. */
-  graphiql: boolean;
+  /** RETRACT_GRAPHIQL: GraphiQL at GET /graphql, its assets served by the server; null (unset): on outside production (graphiqlOn). */
+  graphiql: boolean | null;
   /** RETRACT_SHUTDOWN_TIMEOUT_MS: how long SIGTERM/SIGINT lets requests and subscriptions finish before cutting them. */
   shutdownTimeoutMs: number;
   limits: Limits;
@@ -88,7 +88,7 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, dflt: number): number
 }
 
 /** An on/off setting: `on` or `off` (unset: `dflt`); any other value is refused in one line. */
-function onOff(env: NodeJS.ProcessEnv, name: string, dflt: boolean): boolean {
+function onOff<D>(env: NodeJS.ProcessEnv, name: string, dflt: D): boolean | D {
   const raw = env[name];
   if (raw === undefined || raw === '') return dflt;
   const v = raw.trim().toLowerCase();
@@ -97,10 +97,14 @@ function onOff(env: NodeJS.ProcessEnv, name: string, dflt: boolean): boolean {
   throw new ConfigError(`${name} must be on or off (got ${raw})`);
 }
 
+/** Whether GraphiQL is served: as RETRACT_GRAPHIQL says, else outside production only. */
+export function graphiqlOn(config: Pick<ServerConfig, 'graphiql' | 'production'>): boolean {
+  return config.graphiql ?? !config.production;
+}
+
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfig {
   const port = Number(env.PORT ?? 4000);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number (got ${env.PORT})`);
-  const production = env.NODE_ENV === 'production';
   const limits = { ...DEFAULT_LIMITS };
   for (const key of Object.keys(LIMIT_ENV) as Array<keyof Limits>) limits[key] = positiveInt(env, LIMIT_ENV[key], DEFAULT_LIMITS[key]);
   return {
@@ -111,12 +115,12 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     dataDir: env.RETRACT_DATA_DIR ?? './.retract',
     bootstrapToken: env.RETRACT_BOOTSTRAP_TOKEN || null,
     logLevel: env.LOG_LEVEL ?? env.RETRACT_LOG_LEVEL ?? 'info',
-    production,
+    production: env.NODE_ENV === 'production',
     maxBodyBytes: positiveInt(env, 'RETRACT_MAX_BODY_BYTES', 1_048_576),
     providerSecret: env.RETRACT_PROVIDER_SECRET || null,
     dashboardDir: env.RETRACT_DASHBOARD_DIR ?? 'dashboard/dist',
     corsOrigins: (env.RETRACT_CORS_ORIGINS ?? '').split(',').map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean),
-    graphiql: onOff(env, 'RETRACT_GRAPHIQL', !production),
+    graphiql: onOff(env, 'RETRACT_GRAPHIQL', null),
     shutdownTimeoutMs: positiveInt(env, 'RETRACT_SHUTDOWN_TIMEOUT_MS', 10_000),
     limits,
   };

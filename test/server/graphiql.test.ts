@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Locator } from 'playwright-core';
-import { configFromEnv } from '../../src/server/config';
+import { configFromEnv, graphiqlOn } from '../../src/server/config';
 import { ConfigError } from '../../src/kernel/config-error';
 import { type ApiServer, agentWith, startApiServer } from '../support/api-server';
 import { expectInvariants } from '../support/engines';
@@ -20,10 +20,10 @@ const shown = async (l: Locator) => (await l.innerText()).replace(/\u00a0/g, ' '
 
 describe('RETRACT_GRAPHIQL', () => {
   it('is on by default in development, off in production, and on or off when set; any other value is refused in one line', () => {
-    expect(configFromEnv({}).graphiql).toBe(true);
-    expect(configFromEnv({ NODE_ENV: 'production' }).graphiql).toBe(false);
-    expect(configFromEnv({ NODE_ENV: 'production', RETRACT_GRAPHIQL: 'on' }).graphiql).toBe(true);
-    expect(configFromEnv({ RETRACT_GRAPHIQL: 'OFF' }).graphiql).toBe(false);
+    expect(graphiqlOn(configFromEnv({}))).toBe(true);
+    expect(graphiqlOn(configFromEnv({ NODE_ENV: 'production' }))).toBe(false);
+    expect(graphiqlOn(configFromEnv({ NODE_ENV: 'production', RETRACT_GRAPHIQL: 'on' }))).toBe(true);
+    expect(graphiqlOn(configFromEnv({ RETRACT_GRAPHIQL: 'OFF' }))).toBe(false);
     expect(() => configFromEnv({ RETRACT_GRAPHIQL: 'yes' })).toThrow(ConfigError);
     expect(() => configFromEnv({ RETRACT_GRAPHIQL: 'yes' })).toThrow('RETRACT_GRAPHIQL must be on or off (got yes)');
   });
@@ -35,7 +35,7 @@ describe('GraphiQL from the server itself', () => {
   let prodOn: ApiServer;
   beforeAll(async () => {
     dev = await startApiServer('pglite');
-    prod = await startApiServer('pglite', { db: dev.db, config: { production: true, graphiql: false } });
+    prod = await startApiServer('pglite', { db: dev.db, config: { production: true } });
     prodOn = await startApiServer('pglite', { db: dev.db, config: { production: true, graphiql: true } });
   });
   afterAll(async () => {
