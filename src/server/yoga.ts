@@ -14,6 +14,7 @@ import { schema } from '../api/schema';
 import { DEFAULT_LIMITS, type Limits } from './config';
 import { costLimitPlugin } from './cost';
 import { GRAPHIQL_OPTIONS, renderGraphiQL } from './graphiql';
+import { introspectionDepthPlugin } from './introspection';
 import { armorPlugin, codedParseAndValidationPlugin, isGraphQLError, limitError, subscriptionCapPlugin } from './refusals';
 
 export { isGraphQLError };
@@ -136,6 +137,7 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<Record<string, unk
       },
       costLimitPlugin(limits.cost),
       armorPlugin(limits, deps.production),
+      introspectionDepthPlugin(limits.depth),
       // After armor, whose field-suggestion masking rewrites graphql-js's own errors in place.
       codedParseAndValidationPlugin,
       subscriptionCapPlugin(limits.subscriptionsPerToken),

@@ -1,6 +1,7 @@
 // GraphiQL served by the server itself: in headless Debian Chromium (playwright-core) with every request that
 // leaves loopback aborted, as on a machine with no network, it loads, takes a token pasted after the prefilled
-// "Bearer " and runs a query. Outside development it is off unless RETRACT_GRAPHIQL=on.
+// "Bearer " and runs a query, and has the schema for its documentation explorer. Outside development it is off
+// unless RETRACT_GRAPHIQL=on.
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Locator } from 'playwright-core';
@@ -116,6 +117,10 @@ describe('GraphiQL from the server itself', () => {
         const result = page.getByRole('region', { name: 'Result Window' });
         await expect.poll(() => shown(result), { timeout: 30_000 }).toContain(`"name": "${agent.name}"`);
         expect(await shown(result)).toContain('"fleet": "acme"');
+        // GraphiQL has the schema (its introspection query is admitted): the documentation explorer lists the root types.
+        await page.getByRole('button', { name: 'Show Documentation Explorer' }).click();
+        await page.getByText('Root Types').waitFor({ timeout: 30_000 });
+        await page.getByRole('link', { name: 'Query' }).first().waitFor();
         expect(left).toEqual([]);
         expect(problems).toEqual([]);
       } finally {

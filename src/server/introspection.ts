@@ -1,0 +1,61 @@
+import { type ASTVisitor, type FieldNode, type FragmentDefinitionNode, Kind, type SelectionSetNode, type ValidationContext } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { limitError } from './refusals';
+
+/** The `ofType` chain of graphql-js's standard introspection query (getIntrospectionQuery's typeDepth), which GraphiQL sends. */
+const MAX_TYPE_DEPTH = 9;
+
+/**
+ * The depth limit as it applies under `__schema` (graphql-armor's depth check leaves `__schema` to this rule).
+ * A chain of nested `ofType` fields counts as one level, up to {@link MAX_TYPE_DEPTH} of them: each returns one
+ * wrapped type or null, so a chain costs a handful of objects, yet graphql-js's standard introspection query
+ * (GraphiQL's, codegen tools') nests it 9 deep and was refused by a depth limit of 14, leaving GraphiQL without
+ * a schema. Every other level counts, so `fields { type { fields { type …` recursion is bounded as before;
+ * a longer `ofType` chain is refused.
+ */
+function schemaDepth(set: SelectionSetNode, fragments: Map<string, FragmentDefinitionNode>, chain: number, seen: ReadonlySet<string>): number {
+  let deepest = 0;
+  for (const s of set.selections) {
+    let d = 0;
+    if (s.kind === Kind.FIELD) d = fieldDepth(s, fragments, chain, seen);
+    else if (s.kind === Kind.INLINE_FRAGMENT) d = schemaDepth(s.selectionSet, fragments, chain, seen);
+    else {
+      const f = fragments.get(s.name.value);
+      // A fragment cycle is refused by validation; here it only must not recurse forever.
+      if (f && !seen.has(f.name.value)) d = schemaDepth(f.selectionSet, fragments, chain, new Set(seen).add(f.name.value));
+    }
+    deepest = Math.max(deepest, d);
+  }
+  return deepest;
+}
+
+function fieldDepth(f: FieldNode, fragments: Map<string, FragmentDefinitionNode>, chain: number, seen: ReadonlySet<string>): number {
+  const ofType = f.name.value === 'ofType';
+  if (ofType && chain + 1 > MAX_TYPE_DEPTH) return Infinity;
+  const below = f.selectionSet ? schemaDepth(f.selectionSet, fragments, ofType ? chain + 1 : 0, seen) : 0;
+  return (ofType ? 0 : 1) + below;
+}
+
+function rule(maxDepth: number) {
+  return (context: ValidationContext): ASTVisitor => {
+    const fragments = new Map(context.getDocument().definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
+    return {
+      Field(node) {
+        // `__schema` is a field of the query root only (no field returns Query), so it is always at level 1.
+        if (node.name.value !== '__schema') return;
+        if (fieldDepth(node, fragments, 0, new Set()) > maxDepth) {
+          context.reportError(limitError('depth', 'the query is nested too deeply; ask for fewer levels'));
+        }
+      },
+    };
+  };
+}
+
+/** The depth limit under `__schema` (see schemaDepth), as a validation rule on every operation. */
+export function introspectionDepthPlugin(maxDepth: number): Plugin {
+  return {
+    onValidate({ addValidationRule }) {
+      addValidationRule(rule(maxDepth));
+    },
+  };
+}
