@@ -11,7 +11,9 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { ROOT, childEnv } from '../mcp/support';
+import { openStore } from '../../src/store/engine';
 import { startBuilt } from '../support/built-server';
+import { engines, expectInvariants, testStore } from '../support/engines';
 
 const TOKEN = 'shutdown-operator-token-0123456789';
 const MAIN = path.join(ROOT, 'build/src/server/main.js');
@@ -157,10 +159,13 @@ describe('stopping the server', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('SIGTERM to `npm start`: subscriptions get complete, the request in flight is answered, /ready flips to 503, exit 0 in time', async () => {
+  it.each(engines().filter((e) => e !== 'citus'))('SIGTERM to `npm start` on %s: subscriptions get complete, the request in flight is answered, /ready flips to 503, exit 0 in time', async (engine) => {
     if (!fs.existsSync(MAIN)) throw new Error(`${MAIN} is missing: run node scripts/build.mjs`);
     const timeoutMs = 6_000;
-    const p = launch('npm', ['start'], { RETRACT_DATA_DIR: path.join(dir, 'npm'), RETRACT_BOOTSTRAP_TOKEN: TOKEN, RETRACT_SHUTDOWN_TIMEOUT_MS: String(timeoutMs) });
+    const db = engine === 'postgres' ? await testStore('postgres') : null;
+    const dataDir = path.join(dir, 'npm');
+    const storeEnv: Record<string, string> = db ? { RETRACT_ENGINE: 'postgres', DATABASE_URL: db.url! } : { RETRACT_DATA_DIR: dataDir };
+    const p = launch('npm', ['start'], { ...storeEnv, RETRACT_BOOTSTRAP_TOKEN: TOKEN, RETRACT_SHUTDOWN_TIMEOUT_MS: String(timeoutMs) });
     spawned.push(p.child);
     const line = await p.started;
     servers.push(Number(line.pid));
@@ -215,6 +220,15 @@ describe('stopping the server', () => {
     expect(await listening(base), 'no server left behind npm').toBe(false);
     expect(p.output()).toMatch(/"msg":"stopped"/);
     expect(p.output()).not.toContain(TOKEN);
+
+    // What the stop left behind is whole: the late agent, the retraction, every invariant.
+    const store = db?.store ?? (await openStore({ dataDir }));
+    try {
+      await expectInvariants(store);
+    } finally {
+      if (db) await db.close();
+      else await store.close();
+    }
   }, 240_000);
 
   it('SIGINT to `retract serve`: exit 0; the start-up line says no operator token is configured and GraphiQL is off in production', async () => {
