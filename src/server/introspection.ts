@@ -1,4 +1,7 @@
-import { type ASTVisitor, type FieldNode, type FragmentDefinitionNode, Kind, type SelectionSetNode, type ValidationContext } from 'graphql';
+import {
+  type ASTVisitor, type FieldNode, type FragmentDefinitionNode, type GraphQLInterfaceType, type GraphQLObjectType, type GraphQLSchema, Kind,
+  type SelectionSetNode, type ValidationContext, isAbstractType, isEnumType, isInputObjectType, isInterfaceType, isObjectType,
+} from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { limitError } from './refusals';
 
@@ -58,4 +61,37 @@ export function introspectionDepthPlugin(maxDepth: number): Plugin {
       addValidationRule(rule(maxDepth));
     },
   };
+}
+
+type IntrospectionBounds = Record<string, number>;
+const boundsBySchema = new WeakMap<GraphQLSchema, IntrospectionBounds>();
+
+/**
+ * The lists of introspection (`__Schema.types`, `__Type.fields`, …) bounded by the schema itself, as the cost rule
+ * counts a list at its bound: every type, the most fields (arguments, enum values, …) any one has. Counted at one
+ * page each, as other unbounded lists are, graphql-js's standard introspection query (GraphiQL's) cost ≈ 726M and
+ * was refused; counted so, ≈ 363k (test/server/introspection.test.ts). A list the table does not name (a scalar
+ * list such as `__Directive.locations`) counts as one.
+ */
+export function introspectionBound(schema: GraphQLSchema, type: string, field: string): number {
+  let b = boundsBySchema.get(schema);
+  if (!b) {
+    const types = Object.values(schema.getTypeMap());
+    const most = (xs: number[]) => Math.max(1, ...xs);
+    const fielded = types.filter((t) => isObjectType(t) || isInterfaceType(t)) as Array<GraphQLObjectType | GraphQLInterfaceType>;
+    const args = most([...fielded.flatMap((t) => Object.values(t.getFields()).map((f) => f.args.length)), ...schema.getDirectives().map((d) => d.args.length)]);
+    b = {
+      '__Schema.types': types.length,
+      '__Schema.directives': schema.getDirectives().length,
+      '__Type.fields': most(fielded.map((t) => Object.keys(t.getFields()).length)),
+      '__Type.interfaces': most(fielded.map((t) => t.getInterfaces().length)),
+      '__Type.possibleTypes': most(types.filter(isAbstractType).map((t) => schema.getPossibleTypes(t).length)),
+      '__Type.enumValues': most(types.filter(isEnumType).map((t) => t.getValues().length)),
+      '__Type.inputFields': most(types.filter(isInputObjectType).map((t) => Object.keys(t.getFields()).length)),
+      '__Field.args': args,
+      '__Directive.args': args,
+    };
+    boundsBySchema.set(schema, b);
+  }
+  return b[`${type}.${field}`] ?? 1;
 }
