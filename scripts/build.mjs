@@ -26,8 +26,10 @@ await build({
   target: 'node20',
   // Dependencies are bundled too: resolving and reading a few hundred package files at every start
   // cost more than PGlite's own start. What stays external loads files beside its own code (PGlite's
-  // WebAssembly and extension bundles, pino's transports) or is an optional native add-on.
+  // WebAssembly and extension bundles, pino's transports) or is an optional native add-on; GraphiQL's
+  // 9 MB of built assets are read from node_modules on the first GraphiQL request (src/server/graphiql.ts).
   external: [
+    '@graphql-yoga/render-graphiql', '@graphql-yoga/render-graphiql/*',
     '@electric-sql/pglite', '@electric-sql/pglite/*', '@electric-sql/pglite-pgvector',
     'pino', 'pino-pretty', 'thread-stream', 'pg-native', 'bufferutil', 'utf-8-validate',
   ],

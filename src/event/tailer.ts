@@ -53,6 +53,9 @@ export class Waker {
   /** Counts wake-ups; a read started in generation g started after wake-up g was announced. */
   generation = 0;
   private stopListen: (() => Promise<void>) | null = null;
+  private readonly stopping = new AbortController();
+  /** Aborted by stop(): every stream this waker wakes ends (a subscriber is sent `complete`), as on a server's shutdown. */
+  readonly stopped: AbortSignal = this.stopping.signal;
   constructor(private readonly store: Store) {
     this.emitter.setMaxListeners(0);
   }
@@ -65,6 +68,7 @@ export class Waker {
     if (isServer(this.store.engine)) this.stopListen = await this.store.listen(wake);
   }
   async stop(): Promise<void> {
+    this.stopping.abort();
     await this.stopListen?.();
     this.emitter.emit('wake');
   }
@@ -145,9 +149,13 @@ function sharedTail(store: Store, waker: Waker, fleet: string, cursor: Cursor, l
  * now). It never advances past a transaction that might still commit (see event.repository tail),
  * so a reconnecting subscriber that passes its last cursor misses nothing and sees nothing twice.
  * It reads only when its consumer pulls, so a slow subscriber holds up no one else. BELIEF and LEVEL
- * cursors are the same kind: either resumes a subscription of either granularity.
+ * cursors are the same kind: either resumes a subscription of either granularity. It ends when
+ * `cancelled` aborts or the waker stops.
  */
-export async function* retractionEvents(store: Store, waker: Waker, fleet: string, after: Cursor | null, signal: AbortSignal, granularity: Granularity = 'BELIEF', pollMs = 1000): AsyncGenerator<StreamEvent> {
+export async function* retractionEvents(store: Store, waker: Waker, fleet: string, after: Cursor | null, cancelled: AbortSignal, granularity: Granularity = 'BELIEF', pollMs = 1000): AsyncGenerator<StreamEvent> {
+  // Ends when its consumer cancels it or the server stops (the stream then completes: no event is lost,
+  // a subscriber resumes after its last cursor on the next server).
+  const signal = AbortSignal.any([cancelled, waker.stopped]);
   let cursor: Cursor = after ?? (await readTx(store, fleet, (tx) => headCursor(tx, fleet)));
   while (!signal.aborted) {
     const rows = await sharedTail(store, waker, fleet, cursor, 200);

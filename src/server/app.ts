@@ -15,8 +15,11 @@ import { Waker } from '../event/tailer';
 import { createMcpHttpHandler, readBody } from '../mcp/http';
 import { type Store, answers, openStore, storeTarget } from '../store/engine';
 import { bindEmbedder } from '../store/meta';
-import { type Limits, type ServerConfig, configFromEnv } from './config';
+import { type Limits, type ServerConfig, configFromEnv, graphiqlOn } from './config';
 import { DASHBOARD_HEADERS, callbackBody, corsPolicy, normaliseMediaTypes, notFound, refusalBody, refuseClientErrors, timeoutOptions } from './edge';
+import { GRAPHIQL_ASSETS, serveGraphiqlAsset } from './graphiql';
+import { logSink } from './log-sink';
+import { readiness } from './readiness';
 import { refusedBeforeExecution, serveGraphqlWs, wireErrors } from './ws';
 import { UnauthenticatedSockets, wsConnect } from './ws-auth';
 
@@ -31,11 +34,19 @@ export interface App {
   store: Store;
   core: Core;
   log: Logger;
+  /** The configuration in force (the environment's, with createApp's overrides). */
+  config: ServerConfig;
   /** The bound address (after listen). */
   url(): string;
   listen(): Promise<void>;
-  /** Drains HTTP requests and subscriptions, then closes the database and releases the data directory. */
-  close(): Promise<void>;
+  /**
+   * Drains: /ready answers 503 and new work is refused; open subscriptions are sent `complete`; requests
+   * in flight (their transactions) get until `graceMs` (default RETRACT_SHUTDOWN_TIMEOUT_MS) to finish,
+   * then their connections are cut; then the database is closed and the data directory released.
+   */
+  close(graceMs?: number): Promise<void>;
+  /** Waits (at most `timeoutMs`) for log lines still queued for stderr; never longer, whatever the reader does. */
+  flushLogs(timeoutMs: number): Promise<void>;
 }
 
 const TYPES: Record<string, string> = {
@@ -61,7 +72,9 @@ export interface AppOptions {
 export async function createApp(opts: AppOptions = {}): Promise<App> {
   const env = configFromEnv();
   const config: ServerConfig = { ...env, ...opts.config, limits: { ...env.limits, ...opts.config?.limits } };
-  const log = opts.logger ?? pino({ level: config.logLevel, base: { service: 'retract' } }, pino.destination(2));
+  // Never pino.destination(2): its exit-time flush spins forever on a pipe whose reader has gone (src/server/log-sink.ts).
+  const sink = opts.logger ? null : logSink(2);
+  const log = opts.logger ?? pino({ level: config.logLevel, base: { service: 'retract' } }, sink!);
   // Every setting is read before the store opens: a mistyped one is refused with nothing opened.
   const embedder = opts.embedder ?? (await createEmbedder());
   const adjudicator = opts.adjudicator ?? (await createAdjudicator());
@@ -76,15 +89,21 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   if (config.bootstrapToken) await ensureBootstrap(store, config.bootstrapToken);
   const waker = new Waker(store);
   await waker.start();
-  const yoga = buildYoga({ core, adjudicator, waker, log, production: config.production, anonymousIntrospection: config.anonymousIntrospection, limits: config.limits });
+  const yoga = buildYoga({ core, adjudicator, waker, log, production: config.production, anonymousIntrospection: config.anonymousIntrospection, graphiql: graphiqlOn(config), limits: config.limits });
   const dashboardDir = path.resolve(config.dashboardDir);
   // Read-only receipts over MCP Streamable HTTP (src/mcp): its own auth, reader role, read-only transactions.
   const mcp = createMcpHttpHandler({ store, embedder: core.embedder, maxBodyBytes: config.maxBodyBytes, maxBatch: config.limits.mcpBatch, onUnexpected: (err, requestId, tool) => log.error({ err, requestId, tool }, 'mcp tool failed (masked)') });
   const cors = corsPolicy(config.corsOrigins);
   let draining = false;
+  /** Requests being answered (probes aside): a stop waits for them while it still listens, so /ready can say it is draining. */
+  let inFlight = 0;
 
   const server = http.createServer(timeoutOptions(config.limits), async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname !== '/health' && url.pathname !== '/ready') {
+      inFlight++;
+      res.once('close', () => inFlight--);
+    }
     try {
       normaliseMediaTypes(req.headers);
       if (req.method === 'OPTIONS') return cors.preflight(req, res);
@@ -97,6 +116,11 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
         ]);
         return json(res, ok ? 200 : 503, { status: ok ? 'ok' : 'database unavailable', engine: store.engine, migrated: true });
       }
+      if (url.pathname === '/ready') {
+        const r = await readiness(store, draining);
+        return json(res, r.ready ? 200 : 503, r.body);
+      }
+      if (graphiqlOn(config) && url.pathname.startsWith(GRAPHIQL_ASSETS)) return await serveGraphiqlAsset(url.pathname, req, res);
       if (url.pathname === '/dashboard' || url.pathname.startsWith('/dashboard/')) return serveDashboard(url.pathname, res);
       if (url.pathname === '/providers/callback' && req.method === 'POST') {
         const body = await readBody(req, 65_536);
@@ -240,18 +264,31 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
       server.once('error', reject);
       server.listen(config.port, config.host, () => resolve());
     }),
-    async close() {
+    config,
+    async close(graceMs = config.shutdownTimeoutMs) {
+      const deadline = Date.now() + graceMs;
+      const until = async (done: () => boolean) => {
+        while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      };
+      // From here /ready answers 503 and new GraphQL work is refused; the server still listens, so probes see it.
       draining = true;
+      // Every subscription's stream ends, so graphql-ws sends `complete` and SSE `event: complete`.
       await waker.stop();
-      await wsCleanup.dispose();
+      await wsCleanup.dispose(deadline);
       wss.close();
+      // Requests in flight (a mutation's transaction, an SSE stream sending its `complete`) finish.
+      await until(() => inFlight === 0);
       await new Promise<void>((r) => {
         server.close(() => r());
-        server.closeIdleConnections();
-        setTimeout(() => server.closeAllConnections(), 5_000).unref();
+        // Keep-alive connections (a probe's) close as they fall idle; at the deadline whatever is left is cut.
+        const idle = setInterval(() => server.closeIdleConnections(), 50);
+        idle.unref();
+        server.once('close', () => clearInterval(idle));
+        setTimeout(() => server.closeAllConnections(), Math.max(0, deadline - Date.now())).unref();
       });
       if (!opts.store) await store.close();
     },
+    flushLogs: (timeoutMs) => sink?.flush(timeoutMs) ?? Promise.resolve(),
   };
   return app;
 }

@@ -87,16 +87,21 @@ export interface ServerConfig {
   wsAnonymous: boolean;
   /** RETRACT_ANONYMOUS_INTROSPECTION: introspection without a token; null (unset): on in development, off in production. */
   anonymousIntrospection: boolean | null;
+  /** RETRACT_GRAPHIQL: GraphiQL at GET /graphql, its assets served by the server; null (unset): on outside production (graphiqlOn). */
+  graphiql: boolean | null;
+  /** RETRACT_SHUTDOWN_TIMEOUT_MS: how long SIGTERM/SIGINT lets requests and subscriptions finish before cutting them. */
+  shutdownTimeoutMs: number;
   limits: Limits;
 }
 
 /** A yes/no setting: `true`/`false` (or `1`/`0`); anything else is refused in one line. */
+/** A switch: `on`/`off` (also `true`/`false`, `1`/`0`), any case; unset or empty: `dflt`; anything else is refused in one line. */
 function flag<D extends boolean | null>(env: NodeJS.ProcessEnv, name: string, dflt: D): boolean | D {
   const raw = env[name]?.trim().toLowerCase();
   if (raw === undefined || raw === '') return dflt;
-  if (raw === 'true' || raw === '1') return true;
-  if (raw === 'false' || raw === '0') return false;
-  throw new ConfigError(`${name} must be true or false (got ${env[name]})`);
+  if (raw === 'on' || raw === 'true' || raw === '1') return true;
+  if (raw === 'off' || raw === 'false' || raw === '0') return false;
+  throw new ConfigError(`${name} must be on or off (got ${env[name]})`);
 }
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, dflt: number): number {
@@ -105,6 +110,11 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, dflt: number): number
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1) throw new ConfigError(`${name} must be a positive integer (got ${raw})`);
   return n;
+}
+
+/** Whether GraphiQL is served: as RETRACT_GRAPHIQL says, else outside production only. */
+export function graphiqlOn(config: Pick<ServerConfig, 'graphiql' | 'production'>): boolean {
+  return config.graphiql ?? !config.production;
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfig {
@@ -130,6 +140,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     corsOrigins: (env.RETRACT_CORS_ORIGINS ?? '').split(',').map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean),
     wsAnonymous: flag(env, 'RETRACT_WS_ANONYMOUS', false),
     anonymousIntrospection: flag(env, 'RETRACT_ANONYMOUS_INTROSPECTION', null),
+    graphiql: flag(env, 'RETRACT_GRAPHIQL', null),
+    shutdownTimeoutMs: positiveInt(env, 'RETRACT_SHUTDOWN_TIMEOUT_MS', 10_000),
     limits,
   };
 }

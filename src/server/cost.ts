@@ -4,6 +4,7 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { listBound } from '../api/list-bounds';
+import { introspectionBound } from './introspection';
 import { MAX_PAGE } from '../kernel/page';
 import { limitError } from './refusals';
 
@@ -80,7 +81,10 @@ export function operationCost(schema: GraphQLSchema, doc: DocumentNode, variable
       multiplier = Math.max(multiplier, v);
       paged = true;
     }
-    if (!paged && def && isListType(getNullableType(def.type))) multiplier = listBound(parent!.name, f.name.value);
+    if (!paged && def && isListType(getNullableType(def.type))) {
+      // Introspection's lists are as long as the schema makes them (src/server/introspection.ts).
+      multiplier = parent!.name.startsWith('__') ? introspectionBound(schema, parent!.name, f.name.value) : listBound(parent!.name, f.name.value);
+    }
     return (OBJECT_COST + DEPTH_FACTOR * selections(f.selectionSet, def ? getNamedType(def.type) : undefined)) * multiplier;
   };
 

@@ -1,5 +1,6 @@
 import { ConfigError } from '../kernel/config-error';
 import { DataDirLockedError } from '../store/lock';
+import { announce } from './announce';
 import { type App, createApp } from './app';
 
 /**
@@ -14,7 +15,15 @@ function startupRefusal(e: unknown): string | null {
   return null;
 }
 
-/** `npm start`: serve until SIGTERM/SIGINT, then drain and release the store. */
+/** How much longer than RETRACT_SHUTDOWN_TIMEOUT_MS the store's close and the last log lines may take before the process exits anyway. */
+const CLOSE_MARGIN_MS = 2_000;
+
+/**
+ * `npm start` (and `retract serve`): serve until SIGTERM or SIGINT, then drain (src/server/app.ts close)
+ * and exit 0; a stop that overruns RETRACT_SHUTDOWN_TIMEOUT_MS by CLOSE_MARGIN_MS exits 1. Nothing on the
+ * way out waits on stderr's reader (src/server/log-sink.ts). A repeated signal changes nothing: npm
+ * forwards the terminal's Ctrl-C, so the server gets SIGINT twice.
+ */
 let app: App | undefined;
 try {
   app = await createApp();
@@ -22,22 +31,38 @@ try {
 } catch (e) {
   const refusal = startupRefusal(e);
   if (!refusal) throw e;
-  await app?.close().catch(() => {});
+  await app?.close(0).catch(() => {});
   process.stderr.write(`retract: ${refusal}\n`);
   process.exit(1);
 }
 const served = app;
-served.log.info({ url: `${served.url()}/graphql`, engine: served.store.engine, store: served.store.description }, 'RETRACT serving');
+announce(served);
+
+async function stop(signal: NodeJS.Signals): Promise<never> {
+  const timeoutMs = served.config.shutdownTimeoutMs;
+  served.log.info({ signal, timeoutMs }, 'draining');
+  const force = setTimeout(() => {
+    served.log.error({ timeoutMs }, 'did not stop in time; exiting');
+    void served.flushLogs(200).then(() => process.exit(1));
+  }, timeoutMs + CLOSE_MARGIN_MS);
+  force.unref();
+  let code = 0;
+  try {
+    await served.close(timeoutMs);
+    served.log.info('stopped');
+  } catch (err) {
+    served.log.error({ err }, 'stopping failed');
+    code = 1;
+  }
+  await served.flushLogs(1_000);
+  process.exit(code);
+}
+
 let stopping = false;
 for (const sig of ['SIGTERM', 'SIGINT'] as const) {
-  process.on(sig, async () => {
+  process.on(sig, () => {
     if (stopping) return;
     stopping = true;
-    served.log.info({ signal: sig }, 'draining');
-    const force = setTimeout(() => process.exit(1), 15_000);
-    force.unref();
-    await served.close();
-    served.log.info('stopped');
-    process.exit(0);
+    void stop(sig);
   });
 }

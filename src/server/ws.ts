@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { GraphQLError } from 'graphql';
-import { CloseCode, type ServerOptions, handleProtocols, makeServer } from 'graphql-ws';
+import { CloseCode, type Context, type ServerOptions, handleProtocols, makeServer } from 'graphql-ws';
 import type { Logger } from 'pino';
 import type { WebSocket, WebSocketServer } from 'ws';
 import { type UnauthenticatedSockets, type WsAuthExtra, remoteAddress } from './ws-auth';
@@ -53,8 +53,17 @@ export interface WsExtra extends WsAuthExtra {
  * every `keepAliveMs`; a peer that misses a pong for that long is terminated. Each socket counts
  * against its address's cap on `unauthenticated` sockets until it authenticates or closes.
  */
-export function serveGraphqlWs(options: ServerOptions<Record<string, unknown>, WsExtra>, wss: WebSocketServer, log: Logger, unauthenticated?: UnauthenticatedSockets, keepAliveMs = 12_000): { dispose(): Promise<void> } {
-  const server = makeServer(options);
+export function serveGraphqlWs(options: ServerOptions<Record<string, unknown>, WsExtra>, wss: WebSocketServer, log: Logger, unauthenticated?: UnauthenticatedSockets, keepAliveMs = 12_000): { dispose(deadline?: number): Promise<void> } {
+  /** Each open socket's graphql-ws context: its `subscriptions` are the operations still running on it. */
+  const contexts = new Map<WebSocket, Context<Record<string, unknown>, WsExtra>>();
+  const server = makeServer({
+    ...options,
+    onConnect: (ctx) => {
+      contexts.set(ctx.extra.socket, ctx);
+      return options.onConnect?.(ctx);
+    },
+  });
+  const running = () => [...contexts.values()].some((ctx) => Object.keys(ctx.subscriptions).length > 0);
   wss.options.handleProtocols = handleProtocols;
   wss.on('error', (err) => {
     // ws re-emits the HTTP server's errors; a failed listen is the caller's to report (src/server/main.ts).
@@ -125,6 +134,7 @@ export function serveGraphqlWs(options: ServerOptions<Record<string, unknown>, W
 
     socket.once('close', (code, reason) => {
       release();
+      contexts.delete(socket);
       if (pongWait) clearTimeout(pongWait);
       if (ping) clearInterval(ping);
       closed(code, String(reason));
@@ -132,8 +142,18 @@ export function serveGraphqlWs(options: ServerOptions<Record<string, unknown>, W
   });
 
   return {
-    async dispose() {
+    /**
+     * Stops: waits until `deadline` (epoch ms) for the operations still running to send their last message
+     * (a subscription whose stream ended sends `complete`; a mutation its result), then closes every
+     * socket with 1001 Going Away; a peer that has not closed by the deadline (or 250 ms) is cut.
+     */
+    async dispose(deadline = Date.now()) {
+      while (running() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       for (const client of wss.clients) client.close(1001, 'Going away');
+      const cut = setTimeout(() => {
+        for (const client of wss.clients) client.terminate();
+      }, Math.max(250, deadline - Date.now()));
+      cut.unref();
       wss.removeAllListeners();
       await new Promise<void>((resolve, reject) => wss.close((err) => (err ? reject(err) : resolve())));
     },

@@ -13,9 +13,11 @@ import type { Context } from '../api/builder';
 import { schema } from '../api/schema';
 import { DEFAULT_LIMITS, type Limits } from './config';
 import { costLimitPlugin } from './cost';
+import { GRAPHIQL_OPTIONS, renderGraphiQL } from './graphiql';
+import { introspectionDepthPlugin } from './introspection';
 import { armorPlugin, codedParseAndValidationPlugin, isGraphQLError, limitError, subscriptionCapPlugin } from './refusals';
 import { hideSuggestionsPlugin, toClientError } from './client-error';
-import { introspectionGatePlugin } from './introspection';
+import { introspectionGatePlugin } from './introspection-gate';
 import { bearer } from './ws-auth';
 
 export { isGraphQLError };
@@ -39,6 +41,8 @@ export interface YogaDeps {
   production: boolean;
   /** Introspection without a token (RETRACT_ANONYMOUS_INTROSPECTION); null: only outside production. */
   anonymousIntrospection?: boolean | null;
+  /** GraphiQL at GET /graphql (its assets at /graphiql/, served by src/server/app.ts). */
+  graphiql?: boolean;
   limits?: Limits;
 }
 
@@ -108,7 +112,8 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<Record<string, unk
   return createYoga<Record<string, unknown>, Context>({
     schema,
     graphqlEndpoint: '/graphql',
-    graphiql: !deps.production,
+    graphiql: (deps.graphiql ?? !deps.production) ? GRAPHIQL_OPTIONS : false,
+    renderGraphiQL,
     // The HTTP edge applies the CORS policy (src/server/edge.ts); Yoga's default would grant every origin.
     cors: false,
     landingPage: false,
@@ -141,6 +146,7 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<Record<string, unk
       },
       costLimitPlugin(limits.cost),
       armorPlugin(limits, deps.production),
+      introspectionDepthPlugin(limits.depth),
       // After armor, whose field-suggestion masking rewrites graphql-js's own errors in place.
       codedParseAndValidationPlugin,
       ...(deps.production ? [hideSuggestionsPlugin] : []),

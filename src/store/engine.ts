@@ -340,7 +340,7 @@ export async function migrateToLatest(db: Kysely<DB>): Promise<string[]> {
  * an existing store's start on PGlite). Anything else (a fresh store, a pending or unknown migration,
  * an order the Migrator would call corrupt) is left to the Migrator, under its lock.
  */
-async function upToDate(db: Kysely<DB>): Promise<boolean> {
+export async function upToDate(db: Kysely<DB>): Promise<boolean> {
   const table = await sql<{ present: boolean }>`SELECT to_regclass('kysely_migration') IS NOT NULL AS present`.execute(db);
   if (!table.rows[0]?.present) return false;
   const done = await sql<{ name: string; timestamp: string }>`SELECT name, timestamp FROM kysely_migration`.execute(db);

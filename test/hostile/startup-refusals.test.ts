@@ -22,8 +22,8 @@ describe('npm start refuses bad settings in one line', () => {
   });
 
   it('the WebSocket and introspection settings: a yes/no that is neither, a cap that is not a positive integer', async () => {
-    expect(await refusal({ RETRACT_WS_ANONYMOUS: 'yes' })).toBe('retract: RETRACT_WS_ANONYMOUS must be true or false (got yes)');
-    expect(await refusal({ RETRACT_ANONYMOUS_INTROSPECTION: 'maybe' })).toBe('retract: RETRACT_ANONYMOUS_INTROSPECTION must be true or false (got maybe)');
+    expect(await refusal({ RETRACT_WS_ANONYMOUS: 'yes' })).toBe('retract: RETRACT_WS_ANONYMOUS must be on or off (got yes)');
+    expect(await refusal({ RETRACT_ANONYMOUS_INTROSPECTION: 'maybe' })).toBe('retract: RETRACT_ANONYMOUS_INTROSPECTION must be on or off (got maybe)');
     expect(await refusal({ RETRACT_WS_MAX_UNAUTHENTICATED_PER_ADDRESS: '0' })).toBe('retract: RETRACT_WS_MAX_UNAUTHENTICATED_PER_ADDRESS must be a positive integer (got 0)');
     expect(await refusal({ RETRACT_WS_INIT_TIMEOUT_MS: 'soon' })).toBe('retract: RETRACT_WS_INIT_TIMEOUT_MS must be a positive integer (got soon)');
   });

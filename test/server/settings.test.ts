@@ -26,6 +26,11 @@ describe('npm start and its settings', () => {
     expect(await refusal({ PORT: 'eighty' })).toBe('retract: PORT must be a port number (got eighty)');
   });
 
+  it('refuses a RETRACT_GRAPHIQL other than on/off and a RETRACT_SHUTDOWN_TIMEOUT_MS that is not a positive integer, in one line', async () => {
+    expect(await refusal({ RETRACT_GRAPHIQL: 'yes' })).toBe('retract: RETRACT_GRAPHIQL must be on or off (got yes)');
+    expect(await refusal({ RETRACT_SHUTDOWN_TIMEOUT_MS: '10s' })).toBe('retract: RETRACT_SHUTDOWN_TIMEOUT_MS must be a positive integer (got 10s)');
+  });
+
   it('serves on PGlite when RETRACT_ENGINE=pglite, whatever DATABASE_URL names', async () => {
     const s = startBuilt({ RETRACT_ENGINE: 'pglite', DATABASE_URL: 'postgres://nobody@127.0.0.1:1/nothing', RETRACT_DATA_DIR: path.join(dir, 'embedded') });
     try {
