@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GraphQLObjectType } from 'graphql';
 import { schema } from '../../src/api/schema';
@@ -7,6 +6,7 @@ import { SCOPES, type Scope } from '../../src/agent/scopes';
 import { actorIn, engines, expectInvariants } from '../support/engines';
 import { type Fixture, fleetFixture } from '../support/api-fixture';
 import { codes, gql, subscribeSse, subscribeWs, type WireError } from '../support/api-client';
+import { documentedScopes } from '../support/api-docs';
 import { OPERATIONS, type Operation, grantingScopes } from '../support/api-operations';
 import { type ApiServer, agentWith, NON_ADMIN_SCOPES, startApiServer, tableDigests } from '../support/api-server';
 
@@ -27,29 +27,6 @@ function declaredScopes(type: GraphQLObjectType, field: string): 'authenticated'
   walk(auth);
   if (!auth) throw new Error(`${type.name}.${field} declares no authScopes`);
   return authenticated && found.length === 0 ? 'authenticated' : found.sort();
-}
-
-/**
- * docs/api.md's "operation | scope" table (moved from the README), parsed: operation name → 'authenticated' or its scopes
- * (sorted). Names and scopes are the back-quoted words of each row.
- */
-function documentedScopes(): Map<string, 'authenticated' | string[]> {
-  const text = fs.readFileSync('docs/api.md', 'utf8');
-  const start = text.indexOf('| operation | scope |');
-  if (start < 0) throw new Error('docs/api.md has no "| operation | scope |" table');
-  const rows = text.slice(start).split('\n').slice(2);
-  const out = new Map<string, 'authenticated' | string[]>();
-  for (const row of rows) {
-    if (!row.startsWith('|')) break;
-    const [, ops, scope] = row.split('|').map((c) => c.trim());
-    const names = [...ops!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
-    const scopes = /any valid token/.test(scope!) ? 'authenticated' : [...scope!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!).sort();
-    for (const n of names) {
-      if (out.has(n)) throw new Error(`docs/api.md lists ${n} twice`);
-      out.set(n, scopes);
-    }
-  }
-  return out;
 }
 
 function rootFields(): Array<{ root: Operation['root']; field: string; type: GraphQLObjectType }> {

@@ -1,7 +1,7 @@
 import { type ContradictionRow, contradictionIds, contradictionsByIds } from '../../contradiction/contradiction.repository';
 import { adjudicateContradiction, resolveContradiction } from '../../contradiction/contradiction.service';
 import { parseGid } from '../../kernel/ids';
-import { actorOf, builder, readRule } from '../builder';
+import { type Context, actorOf, builder, grantRead, readRule } from '../builder';
 import { type FleetNodeRef, fleetNode, fleetRead } from '../loaders';
 import { AgentRef } from './agent';
 import { BeliefRef } from './belief';
@@ -58,22 +58,36 @@ builder.queryField('contradictions', (t) =>
   }),
 );
 
+/**
+ * A verdict's answer: the contradiction it decided and, when it accepted the proposal, the belief it wrote for it and
+ * the retraction of the belief it replaced — this call wrote them, so the adjudicator reads them whatever its scopes
+ * (contradictions:adjudicate opens neither beliefs nor receipts). The belief it retracted (existing) follows the Belief
+ * rule: the verdict changed its status, it did not write it.
+ */
+async function decided(ctx: Context, id: string): Promise<string> {
+  const [c] = await fleetRead(ctx, (tx, fleet) => contradictionsByIds(tx, fleet, [id]));
+  grantRead(ctx, 'Contradiction', id);
+  grantRead(ctx, 'Belief', c?.accepted_id);
+  grantRead(ctx, 'Retraction', c?.resolution_id);
+  return id;
+}
+
 builder.mutationFields((t) => ({
   adjudicateContradiction: t.field({
     type: ContradictionRef, authScopes: { scope: 'contradictions:adjudicate' },
     description: 'Runs the configured adjudicator under the claim\'s lease; exactly one adjudicator holds a claim at a time.',
     args: { contradictionId: t.arg.id({ required: true, description: 'The contradiction.' }) },
-    resolve: (_r, a, ctx) =>
-      adjudicateContradiction(ctx.core, actorOf(ctx), ctx.adjudicator, parseGid('contradictionId', String(a.contradictionId), 'Contradiction'), {
+    resolve: async (_r, a, ctx) =>
+      decided(ctx, await adjudicateContradiction(ctx.core, actorOf(ctx), ctx.adjudicator, parseGid('contradictionId', String(a.contradictionId), 'Contradiction'), {
         holder: `${ctx.agent!.name}#${ctx.requestId}`,
-      }),
+      })),
   }),
   resolveContradiction: t.field({
     type: ContradictionRef, authScopes: { scope: 'contradictions:adjudicate' }, description: 'An agent\'s own verdict on a contradiction not under a live lease.',
     args: { input: t.arg({ type: ResolveContradictionInput, required: true, description: 'The verdict.' }) },
-    resolve: (_r, a, ctx) =>
-      resolveContradiction(ctx.core, actorOf(ctx), ctx.agent!.name, {
+    resolve: async (_r, a, ctx) =>
+      decided(ctx, await resolveContradiction(ctx.core, actorOf(ctx), ctx.agent!.name, {
         contradictionId: parseGid('input.contradictionId', String(a.input.contradictionId), 'Contradiction'), verdict: a.input.verdict, rationale: a.input.rationale,
-      }),
+      })),
   }),
 }));
