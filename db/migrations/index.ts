@@ -10,6 +10,7 @@ import * as m0008 from './0008_reinstatement';
 import * as m0009 from './0009_belief_history';
 import * as m0010 from './0010_citus';
 import * as m0011 from './0011_belief_ids';
+import * as m0012 from './0012_metrics';
 
 /** Every migration, in order. A static list: the same on both engines, no file-system scanning. */
 export const migrations: Record<string, Migration> = {
@@ -24,6 +25,7 @@ export const migrations: Record<string, Migration> = {
   '0009_belief_history': m0009,
   '0010_citus': m0010,
   '0011_belief_ids': m0011,
+  '0012_metrics': m0012,
 };
 
 export const migrationProvider: MigrationProvider = {

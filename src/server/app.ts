@@ -16,6 +16,8 @@ import { createMcpHttpHandler, readBody } from '../mcp/http';
 import { type Store, answers, openStore, storeTarget } from '../store/engine';
 import { bindEmbedder } from '../store/meta';
 import { type Limits, type ServerConfig, configFromEnv } from './config';
+import { type Metrics, createMetrics } from './metrics/metrics';
+import { type MetricsSettings, metricsSettingsFromEnv } from './metrics/settings';
 import { corsPolicy, normaliseMediaTypes, refusalBody, refuseClientErrors, timeoutOptions } from './edge';
 import { refusedBeforeExecution, serveGraphqlWs, wireErrors } from './ws';
 
@@ -54,12 +56,15 @@ export interface AppOptions {
   embedder?: Embedder;
   adjudicator?: Adjudicator;
   logger?: Logger;
+  /** Overrides of the environment's GET /metrics settings (src/server/metrics/settings.ts). */
+  metrics?: Partial<MetricsSettings>;
 }
 
 /** Builds the whole server (database, GraphQL over HTTP/SSE/WebSocket, health, dashboard, provider callback) without listening. */
 export async function createApp(opts: AppOptions = {}): Promise<App> {
   const env = configFromEnv();
   const config: ServerConfig = { ...env, ...opts.config, limits: { ...env.limits, ...opts.config?.limits } };
+  const metricsSettings = { ...metricsSettingsFromEnv(), ...opts.metrics };
   const log = opts.logger ?? pino({ level: config.logLevel, base: { service: 'retract' } }, pino.destination(2));
   // Every setting is read before the store opens: a mistyped one is refused with nothing opened.
   const embedder = opts.embedder ?? (await createEmbedder());
@@ -75,7 +80,8 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   if (config.bootstrapToken) await ensureBootstrap(store, config.bootstrapToken);
   const waker = new Waker(store);
   await waker.start();
-  const yoga = buildYoga({ core, adjudicator, waker, log, production: config.production, limits: config.limits });
+  const metrics: Metrics | null = metricsSettings.enabled ? createMetrics(store, metricsSettings) : null;
+  const yoga = buildYoga({ core, adjudicator, waker, log, production: config.production, limits: config.limits, plugins: metrics ? [metrics.plugin] : [] });
   const dashboardDir = path.resolve(config.dashboardDir);
   // Read-only receipts over MCP Streamable HTTP (src/mcp): its own auth, reader role, read-only transactions.
   const mcp = createMcpHttpHandler({ store, embedder: core.embedder, maxBodyBytes: config.maxBodyBytes, maxBatch: config.limits.mcpBatch, onUnexpected: (err, requestId, tool) => log.error({ err, requestId, tool }, 'mcp tool failed (masked)') });
@@ -96,6 +102,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
         ]);
         return json(res, ok ? 200 : 503, { status: ok ? 'ok' : 'database unavailable', engine: store.engine, migrated: true });
       }
+      if (url.pathname === '/metrics' && metrics) return await metrics.serve(req, res);
       if (url.pathname === '/dashboard' || url.pathname.startsWith('/dashboard/')) return serveDashboard(url.pathname, res);
       if (url.pathname === '/providers/callback' && req.method === 'POST') {
         const body = await readBody(req, 65_536);
@@ -245,6 +252,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
         server.closeIdleConnections();
         setTimeout(() => server.closeAllConnections(), 5_000).unref();
       });
+      metrics?.close();
       if (!opts.store) await store.close();
     },
   };

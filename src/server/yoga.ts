@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { GraphQLError } from 'graphql';
-import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { type Plugin, createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { AgentRow } from '../agent/agent.repository';
 import { authenticate } from '../agent/agent.service';
@@ -42,6 +42,8 @@ export interface YogaDeps {
   log: Logger;
   production: boolean;
   limits?: Limits;
+  /** More envelop plugins, after the built-in ones (GET /metrics' useMetrics). */
+  plugins?: Plugin[];
 }
 
 /**
@@ -139,6 +141,7 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<Record<string, unk
       // After armor, whose field-suggestion masking rewrites graphql-js's own errors in place.
       codedParseAndValidationPlugin,
       subscriptionCapPlugin(limits.subscriptionsPerToken),
+      ...(deps.plugins ?? []),
     ],
   });
 }
