@@ -1,17 +1,9 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { onPath } from '../support/metrics';
 
 const run = promisify(execFile);
-
-function onPath(cmd: string): boolean {
-  try {
-    execFileSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 const HAVE = onPath('promtool');
 const WHY = HAVE ? '' : ' (skipped: promtool is not on PATH; `bash scripts/ensure-prometheus.sh` installs Debian\'s prometheus, which has it)';

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import type { Actor, Core } from '../../src/core';
 import { gid } from '../../src/kernel/ids';
 import { passportStory } from './story';
@@ -33,4 +34,14 @@ export async function passportRetractedOverApi(base: string, core: Core, actor: 
   });
   const body = (await r.json()) as { errors?: unknown };
   if (body.errors) throw new Error(`retractBelief failed: ${JSON.stringify(body.errors)}`);
+}
+
+/** Whether a command is on PATH (Debian's prometheus and promtool: the tests that need them skip without). */
+export function onPath(cmd: string): boolean {
+  try {
+    execFileSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
 }

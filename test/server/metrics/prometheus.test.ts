@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -6,16 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actorIn, engines, expectInvariants } from '../../support/engines';
 import { type ApiServer, startApiServer } from '../../support/api-server';
-import { passportRetractedOverApi } from '../../support/metrics';
-
-function onPath(cmd: string): boolean {
-  try {
-    execFileSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { onPath, passportRetractedOverApi } from '../../support/metrics';
 
 const HAVE = onPath('prometheus');
 const WHY = HAVE ? '' : ' (skipped: prometheus is not on PATH; `bash scripts/ensure-prometheus.sh` installs Debian\'s)';
