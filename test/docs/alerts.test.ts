@@ -7,6 +7,7 @@ const run = promisify(execFile);
 
 const HAVE = onPath('promtool');
 const WHY = HAVE ? '' : ' (skipped: promtool is not on PATH; `bash scripts/ensure-prometheus.sh` installs Debian\'s prometheus, which has it)';
+if (!HAVE) console.warn(`test/docs/alerts.test.ts:${WHY}`);
 
 describe.skipIf(!HAVE)(`the example alert rules in docs/prometheus${WHY}`, () => {
   it('pass `promtool check rules`', async () => {

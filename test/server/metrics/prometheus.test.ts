@@ -10,6 +10,7 @@ import { onPath, passportRetractedOverApi } from '../../support/metrics';
 
 const HAVE = onPath('prometheus');
 const WHY = HAVE ? '' : ' (skipped: prometheus is not on PATH; `bash scripts/ensure-prometheus.sh` installs Debian\'s)';
+if (!HAVE) console.warn(`test/server/metrics/prometheus.test.ts:${WHY}`);
 const TOKEN = 'prometheus-scrape-token-0123456789';
 // One engine is enough to prove the scrape: PostgreSQL when configured (as in CI), else PGlite.
 const ENGINE = engines().includes('postgres') ? 'postgres' : 'pglite';
