@@ -11,6 +11,7 @@ import * as m0009 from './0009_belief_history';
 import * as m0010 from './0010_citus';
 import * as m0011 from './0011_belief_ids';
 import * as m0012 from './0012_mcp_writer';
+import * as m0013 from './0013_metrics';
 
 /** Every migration, in order. A static list: the same on both engines, no file-system scanning. */
 export const migrations: Record<string, Migration> = {
@@ -26,6 +27,7 @@ export const migrations: Record<string, Migration> = {
   '0010_citus': m0010,
   '0011_belief_ids': m0011,
   '0012_mcp_writer': m0012,
+  '0013_metrics': m0013,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -130,7 +130,8 @@ async function explainingStore(url: string, notices: string[]): Promise<Store> {
     engine: 'postgres', db, commits: new EventEmitter(), description: 'postgres (auto_explain)',
     listen: async () => async () => {},
     notifyCommitted() {},
-    tx: { stats: { retries: 0, exhausted: 0 }, faults: { serializationFailures: 0, sharedMemoryFailures: 0 } },
+    tx: { stats: { retries: 0, exhausted: 0, retriesByReason: {}, turns: { committed: 0, givenUp: 0 } }, faults: { serializationFailures: 0, sharedMemoryFailures: 0 } },
+    poolUse: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max ?? 10 }),
     close: () => db.destroy(),
   };
 }

@@ -35,12 +35,12 @@ const SELF = fileURLToPath(import.meta.url);
 const FLEET = 'bench';
 const WARM_SECONDS = 1;
 const HOT_CLAIMS = 4;
-const TOKEN = 'bench-bootstrap-token-0123456789';
+export const TOKEN = 'bench-bootstrap-token-0123456789';
 
 type Workload = 'distinct' | 'contended';
 type ArmKind = 'graphql' | 'raw';
 
-interface ArmResult {
+export interface ArmResult {
   arm: ArmKind;
   workload: Workload;
   clients: number;
@@ -349,7 +349,7 @@ function errorText(e: unknown): string | null {
  * One arm, clients in a child process; GraphQL retries are the server's (store.tx.stats) during the timed
  * window, and the CPU of this process and of the database's backends is taken over the same window.
  */
-async function childArm(store: Store, t: ChildInput): Promise<ArmResult> {
+export async function childArm(store: Store, t: ChildInput): Promise<ArmResult> {
   let before = { retries: 0, cpu: 0 };
   let after: { retries: number; cpu: number } | null = null;
   let pgCpu: Promise<() => Promise<number | null>> | null = null;

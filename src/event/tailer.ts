@@ -144,6 +144,24 @@ function sharedTail(store: Store, waker: Waker, fleet: string, cursor: Cursor, l
   return read;
 }
 
+/** One open subscription, as /metrics sees it: when the event it holds undelivered was written (null: caught up). */
+interface OpenTail {
+  holding: Date | null;
+}
+
+const openTails = new WeakMap<Store, Set<OpenTail>>();
+
+/**
+ * The store's open subscriptions and how far behind the slowest one is: the age in seconds of the oldest event a
+ * subscription has read but its consumer has not yet taken (0 when every one is caught up, waiting for a commit).
+ */
+export function subscriptionLag(store: Store, now = Date.now()): { open: number; slowestSeconds: number } {
+  const set = openTails.get(store);
+  let oldest = now;
+  for (const t of set ?? []) if (t.holding && t.holding.getTime() < oldest) oldest = t.holding.getTime();
+  return { open: set?.size ?? 0, slowestSeconds: Math.max(0, now - oldest) / 1000 };
+}
+
 /**
  * Every cascade step of every retraction in one fleet, in log order, from after `after` (or from
  * now). It never advances past a transaction that might still commit (see event.repository tail),
@@ -157,24 +175,38 @@ export async function* retractionEvents(store: Store, waker: Waker, fleet: strin
   // a subscriber resumes after its last cursor on the next server).
   const signal = AbortSignal.any([cancelled, waker.stopped]);
   let cursor: Cursor = after ?? (await readTx(store, fleet, (tx) => headCursor(tx, fleet)));
-  while (!signal.aborted) {
-    const rows = await sharedTail(store, waker, fleet, cursor, 200);
-    if (rows.length === 0) {
-      const timer = AbortSignal.any([signal, AbortSignal.timeout(pollMs)]);
-      try {
-        await once(waker.emitter, 'wake', { signal: timer });
-      } catch {
-        /* poll timeout or stop */
+  let open = openTails.get(store);
+  if (!open) openTails.set(store, (open = new Set()));
+  const self: OpenTail = { holding: null };
+  open.add(self);
+  try {
+    yield* follow();
+  } finally {
+    open.delete(self);
+  }
+
+  async function* follow(): AsyncGenerator<StreamEvent> {
+    while (!signal.aborted) {
+      const rows = await sharedTail(store, waker, fleet, cursor, 200);
+      if (rows.length === 0) {
+        const timer = AbortSignal.any([signal, AbortSignal.timeout(pollMs)]);
+        try {
+          await once(waker.emitter, 'wake', { signal: timer });
+        } catch {
+          /* poll timeout or stop */
+        }
+        continue;
       }
-      continue;
-    }
-    for (const row of rows) {
-      const skip = row.tx === cursor.tx && row.seq === cursor.seq ? cursor.index : -1;
-      cursor = { tx: row.tx, seq: row.seq, index: -1 };
-      if (!(RETRACTION_EVENT_TYPES as readonly string[]).includes(row.type)) continue;
-      for (const e of expand(row, skip, granularity)) {
-        if (signal.aborted) return;
-        yield e;
+      for (const row of rows) {
+        const skip = row.tx === cursor.tx && row.seq === cursor.seq ? cursor.index : -1;
+        cursor = { tx: row.tx, seq: row.seq, index: -1 };
+        if (!(RETRACTION_EVENT_TYPES as readonly string[]).includes(row.type)) continue;
+        for (const e of expand(row, skip, granularity)) {
+          if (signal.aborted) return;
+          self.holding = row.at;
+          yield e;
+          self.holding = null;
+        }
       }
     }
   }

@@ -6,6 +6,7 @@ import { eventRows } from '../derivation/cascade';
 import { resettle } from '../derivation/resettle';
 import { type EffectRow, lockEffect } from '../effect/effect.repository';
 import { RETRACTION_ATTEMPTS } from '../retraction/retraction.service';
+import { observeCascade } from '../store/observe';
 import { type Tx, inTx, writeTx } from '../store/tx';
 import * as v from '../validation';
 import * as repo from './reinstatement.repository';
@@ -22,7 +23,7 @@ export type ReinstateResult =
  * KEEP_EXISTING leaves it BLOCKED for good. A second call returns the first receipt and writes
  * nothing. A derived root none of whose justifications holds cannot be ACTIVE: CONFLICT, nothing written.
  */
-async function reinstateInTx(tx: Tx, actor: Actor, retractionId: string, reason: string): Promise<ReinstateResult> {
+async function reinstateInTx(tx: Tx, actor: Actor, retractionId: string, reason: string, moved: { beliefs: number }): Promise<ReinstateResult> {
   const rt = await repo.lockRetraction(tx, actor.fleet, retractionId);
   if (!rt) throw notFound('retraction', retractionId, 'retractionId');
   const known = await repo.lockReinstatementOf(tx, actor.fleet, retractionId);
@@ -44,7 +45,7 @@ async function reinstateInTx(tx: Tx, actor: Actor, retractionId: string, reason:
     await commitEvent(tx, actor, id, retractionId);
     return { kind: 'blocked', reinstatementId: id, created: true, contradictionId: contradictionId! };
   }
-  await bringBackInTx(tx, actor, id, retractionId, root.id);
+  moved.beliefs = await bringBackInTx(tx, actor, id, retractionId, root.id);
   return { kind: 'reinstated', reinstatementId: id, created: true };
 }
 
@@ -53,7 +54,7 @@ async function reinstateInTx(tx: Tx, actor: Actor, retractionId: string, reason:
  * in memory (src/derivation/resettle.ts), one UPDATE with its events, then the money lines,
  * restorable effects and the commit event: constant statements whatever the depth.
  */
-async function bringBackInTx(tx: Tx, actor: Actor, id: string, retractionId: string, rootId: string): Promise<void> {
+async function bringBackInTx(tx: Tx, actor: Actor, id: string, retractionId: string, rootId: string): Promise<number> {
   await repo.markRetractionReinstated(tx, actor.fleet, retractionId);
   const { rows, blocked } = await repo.reverseClosure(tx, actor.fleet, retractionId, rootId);
   const { ids, levels, contradicted } = resettle(Number(rootId), rows, blocked);
@@ -63,6 +64,7 @@ async function bringBackInTx(tx: Tx, actor: Actor, id: string, retractionId: str
   await repo.settleMoney(tx, actor.fleet, id, retractionId, actor.agentId, ids);
   await repo.recordRestorable(tx, actor.fleet, id, retractionId);
   await commitEvent(tx, actor, id, retractionId);
+  return n;
 }
 
 async function commitEvent(tx: Tx, actor: Actor, id: string, retractionId: string): Promise<void> {
@@ -95,7 +97,11 @@ export async function resumeBlocked(tx: Tx, actor: Actor, contradiction: { id: s
 export async function reinstateRetraction(core: Core, actor: Actor, input: { retractionId: string; reason: string }): Promise<ReinstateResult> {
   const retractionId = v.id('retractionId', input.retractionId);
   const reason = v.text('reason', input.reason, v.LIMITS.reasonMax, { multiline: true });
-  return inTx(core.store, { fleet: actor.fleet, maxAttempts: RETRACTION_ATTEMPTS, fleetLock: 'exclusive' }, (tx) => reinstateInTx(tx, actor, retractionId, reason));
+  const started = performance.now();
+  const moved = { beliefs: 0 };
+  const r = await inTx(core.store, { fleet: actor.fleet, maxAttempts: RETRACTION_ATTEMPTS, fleetLock: 'exclusive' }, (tx) => reinstateInTx(tx, actor, retractionId, reason, moved));
+  if (r.created) observeCascade(core.store, { kind: 'reinstatement', seconds: (performance.now() - started) / 1000, beliefs: moved.beliefs });
+  return r;
 }
 
 /**

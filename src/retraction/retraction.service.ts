@@ -1,3 +1,4 @@
+import { observeCascade } from '../store/observe';
 import { pausePoint } from '../store/pause';
 import type { Actor, Core } from '../core';
 import { notFound } from '../errors/domain-error';
@@ -19,10 +20,10 @@ import { insertRetraction, retractedBeliefPage, setBeliefsRetracted, totalsFor }
  * per EXECUTED one, and the events RetractionStarted … RetractionCommitted. Retracting a belief that
  * is already RETRACTED returns the retraction that took it down and writes nothing.
  */
-export async function retractInTx(tx: Tx, actor: Actor, beliefId: string, reason: string): Promise<{ retractionId: string; created: boolean }> {
+export async function retractInTx(tx: Tx, actor: Actor, beliefId: string, reason: string): Promise<{ retractionId: string; created: boolean; beliefs: number }> {
   const [root] = await lockBeliefs(tx, actor.fleet, [beliefId], 'update');
   if (!root) throw notFound('belief', beliefId, 'beliefId');
-  if (root.status === 'RETRACTED') return { retractionId: root.retraction_id!, created: false };
+  if (root.status === 'RETRACTED') return { retractionId: root.retraction_id!, created: false, beliefs: 0 };
   await pausePoint('retract:root-locked');
   const id = await insertRetraction(tx, actor.fleet, { rootId: beliefId, reason, actorId: actor.agentId });
   await appendEvent(tx, { fleet: actor.fleet, type: 'RetractionStarted', actorId: actor.agentId, retractionId: id, ids: [beliefId], data: { reason } });
@@ -33,7 +34,7 @@ export async function retractInTx(tx: Tx, actor: Actor, beliefId: string, reason
   await pausePoint('retract:effects-reached');
   const totals = await totalsFor(tx, actor.fleet, id);
   await appendEvent(tx, { fleet: actor.fleet, type: 'RetractionCommitted', actorId: actor.agentId, retractionId: id, data: totals });
-  return { retractionId: id, created: true };
+  return { retractionId: id, created: true, beliefs: n };
 }
 
 /** retractBelief: one SERIALIZABLE transaction around retractInTx. */
@@ -42,7 +43,10 @@ export async function retractBelief(core: Core, actor: Actor, input: { beliefId:
   const reason = v.text('reason', input.reason, v.LIMITS.reasonMax, { multiline: true });
   // A retraction is what stops money moving: under heavy write contention it keeps trying longer
   // than other writes before it answers CONFLICT (backoff is capped at 1 s an attempt).
-  return inTx(core.store, { fleet: actor.fleet, maxAttempts: RETRACTION_ATTEMPTS, fleetLock: 'exclusive' }, (tx) => retractInTx(tx, actor, beliefId, reason));
+  const started = performance.now();
+  const { beliefs, ...r } = await inTx(core.store, { fleet: actor.fleet, maxAttempts: RETRACTION_ATTEMPTS, fleetLock: 'exclusive' }, (tx) => retractInTx(tx, actor, beliefId, reason));
+  if (r.created) observeCascade(core.store, { kind: 'retraction', seconds: (performance.now() - started) / 1000, beliefs });
+  return r;
 }
 
 /** Attempts a retraction gets before CONFLICT (other writes get 10). */

@@ -20,6 +20,8 @@ import { DASHBOARD_HEADERS, callbackBody, corsPolicy, normaliseMediaTypes, notFo
 import { GRAPHIQL_ASSETS, serveGraphiqlAsset } from './graphiql';
 import { logSink } from './log-sink';
 import { readiness } from './readiness';
+import { type Metrics, createMetrics } from './metrics/metrics';
+import { type MetricsSettings, metricsSettingsFromEnv } from './metrics/settings';
 import { refusedBeforeExecution, serveGraphqlWs, wireErrors } from './ws';
 import { UnauthenticatedSockets, wsConnect } from './ws-auth';
 
@@ -66,12 +68,15 @@ export interface AppOptions {
   embedder?: Embedder;
   adjudicator?: Adjudicator;
   logger?: Logger;
+  /** Overrides of the environment's GET /metrics settings (src/server/metrics/settings.ts). */
+  metrics?: Partial<MetricsSettings>;
 }
 
 /** Builds the whole server (database, GraphQL over HTTP/SSE/WebSocket, health, dashboard, provider callback) without listening. */
 export async function createApp(opts: AppOptions = {}): Promise<App> {
   const env = configFromEnv();
   const config: ServerConfig = { ...env, ...opts.config, limits: { ...env.limits, ...opts.config?.limits } };
+  const metricsSettings = { ...metricsSettingsFromEnv(), ...opts.metrics };
   // Never pino.destination(2): its exit-time flush spins forever on a pipe whose reader has gone (src/server/log-sink.ts).
   const sink = opts.logger ? null : logSink(2);
   const log = opts.logger ?? pino({ level: config.logLevel, base: { service: 'retract' } }, sink!);
@@ -89,7 +94,11 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   if (config.bootstrapToken) await ensureBootstrap(store, config.bootstrapToken);
   const waker = new Waker(store);
   await waker.start();
-  const yoga = buildYoga({ core, adjudicator, waker, log, production: config.production, anonymousIntrospection: config.anonymousIntrospection, graphiql: graphiqlOn(config), limits: config.limits });
+  const metrics: Metrics | null = metricsSettings.enabled ? createMetrics(store, metricsSettings) : null;
+  const yoga = buildYoga({
+    core, adjudicator, waker, log, production: config.production, anonymousIntrospection: config.anonymousIntrospection, graphiql: graphiqlOn(config),
+    limits: config.limits, plugins: metrics ? [metrics.plugin] : [],
+  });
   const dashboardDir = path.resolve(config.dashboardDir);
   // Read-only receipts over MCP Streamable HTTP (src/mcp): its own auth, reader role, read-only transactions.
   const mcp = createMcpHttpHandler({ store, embedder: core.embedder, maxBodyBytes: config.maxBodyBytes, maxBatch: config.limits.mcpBatch, onUnexpected: (err, requestId, tool) => log.error({ err, requestId, tool }, 'mcp tool failed (masked)') });
@@ -100,7 +109,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
 
   const server = http.createServer(timeoutOptions(config.limits), async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    if (url.pathname !== '/health' && url.pathname !== '/ready') {
+    if (url.pathname !== '/health' && url.pathname !== '/ready' && url.pathname !== '/metrics') {
       inFlight++;
       res.once('close', () => inFlight--);
     }
@@ -121,6 +130,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
         return json(res, r.ready ? 200 : 503, r.body);
       }
       if (graphiqlOn(config) && url.pathname.startsWith(GRAPHIQL_ASSETS)) return await serveGraphiqlAsset(url.pathname, req, res);
+      if (url.pathname === '/metrics' && metrics) return await metrics.serve(req, res);
       if (url.pathname === '/dashboard' || url.pathname.startsWith('/dashboard/')) return serveDashboard(url.pathname, res);
       if (url.pathname === '/providers/callback' && req.method === 'POST') {
         const body = await readBody(req, 65_536);
@@ -286,6 +296,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
         server.once('close', () => clearInterval(idle));
         setTimeout(() => server.closeAllConnections(), Math.max(0, deadline - Date.now())).unref();
       });
+      metrics?.close();
       if (!opts.store) await store.close();
     },
     flushLogs: (timeoutMs) => sink?.flush(timeoutMs) ?? Promise.resolve(),

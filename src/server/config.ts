@@ -1,3 +1,4 @@
+import { onOff } from '../kernel/choice';
 import { ConfigError } from '../kernel/config-error';
 import { type EngineName, namedEngine } from '../store/engine';
 
@@ -95,15 +96,6 @@ export interface ServerConfig {
 }
 
 /** A yes/no setting: `true`/`false` (or `1`/`0`); anything else is refused in one line. */
-/** A switch: `on`/`off` (also `true`/`false`, `1`/`0`), any case; unset or empty: `dflt`; anything else is refused in one line. */
-function flag<D extends boolean | null>(env: NodeJS.ProcessEnv, name: string, dflt: D): boolean | D {
-  const raw = env[name]?.trim().toLowerCase();
-  if (raw === undefined || raw === '') return dflt;
-  if (raw === 'on' || raw === 'true' || raw === '1') return true;
-  if (raw === 'off' || raw === 'false' || raw === '0') return false;
-  throw new ConfigError(`${name} must be on or off (got ${env[name]})`);
-}
-
 function positiveInt(env: NodeJS.ProcessEnv, name: string, dflt: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return dflt;
@@ -138,9 +130,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     providerSecret: env.RETRACT_PROVIDER_SECRET || null,
     dashboardDir: env.RETRACT_DASHBOARD_DIR ?? 'dashboard/dist',
     corsOrigins: (env.RETRACT_CORS_ORIGINS ?? '').split(',').map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean),
-    wsAnonymous: flag(env, 'RETRACT_WS_ANONYMOUS', false),
-    anonymousIntrospection: flag(env, 'RETRACT_ANONYMOUS_INTROSPECTION', null),
-    graphiql: flag(env, 'RETRACT_GRAPHIQL', null),
+    wsAnonymous: onOff(env, 'RETRACT_WS_ANONYMOUS', false),
+    anonymousIntrospection: onOff(env, 'RETRACT_ANONYMOUS_INTROSPECTION', null),
+    graphiql: onOff(env, 'RETRACT_GRAPHIQL', null),
     shutdownTimeoutMs: positiveInt(env, 'RETRACT_SHUTDOWN_TIMEOUT_MS', 10_000),
     limits,
   };

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { GraphQLError } from 'graphql';
-import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { type Plugin, createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { AgentRow } from '../agent/agent.repository';
 import { authenticate } from '../agent/agent.service';
@@ -44,6 +44,8 @@ export interface YogaDeps {
   /** GraphiQL at GET /graphql (its assets at /graphiql/, served by src/server/app.ts). */
   graphiql?: boolean;
   limits?: Limits;
+  /** More envelop plugins, after the built-in ones (GET /metrics' useMetrics). */
+  plugins?: Plugin[];
 }
 
 /**
@@ -152,6 +154,7 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<Record<string, unk
       ...(deps.production ? [hideSuggestionsPlugin] : []),
       introspectionGatePlugin(deps.anonymousIntrospection ?? !deps.production),
       subscriptionCapPlugin(limits.subscriptionsPerToken),
+      ...(deps.plugins ?? []),
     ],
   });
 }

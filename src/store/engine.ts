@@ -58,6 +58,8 @@ export interface Store {
    */
   maintain?(): Promise<MaintenanceStep[]>;
   readonly description: string;
+  /** The connection pool's use now: connections open, idle, and requests waiting for one (/metrics). */
+  poolUse(): { total: number; idle: number; waiting: number; max: number };
   /** The transaction module's counters, fault injection and retry observer for this store (see TxHooks). */
   readonly tx: TxHooks;
 }
@@ -67,8 +69,11 @@ export interface Store {
  * store, not per process, so two stores (or two suites) never read each other's counts.
  */
 interface TxHooks {
-  /** Attempts retried after a retryable error, and transactions given up after the retry bound. */
-  readonly stats: { retries: number; exhausted: number };
+  /**
+   * Attempts retried after a retryable error, and transactions given up after the retry bound; the same retries by
+   * reason (RetryReason); write transactions ("turns") committed and given up. Read at scrape time by /metrics.
+   */
+  readonly stats: { retries: number; exhausted: number; retriesByReason: Record<string, number>; turns: { committed: number; givenUp: number } };
   /**
    * Test seam: the next `serializationFailures` attempts fail with a real SQLSTATE 40001 raised by
    * the database, the next `sharedMemoryFailures` with 53200 "out of shared memory".
@@ -80,7 +85,7 @@ interface TxHooks {
 
 function txHooks(given: OpenOptions['tx'] = {}): TxHooks {
   return {
-    stats: { retries: 0, exhausted: 0 },
+    stats: { retries: 0, exhausted: 0, retriesByReason: {}, turns: { committed: 0, givenUp: 0 } },
     faults: { serializationFailures: 0, sharedMemoryFailures: 0, ...given.faults },
     onRetry: given.onRetry,
   };
@@ -162,6 +167,7 @@ async function openPostgres(opts: OpenOptions, url: string, tx: TxHooks): Promis
     db,
     commits,
     tx,
+    poolUse: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: poolSize }),
     description: `${engine} ${new URL(url).host}${new URL(url).pathname}`,
     async listen(onNotice) {
       const client = new pg.Client({ connectionString: url });
@@ -296,6 +302,7 @@ async function openPglite(opts: OpenOptions): Promise<Store> {
     db,
     commits,
     tx: txHooks(opts.tx),
+    poolUse: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: 1 }),
     pglite: lite,
     description: inMemory ? 'pglite (memory)' : `pglite ${path.resolve(dataDir)}`,
     async listen(onNotice) {

@@ -84,6 +84,18 @@ function retryCode(e: unknown): string {
   return workerConflict ?? code ?? '';
 }
 
+/**
+ * Why an attempt was retried, as /metrics labels it: a bounded set. `citus_commit_conflict` is a Citus worker that
+ * aborted at COMMIT for a serialization conflict or deadlock (XX000 after its warning).
+ */
+export type RetryReason = 'serialization_failure' | 'deadlock' | 'out_of_shared_memory' | 'citus_commit_conflict';
+
+function retryReason(e: unknown): RetryReason {
+  const { code, workerConflict } = e as { code?: string; workerConflict?: string };
+  if (code === 'XX000' && workerConflict !== undefined) return 'citus_commit_conflict';
+  return code === '40P01' ? 'deadlock' : code === '53200' ? 'out_of_shared_memory' : 'serialization_failure';
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Runs `fn` in one fleet-scoped transaction, retrying serialization failures. */
@@ -136,12 +148,16 @@ export async function inTx<T>(store: Store, opts: TxOptions, fn: (tx: Tx) => Pro
           throw e;
         }
       });
-      if (!opts.readOnly) store.notifyCommitted(opts.wake ?? 'now');
+      if (!opts.readOnly) {
+        store.tx.stats.turns.committed++;
+        store.notifyCommitted(opts.wake ?? 'now');
+      }
       return result;
     } catch (e) {
       if (!isRetryable(e)) throw e;
       if (attempt >= maxAttempts) {
         store.tx.stats.exhausted++;
+        if (!opts.readOnly) store.tx.stats.turns.givenUp++;
         throw Object.assign(new DomainError(
           'CONFLICT',
           retryCode(e) === '53200'
@@ -150,6 +166,8 @@ export async function inTx<T>(store: Store, opts: TxOptions, fn: (tx: Tx) => Pro
         ), { cause: e }); // the last attempt's error, for logs and diagnostics; never sent to a client
       }
       store.tx.stats.retries++;
+      const reason = retryReason(e);
+      store.tx.stats.retriesByReason[reason] = (store.tx.stats.retriesByReason[reason] ?? 0) + 1;
       store.tx.onRetry?.(e, attempt);
       mode = 'exclusive';
       const cap = Math.min(1000, 4 * 2 ** attempt);

@@ -84,6 +84,8 @@ export interface StartOptions {
   db?: TestDb;
   /** Wraps the store the app is given (e.g. to count statements); the test db keeps the original. */
   wrapStore?: (s: Store) => Store;
+  /** GET /metrics settings (src/server/metrics/settings.ts). */
+  metrics?: AppOptions['metrics'];
 }
 
 /** A real listening server (HTTP, SSE, graphql-ws) on a fresh migrated database of `engine`, port chosen by the OS. */
@@ -97,6 +99,7 @@ export async function startApiServer(engine: EngineName, opts: StartOptions = {}
     embedder: opts.embedder ?? testEmbedder,
     adjudicator: opts.adjudicator ?? new HeuristicAdjudicator(),
     logger: logs.logger,
+    metrics: opts.metrics,
   });
   await app.listen();
   const base = app.url();
