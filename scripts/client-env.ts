@@ -8,9 +8,14 @@ import { minifyIntrospection, outputIntrospectionFile } from 'gql.tada/internal'
 
 export const CLIENT_ENV = 'src/client/graphql-env.d.ts';
 
-/** The introspection file's text for the SDL given. */
+/**
+ * The introspection file's text for the SDL given. The schema is named: gql.tada then writes no
+ * `declare module 'gql.tada'` augmentation, which the client package would otherwise carry into every
+ * project that installs it, clashing with that project's own gql.tada schema (src/client/graphql.ts
+ * passes the introspection to initGraphQLTada itself and needs no augmentation).
+ */
 export function clientEnv(sdl: string): string {
-  const introspection = minifyIntrospection(introspectionFromSchema(buildSchema(sdl)));
+  const introspection = { ...minifyIntrospection(introspectionFromSchema(buildSchema(sdl))), name: 'retract' };
   return outputIntrospectionFile(introspection, { fileType: '.d.ts', shouldPreprocess: true });
 }
 

@@ -47,7 +47,7 @@ export function measure(schema: GraphQLSchema, text: string, limits = DEFAULT_LI
     doc.definitions.flatMap((d) => (d.kind === Kind.OPERATION_DEFINITION ? (d.variableDefinitions ?? []) : [])).map((v) => [v.variable.name.value, DASHBOARD_MAX_PAGE]),
   );
   try {
-    m.cost = operationCost(doc, worst);
+    m.cost = operationCost(schema, doc, worst);
     if (m.cost > limits.cost) m.errors.push(`cost ${m.cost} is above the server's limit ${limits.cost}`);
   } catch (err) {
     // The server's page rule (1..500), which its cost rule raises before counting.

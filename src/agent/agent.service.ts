@@ -22,7 +22,7 @@ function validFleet(field: string, f: unknown): string {
  * joins the caller's fleet; only the operator may name another (which is created on first use).
  */
 export async function createAgent(core: Core, actor: Actor & { operator: boolean }, input: { name: string; scopes: readonly string[]; fleet?: string | null }) {
-  const name = v.text('name', input.name, v.LIMITS.nameMax);
+  const name = v.agentName('name', input.name);
   if (!Array.isArray(input.scopes) || input.scopes.length === 0) throw badInput('scopes', 'must name at least one scope');
   for (const [i, s] of input.scopes.entries()) {
     if (!(SCOPES as readonly string[]).includes(s)) throw badInput(`scopes[${i}]`, `unknown scope "${String(s).slice(0, 40)}"; known: ${SCOPES.join(', ')}`);

@@ -11,6 +11,7 @@ import type { Scope } from '../agent/scopes';
 import { type Readable, type ReadGrants, forbiddenReason, hasScope, mayRead, mayReadScopesOf } from '../agent/access';
 import type { Adjudicator } from '../adjudication/adjudicator';
 import { DomainError } from '../errors/domain-error';
+import { instant } from '../validation';
 import type { Waker } from '../event/tailer';
 
 /** What every resolver sees: the engine, the authenticated agent (or null), and request bookkeeping. */
@@ -112,13 +113,10 @@ builder.addScalarType(
   'DateTime',
   new GraphQLScalarType({
     name: 'DateTime',
-    description: 'An ISO-8601 instant, e.g. 2026-12-01T08:00:00.000Z.',
+    description: 'An RFC 3339 instant with its offset, e.g. 2026-12-01T08:00:00.000Z, from 0001-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z.',
     serialize: (v) => (v instanceof Date ? v.toISOString() : new Date(String(v)).toISOString()),
-    parseValue: (v) => {
-      const d = new Date(String(v));
-      if (Number.isNaN(d.getTime())) throw new TypeError('DateTime: must be an ISO-8601 instant');
-      return d;
-    },
+    // RFC 3339 with an offset, a real calendar instant, years 0001–9999 (src/validation.ts, docs/input-rules.md).
+    parseValue: (v) => instant('DateTime', v),
   }),
 );
 

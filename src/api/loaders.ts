@@ -6,6 +6,8 @@ import type { FieldMap, ObjectParam } from '@pothos/core';
 import type { Readable } from '../agent/access';
 import { type Context, builder, readRule } from './builder';
 import type { Types } from './shapes';
+import { listBound } from './list-bounds';
+import { limitError } from '../errors/limit-error';
 
 /**
  * Batch loads behind every relation. Each batch is one repository call inside one read-only
@@ -35,13 +37,23 @@ function grouped<T>(ids: readonly string[], rows: T[], key: (r: T) => string): T
 }
 
 /**
+ * Ids one batched statement may name. A request can reach tens of thousands of rows of one type at once, and
+ * PostgreSQL takes at most 65,535 parameters per statement: DataLoader splits a bigger batch into statements of
+ * this many ids (one round trip each; 1,000 ids cost about as much per id as 10,000 in one).
+ */
+export const MAX_BATCH_IDS = 1_000;
+
+/**
  * A list field of the parent `P`, read in batches: one `read` of the caller's fleet for every parent the request
  * reached (by id), its rows grouped by `key` in the parents' order (a parent without rows gets an empty list),
- * each row as `item` gives it (a loadable node's id, or the row itself).
+ * each row as `item` gives it (a loadable node's id, or the row itself). `field` (`Type.field`) names its bound in
+ * src/api/list-bounds.ts: a parent with more rows answers LIMIT_EXCEEDED for this field alone, so the count the
+ * cost rule made before the operation ran stays true.
  */
 export function listByParent<P extends { id: string }, T, V = T>(
   t: PothosSchemaTypes.ObjectFieldBuilder<Types, P>,
   o: {
+    field: string;
     type: ObjectParam<Types>;
     description: string;
     read: (tx: Tx, fleet: string, ids: readonly string[]) => Promise<T[]>;
@@ -52,11 +64,14 @@ export function listByParent<P extends { id: string }, T, V = T>(
   },
 ) {
   const item = o.item ?? ((r: T) => r as unknown as V);
-  const load = async (ids: string[], ctx: Context): Promise<V[][]> =>
-    grouped(ids, await fleetRead(ctx, (tx, fleet) => o.read(tx, fleet, ids)), o.key).map((g) => g.map(item));
+  const [type, field] = o.field.split('.') as [string, string];
+  const bound = listBound(type, field);
+  const load = async (ids: string[], ctx: Context): Promise<Array<V[] | Error>> =>
+    grouped(ids, await fleetRead(ctx, (tx, fleet) => o.read(tx, fleet, ids)), o.key).map((g) =>
+      g.length > bound ? limitError('list', `${o.field} lists at most ${bound} items, and this one has more`) : g.map(item));
   return t.loadableList({
     type: o.type, description: o.description, ...(o.nullableItems ? { nullable: { list: false, items: true } as const } : {}),
-    load: load as never, resolve: (p: P) => p.id,
+    load: load as never, resolve: (p: P) => p.id, loaderOptions: { maxBatchSize: MAX_BATCH_IDS },
   });
 }
 
@@ -71,7 +86,7 @@ function validIds(ids: readonly string[]): string[] {
 function fleetNodeRef<T extends { id: string }>(name: NodeType, what: string, byIds: (tx: Tx, fleet: string, ids: readonly string[]) => Promise<T[]>) {
   return builder.loadableNodeRef(name, {
     id: { resolve: (r: T) => r.id },
-    loaderOptions: { cache: false },
+    loaderOptions: { cache: false, maxBatchSize: MAX_BATCH_IDS },
     load: async (ids: string[], ctx: Context): Promise<Array<T | Error>> => {
       const valid = validIds(ids);
       return inOrder(what, ids, valid.length === 0 ? [] : await fleetRead(ctx, (tx, fleet) => byIds(tx, fleet, valid)));

@@ -144,6 +144,8 @@ export interface LockedClaim {
   version: string;
   /** Whether the claim's last write was visible in the given READ snapshot (true without one, or for a claim never written). */
   visibleInSnapshot: boolean;
+  /** Whether the given READ snapshot is ahead of this node's current one: not a snapshot this database handed out (false without one). */
+  snapshotAhead: boolean;
   /** The claim's ACTIVE belief, if any, and whether its value equals the turn's. */
   active: { belief: BeliefRow; sameValue: boolean } | undefined;
   /** Without an ACTIVE belief: an id drawn for the belief the turn will likely write (nextBeliefId, in the same round trip). */
@@ -167,10 +169,11 @@ export interface LockedClaim {
 export async function lockClaimReadActive(db: Db, fleet: string, key: string, value: string | null, snapshot: string | null): Promise<LockedClaim> {
   const { rows } = await lockClaimReadActiveQuery(fleet, key, value, snapshot).execute(db);
   if (rows.length !== 1) throw new Error(`lockClaimReadActive: expected one row for claim ${key}, got ${rows.length}`);
-  const { claim_version, claim_visible, same_value, next_belief_id, ...belief } = rows[0]!;
+  const { claim_version, claim_visible, snapshot_ahead, same_value, next_belief_id, ...belief } = rows[0]!;
   return {
     version: claim_version,
     visibleInSnapshot: claim_visible,
+    snapshotAhead: snapshot_ahead,
     active: belief.id === null ? undefined : { belief, sameValue: same_value === true },
     nextBeliefId: next_belief_id,
   };
@@ -181,9 +184,17 @@ function lastWriteVisibleIn(lastTx: string, snapshot: string | null) {
   return sql<boolean>`(${sql.ref(lastTx)} IS NULL OR ${snapshot}::pg_snapshot IS NULL OR pg_visible_in_snapshot(${sql.ref(lastTx)}, ${snapshot}::pg_snapshot))`;
 }
 
+/**
+ * Whether a READ snapshot is from the future: its xmax beyond this node's next transaction id. Only a forged
+ * or foreign snapshot is, and every write would look visible in it, hiding the change basedOn exists to catch.
+ */
+function snapshotAheadOf(snapshot: string | null) {
+  return sql<boolean>`(${snapshot}::pg_snapshot IS NOT NULL AND pg_snapshot_xmax(${snapshot}::pg_snapshot) > pg_snapshot_xmax(pg_current_snapshot()))`;
+}
+
 /** The statement of lockClaimReadActive (exported for plan tests). */
 export function lockClaimReadActiveQuery(fleet: string, key: string, value: string | null, snapshot: string | null) {
-  return sql<BeliefRow & { claim_version: string; claim_visible: boolean; same_value: boolean | null; next_belief_id: string | null }>`
+  return sql<BeliefRow & { claim_version: string; claim_visible: boolean; snapshot_ahead: boolean; same_value: boolean | null; next_belief_id: string | null }>`
     WITH created AS (
       INSERT INTO claims (fleet_id, key) VALUES (${fleet}, ${key}) ON CONFLICT DO NOTHING RETURNING version, last_tx
     ), locked AS (
@@ -194,6 +205,7 @@ export function lockClaimReadActiveQuery(fleet: string, key: string, value: stri
     )
     SELECT c.version::text AS claim_version,
            ${lastWriteVisibleIn('c.last_tx', snapshot)} AS claim_visible,
+           ${snapshotAheadOf(snapshot)} AS snapshot_ahead,
            CASE WHEN a.id IS NULL THEN nextval('beliefs_id_seq')::text END AS next_belief_id,
            a.*
       FROM (SELECT version, last_tx FROM created UNION ALL SELECT version, last_tx FROM locked) c
@@ -209,11 +221,11 @@ export async function claimReadUnlocked(db: Db, fleet: string, key: string, valu
   await db.insertInto('claims').values({ fleet_id: fleet, key }).onConflict((oc) => oc.doNothing()).execute();
   const row = await db
     .selectFrom('claims')
-    .select(['version', lastWriteVisibleIn('last_tx', snapshot).as('visible')])
+    .select(['version', lastWriteVisibleIn('last_tx', snapshot).as('visible'), snapshotAheadOf(snapshot).as('ahead')])
     .where('fleet_id', '=', fleet)
     .where('key', '=', key)
     .executeTakeFirstOrThrow();
-  return { version: String(row.version), visibleInSnapshot: row.visible, active: await activeBeliefComparedTo(db, fleet, key, value), nextBeliefId: null };
+  return { version: String(row.version), visibleInSnapshot: row.visible, snapshotAhead: row.ahead, active: await activeBeliefComparedTo(db, fleet, key, value), nextBeliefId: null };
 }
 
 /**

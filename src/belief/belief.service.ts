@@ -28,7 +28,7 @@ export type AssertBeliefResult =
 
 function validateAssert(input: AssertBeliefInput) {
   return {
-    claimKey: v.claimKey('claimKey', input.claimKey),
+    claimKey: v.newClaimKey('claimKey', input.claimKey),
     statement: v.text('statement', input.statement, v.LIMITS.statementMax, { multiline: true }),
     value: v.json('value', input.value, v.LIMITS.valueBytesMax),
     evidence: v.optionalText('evidence', input.evidence, v.LIMITS.evidenceMax, { multiline: true }),
@@ -94,6 +94,7 @@ async function commitTurn(
   const claim = experimentFlags.skipClaimLock
     ? await claimReadUnlocked(tx, actor.fleet, i.claimKey, i.value, snapshot)
     : await lockClaimReadActive(tx, actor.fleet, i.claimKey, i.value, snapshot);
+  if (claim.snapshotAhead) throw badInput('basedOn', 'must be a snapshot returned by search; this one is ahead of the database (from the future)');
   const fallen = await checkPremises(tx, actor.fleet, i.derivedFrom, 'derivedFrom');
   await pausePoint('assertBelief:premises-locked');
   if (fallen) throw new Refused({ kind: 'premiseRetracted', premise: fallen });

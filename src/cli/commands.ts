@@ -1,3 +1,4 @@
+import { count } from '../kernel/count';
 import { CliError, type StoreFlags, envWith, withSpinner } from './common';
 
 /**
@@ -33,8 +34,8 @@ export async function migrate(flags: StoreFlags): Promise<number> {
     const total = Object.keys(migrations).length;
     process.stdout.write(
       applied.length > 0
-        ? `migrated ${store.description}: applied ${applied.join(', ')} (${total} migrations in all)\n`
-        : `${store.description} is up to date (${total} migrations applied)\n`,
+        ? `migrated ${store.description}: applied ${applied.join(', ')} (${count(total, 'migration')} in all)\n`
+        : `${store.description} is up to date (${count(total, 'migration')} applied)\n`,
     );
     return 0;
   } finally {

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import pc from 'picocolors';
 import { CliError, withSpinner } from './common';
 import { formatMoney, formatMonies } from '../mcp/format';
+import { count } from '../kernel/count';
 import type { App } from '../server/app';
 import type { Store } from '../store/engine';
 import { iterate, nodeClient, wsClient, wsUrl, type Json, type AssertBeliefInput, type Belief, type RetractClient, type ResultOf } from '../client/node';
@@ -144,7 +145,7 @@ async function story(app: App, store: Store, bootstrapToken: string, c: Colors, 
   const assert = (agent: AgentClient, input: AssertBeliefInput) => agent.api.assertBelief(input);
   const read = async (agent: AgentClient, text: string) => {
     const r = await agent.api.search({ text, k: 3, claimKeyPrefix: PREFIX });
-    out(`  ${who(agent.name)}${phase('READ')} search "${text}" → ${r.hits.length} hit${r.hits.length === 1 ? '' : 's'}`);
+    out(`  ${who(agent.name)}${phase('READ')} search "${text}" → ${count(r.hits.length, 'hit')}`);
     for (const hit of r.hits) {
       out(`${pad}         ${c.dim(hit.score.toFixed(3))}  ${short(hit.belief.claimKey)} = ${JSON.stringify(hit.belief.value)} ${c.dim(`(${hit.belief.status}, by ${hit.belief.author.name})`)}`);
     }
@@ -215,8 +216,8 @@ async function story(app: App, store: Store, bootstrapToken: string, c: Colors, 
   out(`${pad}         → ${c.red('ContradictionRaised')} ${c.dim(gidOf(forged.contradiction.id))} ${c.dim('(nothing written to the claim yet)')}`);
   const preview = await agents.auditor.api.request(D.PREVIEW, { id: passport.id });
   const p = preview.previewRetraction;
-  out(`  ${who('auditor')}previewRetraction passport.authentic → would take down ${p.beliefs.totalCount} beliefs (${p.survivors.length} survivors), ` +
-    `cancel ${p.pendingEffects.length} pending effect, reach ${p.executedEffects.length} executed ones (${pickMoney(p.totals.exposure)})`);
+  out(`  ${who('auditor')}previewRetraction passport.authentic → would take down ${count(p.beliefs.totalCount, 'belief')} (${count(p.survivors.length, 'survivor')}), ` +
+    `cancel ${count(p.pendingEffects.length, 'pending effect')}, reach ${count(p.executedEffects.length, 'executed one')} (${pickMoney(p.totals.exposure)})`);
   const verdict = await agents.auditor.api.request(D.ADJUDICATE, { id: forged.contradiction.id });
   const v = verdict.adjudicateContradiction;
   out(`  ${who('auditor')}adjudicateContradiction → ${c.red(v.verdict)} ${c.dim(`by ${v.adjudicator}`)}: ${v.rationale}`);
@@ -252,7 +253,7 @@ async function story(app: App, store: Store, bootstrapToken: string, c: Colors, 
         }
         case 'RetractionCommitted':
           committed = e.totals;
-          out(`  ${c.bold(t)}${committed.beliefsRetracted} beliefs retracted, ${committed.effectsCancelled} effect cancelled, ${committed.effectsReached} executed effects reached — one transaction`);
+          out(`  ${c.bold(t)}${count(committed.beliefsRetracted, 'belief')} retracted, ${count(committed.effectsCancelled, 'effect')} cancelled, ${count(committed.effectsReached, 'executed effect')} reached — one transaction`);
           break;
       }
       if (committed) break;
@@ -273,8 +274,8 @@ async function story(app: App, store: Store, bootstrapToken: string, c: Colors, 
   const lostKinds = r.reversals.filter((x) => x.status === 'UNREACHABLE').map((x) => x.effect.kind);
   out(`  ${who('auditor')}retraction(id: "${v.resolution.id}") ${c.dim(`— ${gidOf(v.resolution.id)}, root ${short(r.root.claimKey)}, by ${r.actor.name}`)}`);
   const rows: Array<[string, string, string]> = [
-    ['exposure', pickMoney(r.totals.exposure), `executed money the retraction reached (${r.totals.effectsReached} effects)`],
-    ['owed', pickMoney(r.totals.owed), `${r.totals.reversalsOwed} reversal OWED: ${owedKinds.join(', ') || 'none'}`],
+    ['exposure', pickMoney(r.totals.exposure), `executed money the retraction reached (${count(r.totals.effectsReached, 'effect')})`],
+    ['owed', pickMoney(r.totals.owed), `${count(r.totals.reversalsOwed, 'reversal')} OWED: ${owedKinds.join(', ') || 'none'}`],
     ['unreachable', pickMoney(r.totals.unreachableAmount), `${r.totals.unreachable}: ${lostKinds.join(', ') || 'none'} (no compensation handler)`],
     ['settled', pickMoney(r.totals.settled), 'confirmed by a provider: none yet'],
   ];
@@ -286,7 +287,7 @@ async function story(app: App, store: Store, bootstrapToken: string, c: Colors, 
   }
   out(line('└', '┴', '┘'));
   out(`  ${pickMoney(r.totals.owed)} owed / ${pickMoney(r.totals.unreachableAmount)} unreachable / ${pickMoney(r.totals.settled)} settled — ` +
-    `${r.totals.beliefsRetracted} beliefs retracted, ${r.totals.effectsCancelled} effect cancelled`);
+    `${count(r.totals.beliefsRetracted, 'belief')} retracted, ${count(r.totals.effectsCancelled, 'effect')} cancelled`);
   out('  No money moved inside RETRACT: "settled" stays at zero until a provider confirms the refund\'s reversal');
   out('  with a reference of its own (retract worker dispatcher sends it under its idempotency key).');
 

@@ -47,7 +47,7 @@ const program = new Command('retract')
   // Subcommands inherit this.
   .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2))
   .addHelpText('after', `
-Environment: DATABASE_URL (PostgreSQL) or RETRACT_DATA_DIR (embedded, default ./.retract); see README.md.
+Environment: DATABASE_URL (PostgreSQL) or RETRACT_DATA_DIR (embedded, default ./.retract); see docs/configuration.md.
 Run \`retract <command> --help\` for a command's options.`);
 
 storeOptions(

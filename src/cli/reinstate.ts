@@ -1,4 +1,5 @@
 import { encodeGlobalID } from '@pothos/plugin-relay';
+import { count } from '../kernel/count';
 import { formatMoney } from '../mcp/format';
 import { CliError } from './common';
 
@@ -51,7 +52,7 @@ export async function reinstate(retraction: string, opts: { reason: string; url?
   const t = ri.totals;
   const sum = (xs: Money[]) => (xs.length ? xs.map((m) => formatMoney(m.amountMinorExact, m.currency)).join(' + ') : '0');
   const lines = [
-    `reinstatement ${ri.id} ${ri.status}: ${t.beliefsReinstated} beliefs reinstated, ${t.contradictionsRaised} contradictions raised, ${t.effectsRestorable} effects restorable`,
+    `reinstatement ${ri.id} ${ri.status}: ${count(t.beliefsReinstated, 'belief')} reinstated, ${count(t.contradictionsRaised, 'contradiction')} raised, ${count(t.effectsRestorable, 'effect')} restorable`,
     ...ri.moneyLines.map((l: { line: string; priorStatus: string; amount: Money | null; reexecutionKey: string | null }) =>
       `  ${l.line.padEnd(16)} was ${l.priorStatus.padEnd(11)} ${l.amount ? sum([l.amount]) : 'no amount'}${l.reexecutionKey ? `  key ${l.reexecutionKey}` : ''}`),
     `voided ${sum(t.voided)} / in flight ${sum(t.inFlight)} / re-execution owed ${sum(t.reexecutionOwed)}`,

@@ -1,6 +1,6 @@
 // Selections every client shares, as fragments, so a receipt's figures are spelled once. The server
 // flattens fragments before its depth limit (src/server/yoga.ts), so they cost no extra depth.
-import { graphql } from './graphql';
+import { graphql } from './graphql.js';
 
 export const MoneyFields = graphql(`fragment MoneyFields on Money { amountMinor currency }`);
 

@@ -106,7 +106,7 @@ export type introspection_types = {
  * instead save to a .ts instead of a .d.ts file.
  */
 export type introspection = {
-  name: never;
+  name: 'retract';
   query: 'Query';
   mutation: 'Mutation';
   subscription: 'Subscription';
@@ -114,9 +114,3 @@ export type introspection = {
 };
 
 import * as gqlTada from 'gql.tada';
-
-declare module 'gql.tada' {
-  interface setupSchema {
-    introspection: introspection
-  }
-}

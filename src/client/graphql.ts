@@ -3,7 +3,7 @@
 // variables from the schema's introspection (graphql-env.d.ts, written from schema/schema.graphql by
 // `npm run codegen`). No hand-written result type can drift from the schema this way.
 import { initGraphQLTada, type ResultOf, type TadaDocumentNode, type VariablesOf } from 'gql.tada';
-import type { introspection } from './graphql-env.d.ts';
+import type { introspection } from './graphql-env.js';
 
 /** What the JSON scalar carries (a belief's value, an effect's payload). */
 export type Json = string | number | boolean | null | readonly Json[] | { readonly [key: string]: Json };

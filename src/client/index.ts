@@ -1,18 +1,18 @@
 // The typed client of the RETRACT API, browser-safe (no node imports): the dashboard imports it as
 // it is; Node callers import node.ts, which adds the `ws` WebSocket for subscriptions.
 import type { Client as WsClient } from 'graphql-ws';
-import type { ResultOf, VariablesOf, AnyDocument, Checked } from './graphql';
-import { dataOf, post, type PostOptions } from './transport';
-import { subscribe, wsClient, wsUrl } from './subscriptions';
-import * as op from './operations';
-import { type BeliefReads, beliefReads } from './scopes';
+import type { ResultOf, VariablesOf, AnyDocument, Checked } from './graphql.js';
+import { dataOf, post, type PostOptions } from './transport.js';
+import { subscribe, wsClient, wsUrl } from './subscriptions.js';
+import * as op from './operations.js';
+import { type BeliefReads, beliefReads } from './scopes.js';
 
-export { graphql, type Json, type ResultOf, type VariablesOf, type AnyDocument, type Checked } from './graphql';
-export { BeliefFields, MoneyFields, TotalsFields } from './fragments';
-export { dataOf, post, postRaw, queryText, RetractApiError, type GqlResponse, type PostOptions, type WireError } from './transport';
-export { iterate, subscribe, wsClient, wsUrl, type SubscribeSink } from './subscriptions';
-export { beliefReads, grants, type BeliefReads } from './scopes';
-export * as operations from './operations';
+export { graphql, type Json, type ResultOf, type VariablesOf, type AnyDocument, type Checked } from './graphql.js';
+export { BeliefFields, MoneyFields, TotalsFields } from './fragments.js';
+export { dataOf, post, postRaw, queryText, RetractApiError, type GqlResponse, type PostOptions, type WireError } from './transport.js';
+export { iterate, subscribe, wsClient, wsUrl, type SubscribeSink } from './subscriptions.js';
+export { beliefReads, grants, type BeliefReads } from './scopes.js';
+export * as operations from './operations.js';
 
 // The shapes an agent sees, each read off the document that asks for it.
 export type Agent = ResultOf<typeof op.VIEWER>['viewer'];

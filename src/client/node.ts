@@ -2,9 +2,9 @@
 // Node 20 lacks, so subscriptions work without the caller passing one.
 import WebSocket from 'ws';
 import type { Client, ClientOptions as WsOptions } from 'graphql-ws';
-import { RetractClient, wsClient as coreWsClient, type ClientOptions } from './index';
+import { RetractClient, wsClient as coreWsClient, type ClientOptions } from './index.js';
 
-export * from './index';
+export * from './index.js';
 
 /** A RetractClient whose subscriptions use the `ws` package. */
 export function nodeClient(opts: ClientOptions): RetractClient {

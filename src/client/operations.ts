@@ -1,6 +1,6 @@
 // The documents RetractClient sends: an agent's READ, COMMIT, effect and receipt operations.
-import { graphql } from './graphql';
-import { BeliefFields, MoneyFields, TotalsFields } from './fragments';
+import { graphql } from './graphql.js';
+import { BeliefFields, MoneyFields, TotalsFields } from './fragments.js';
 
 const EffectFields = graphql(`fragment EffectFields on Effect { id kind status idempotencyKey externalRef amount { ...MoneyFields } }`, [MoneyFields]);
 
@@ -72,3 +72,26 @@ export const RETRACTION_EVENTS = graphql(`
       ... on RetractionCommitted { totals { ...TotalsFields } }
     }
   }`, [TotalsFields]);
+
+// The LangGraph store (langgraph/retract-store.ts) lists the ACTIVE beliefs of a claim-key prefix page by page:
+// with their values to search them, by claim key alone to list namespaces.
+export const BELIEFS = graphql(`
+  query Beliefs($claimKeyPrefix: String, $status: BeliefStatus, $first: Int, $after: String) {
+    beliefs(claimKeyPrefix: $claimKeyPrefix, status: $status, first: $first, after: $after) {
+      edges { node { ...BeliefFields } } pageInfo { hasNextPage endCursor }
+    }
+  }`, [BeliefFields]);
+
+export const BELIEF_KEYS = graphql(`
+  query BeliefKeys($claimKeyPrefix: String, $status: BeliefStatus, $first: Int, $after: String) {
+    beliefs(claimKeyPrefix: $claimKeyPrefix, status: $status, first: $first, after: $after) {
+      edges { node { claimKey } } pageInfo { hasNextPage endCursor }
+    }
+  }`);
+
+// An agent's own verdict: the LangGraph store's put of a new value accepts its own proposal, which retracts the
+// old value's belief (with its cascade) and writes the new one in one transaction.
+export const RESOLVE_CONTRADICTION = graphql(`
+  mutation ResolveContradiction($input: ResolveContradictionInput!) {
+    resolveContradiction(input: $input) { id status verdict accepted { ...BeliefFields } }
+  }`, [BeliefFields]);

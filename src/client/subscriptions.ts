@@ -2,8 +2,8 @@
 // connectionParams (the server reads the bearer token there). Browser-safe: the WebSocket
 // implementation is the browser's unless one is given (node.ts gives the `ws` package's).
 import { createClient, type Client, type ClientOptions, type FormattedExecutionResult } from 'graphql-ws';
-import { queryText } from './transport';
-import type { AnyDocument, Checked, ResultOf, VariablesOf } from './graphql';
+import { queryText } from './transport.js';
+import type { AnyDocument, Checked, ResultOf, VariablesOf } from './graphql.js';
 
 /** The ws:// (or wss://) URL of an http(s):// GraphQL endpoint. */
 export function wsUrl(httpUrl: string): string {

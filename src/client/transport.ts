@@ -2,7 +2,7 @@
 // no node imports): the dashboard, agents, the demo, experiments and tests all send through it.
 import { print } from '@0no-co/graphql.web';
 import type { DocumentNode } from '@0no-co/graphql.web';
-import type { AnyDocument, Checked, ResultOf, VariablesOf } from './graphql';
+import type { AnyDocument, Checked, ResultOf, VariablesOf } from './graphql.js';
 
 /** One GraphQL error as it comes over the wire. */
 export interface WireError {
@@ -46,7 +46,7 @@ export interface PostOptions {
   headers?: Record<string, string>;
   signal?: AbortSignal;
   /** The browser sends no cookies: the bearer token is the only credential. */
-  credentials?: RequestCredentials;
+  credentials?: RequestInit['credentials'];
 }
 
 const printed = new WeakMap<object, string>();

@@ -54,7 +54,7 @@ export async function proposeEffect(core: Core, actor: Actor, input: ProposeEffe
   const amount = v.money('amount', input.amount);
   const payload = v.json('payload', input.payload, v.LIMITS.payloadBytesMax);
   const supports = v.ids('supportedBy', input.supportedBy, 1, v.LIMITS.supportsMax);
-  const key = v.text('idempotencyKey', input.idempotencyKey, v.LIMITS.idempotencyKeyMax);
+  const key = v.idempotencyKey('idempotencyKey', input.idempotencyKey);
   try {
     return await writeTx(core.store, actor.fleet, async (tx) => {
       const known = await effectKind(tx, actor.fleet, kind);

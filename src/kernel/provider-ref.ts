@@ -1,9 +1,13 @@
-import { decodeGlobalID } from '@pothos/plugin-relay';
 import { NODE_TYPES, type NodeType } from './ids';
+import { invisibleIn } from './invisible';
 
 /**
  * How a provider's reference is compared with the identifiers RETRACT issued (a reversal is CONFIRMED only
  * under the provider's own reference; src/reversal/provider-ref.ts holds the rule, docs/guarantees.md states it).
+ *
+ * Before any comparison, a reference holding an invisible code point (Default_Ignorable_Code_Point, Cf,
+ * Bidi_Control; src/kernel/invisible.ts) is refused (v.providerRef; {@link echoOf} for the HTTP adapter): with
+ * one, our own key would no longer equal itself under any normalisation short of stripping them all.
  *
  * The normalisation, {@link foldRef}: Unicode NFC, then {@link EDGE} stripped from both ends, then A–Z folded to
  * a–z. Each step removes one way our own identifier comes back looking different: NFC because composed and
@@ -38,30 +42,84 @@ export function asDbId(ref: string): string | null {
 
 const TYPE_BY_NAME = new Map<string, NodeType>(NODE_TYPES.map((t) => [t.toLowerCase(), t]));
 const READABLE = /^([A-Za-z]+):([1-9][0-9]{0,18})$/;
+/** Longest encoded global id: the longest type name, a colon and 19 digits, base64 (4 characters per 3 bytes). */
+const ENCODED_MAX = Math.ceil((Math.max(...NODE_TYPES.map((t) => t.length)) + 20) / 3) * 4;
 
 /**
  * The node type a reference names when it is one of our global ids, in the form the API hands out (base64 of
- * `Type:id`, with or without its padding) or decoded (`Type:id`), the type's name in any case. Whether the node
- * exists does not matter: the form is ours alone, and no provider reference takes it.
+ * `Type:id`, with or without its padding) or decoded (`Type:id`), in ANY letter case: the type's name in any
+ * case, and the base64 form with any of its letters' case changed (`umv2zxjzywW6mtiz` is `UmV2ZXJzYWw6MTIz`
+ * lower-cased), since a provider or a person may change the case of what they copy. Whether the node exists
+ * does not matter: the form is ours alone, and no provider reference takes it.
  */
 export function asGlobalId(ref: string): NodeType | null {
   const s = trimRef(ref);
-  for (const candidate of [s, decodedGlobalId(s)]) {
-    const m = candidate === null ? null : READABLE.exec(candidate);
-    const type = m ? TYPE_BY_NAME.get(m[1]!.toLowerCase()) : undefined;
-    if (type) return type;
+  const m = READABLE.exec(s);
+  const type = m ? TYPE_BY_NAME.get(m[1]!.toLowerCase()) : undefined;
+  return type ?? encodedInAnyCase(s);
+}
+
+/**
+ * Whether some re-casing of `s`'s letters is the base64 of `Type:id`: decoded one 4-character group at a time,
+ * each group in every casing of its letters (at most 16), keeping only the decodings that still spell a prefix
+ * of `type:digits`. What is kept is that prefix with letters lower-cased and digits reduced to their count,
+ * so the states stay few whatever the id.
+ */
+function encodedInAnyCase(s: string): NodeType | null {
+  const body = s.replace(/={1,2}$/, '');
+  if (body.length > ENCODED_MAX || body.length % 4 === 1 || !/^[A-Za-z0-9+/]+$/.test(body)) return null;
+  let states = new Set<string>(['']);
+  for (let i = 0; i < body.length && states.size > 0; i += 4) {
+    const next = new Set<string>();
+    for (const chunk of casings(body.slice(i, i + 4))) {
+      const decoded = Buffer.from(chunk, 'base64').toString('latin1');
+      for (const st of states) {
+        const extended = extend(st, decoded);
+        if (extended !== null) next.add(extended);
+      }
+    }
+    states = next;
+  }
+  for (const st of states) {
+    const m = /^([a-z]+):#([1-9]\d*)$/.exec(st);
+    if (m && Number(m[2]) <= 19) return TYPE_BY_NAME.get(m[1]!) ?? null;
   }
   return null;
 }
 
-function decodedGlobalId(s: string): string | null {
-  const padded = s.length % 4 === 0 ? s : s + '='.repeat(4 - (s.length % 4));
-  try {
-    const d = decodeGlobalID(padded);
-    return `${d.typename}:${d.id}`;
-  } catch {
-    return null;
+/** Every casing of a group's letters. */
+function casings(group: string): string[] {
+  let out = [''];
+  for (const c of group) {
+    const forms = /[A-Za-z]/.test(c) ? [c.toLowerCase(), c.toUpperCase()] : [c];
+    out = out.flatMap((p) => forms.map((f) => p + f));
   }
+  return out;
+}
+
+const TYPE_NAMES = [...TYPE_BY_NAME.keys()];
+
+/** `state` (the normalised prefix so far) followed by `decoded`, when that is still a prefix of `type:id`; else null. */
+function extend(state: string, decoded: string): string | null {
+  let st = state;
+  for (const ch of decoded) {
+    const hash = st.indexOf('#');
+    if (hash >= 0) {
+      if (!/[0-9]/.test(ch)) return null;
+      const n = Number(st.slice(hash + 1));
+      if (n === 0 && ch === '0') return null;
+      st = `${st.slice(0, hash + 1)}${n + 1}`;
+    } else if (ch === ':') {
+      if (!TYPE_BY_NAME.has(st)) return null;
+      st = `${st}:#0`;
+    } else if (/[A-Za-z]/.test(ch)) {
+      st += ch.toLowerCase();
+      if (!TYPE_NAMES.some((t) => t.startsWith(st))) return null;
+    } else {
+      return null;
+    }
+  }
+  return st;
 }
 
 /**
@@ -70,6 +128,8 @@ function decodedGlobalId(s: string): string | null {
  * every identifier of the fleet; this one covers what a single request carries.
  */
 export function echoOf(ref: string, ours: ReadonlyArray<string | null | undefined>): string | null {
+  const invisible = invisibleIn(ref);
+  if (invisible) return `a reference with an invisible or format character (${invisible}), which the store refuses`;
   const type = asGlobalId(ref);
   if (type) return `a global id (${type})`;
   const f = foldRef(ref);

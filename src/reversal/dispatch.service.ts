@@ -143,7 +143,7 @@ export async function recordOutcome(
   const fence: Lease = { holder: holderOf(lease?.holder), attempt: positiveInt('lease.attempt', lease?.attempt, 2 ** 31 - 1) };
   switch (outcome?.outcome) {
     case 'confirmed': {
-      const ref = v.text('providerRef', outcome.providerRef, MAX_REFERENCE_CHARS);
+      const ref = v.providerRef('providerRef', outcome.providerRef, MAX_REFERENCE_CHARS);
       return writeTx(core.store, fleet, (tx) => confirmInTx(tx, fleet, actorId, id, ref, `dispatcher:${fence.holder}`));
     }
     case 'failed': {
@@ -166,7 +166,7 @@ export async function recordOutcome(
 export async function confirmFromProvider(core: Core, scope: DispatchScope, reversalId: string, providerRef: string, via = 'callback'): Promise<RecordResult> {
   const { fleet, actorId } = scopeOf(scope);
   const id = v.id('reversalId', reversalId);
-  const ref = v.text('providerRef', providerRef, MAX_REFERENCE_CHARS);
+  const ref = v.providerRef('providerRef', providerRef, MAX_REFERENCE_CHARS);
   return writeTx(core.store, fleet, (tx) => confirmInTx(tx, fleet, actorId, id, ref, via));
 }
 

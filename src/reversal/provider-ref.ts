@@ -10,14 +10,15 @@ import { issuedRefKind } from './reversal.repository';
  * provider's own reference, and `settled` sums only CONFIRMED reversals, so a reference that is one of ours
  * would count money the provider never reported moving.
  *
- * Refused, after the normalisation of src/kernel/provider-ref.ts (NFC, edges trimmed, ASCII case folded):
- * - any of our global ids, of any node type, whether or not the node exists;
+ * Refused, after the normalisation of src/kernel/provider-ref.ts (NFC, edges trimmed, ASCII case folded; a
+ * reference with an invisible code point never gets here: v.providerRef refuses it):
+ * - any of our global ids, of any node type, in any letter case, whether or not the node exists;
  * - the id of any agent, belief, justification, effect, reversal, retraction or contradiction of the fleet;
  * - the idempotency key of any effect of the fleet, and the key of any of its reversals.
  * A reference that merely contains one of these is the provider's.
  */
 const PROVIDER_REF_RULE =
-  "a provider reference must be the provider's own: RETRACT refuses its global ids, the ids of the fleet's rows, and the fleet's effect idempotency keys and reversal keys, compared after Unicode NFC, trimming and ASCII case folding";
+  "a provider reference must be the provider's own: RETRACT refuses its global ids, the ids of the fleet's rows, and the fleet's effect idempotency keys and reversal keys, compared after Unicode NFC, trimming and ASCII case folding, global ids in any letter case";
 
 /** What `ref` is when it is a reference RETRACT issued in `fleet`; else null. */
 async function issuedRef(tx: Tx, fleet: string, ref: string): Promise<string | null> {

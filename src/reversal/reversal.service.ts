@@ -16,7 +16,7 @@ import { recordWatchedOutcome, voidedConflict } from '../reinstatement/reinstate
  */
 export async function confirmReversal(core: Core, actor: Actor, input: { reversalId: string; providerRef: string }): Promise<ReversalRow> {
   const reversalId = v.id('reversalId', input.reversalId);
-  const ref = v.text('providerRef', input.providerRef, v.LIMITS.providerRefMax);
+  const ref = v.providerRef('providerRef', input.providerRef);
   const issued = await issuedRefBefore(core.store, actor.fleet, ref);
   return writeTx(core.store, actor.fleet, async (tx) => {
     const r = await lockReversal(tx, actor.fleet, reversalId);

@@ -26,14 +26,17 @@ export interface Limits {
 }
 
 /**
- * The defaults. The cost limit admits the four root connections at `first: 500` in one query with
- * every scalar field of their nodes (≈ 94k), or any one of them with one level of related objects
- * (≤ 126k); a connection nested in a 500-item page at `first: 500` (≈ 8M) stays refused.
+ * The defaults. Cost counts every list at its size (a page at its `first`, a list without one at its bound:
+ * src/api/list-bounds.ts), so the limit is about the worst case an operation could answer. 2M admits the four
+ * root connections at `first: 500` with every scalar field of their nodes in one query, a page of 500 effects
+ * with their supports (≈ 250k), or one belief with its justifications' premises and its effects' supports
+ * (≈ 290k); it refuses a connection nested in a 500-item page at `first: 500` (≈ 10.9M) and relation lists
+ * nested two deep (a belief's effects' supports' effects' supports: ≈ 180M).
  */
 export const DEFAULT_LIMITS: Limits = {
   depth: 14,
   aliases: 15,
-  cost: 200_000,
+  cost: 2_000_000,
   tokens: 3_000,
   directives: 20,
   batch: 5,

@@ -1,5 +1,9 @@
-import { type DocumentNode, type FieldNode, type FragmentDefinitionNode, GraphQLError, Kind, type SelectionSetNode, type ValueNode } from 'graphql';
+import {
+  type DocumentNode, type FieldNode, type FragmentDefinitionNode, GraphQLError, type GraphQLNamedType, type GraphQLSchema, Kind, type SelectionSetNode, type ValueNode,
+  getNamedType, getNullableType, isInterfaceType, isListType, isObjectType,
+} from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { listBound } from '../api/list-bounds';
 import { MAX_PAGE } from '../kernel/page';
 import { limitError } from './refusals';
 
@@ -23,76 +27,89 @@ function pageError(field: string): GraphQLError {
 }
 
 /**
- * The cost of an operation as graphql-armor's cost-limit counts it, with two differences: a page
- * size given by a variable counts at its value (armor counts it as 1, so `first: $n` made any
- * nesting look cheap), and fragments count as if written inline. A page argument outside 1..MAX_PAGE
- * throws the connection rule's own BAD_USER_INPUT, so `first: 100000` is told the rule, not "too expensive".
- * Exported for dashboard/scripts/check-operations.ts, which measures the dashboard's documents by it.
+ * The cost of an operation as graphql-armor's cost-limit counts it, with three differences: a page size given by
+ * a variable counts at its value (armor counts it as 1, so `first: $n` made any nesting look cheap); a list
+ * without `first` counts at its bound (src/api/list-bounds.ts), so nested relation lists multiply as pages do;
+ * and each fragment is counted once, however often it is spread: a fragment's cost is the same wherever it
+ * appears (a spread multiplies it by the factor of the place it is spread), so `...F` twice in each of 25
+ * nested fragments costs 25 fragment counts, not 2^25 expansions. The work is linear in the document's
+ * length, and it needs neither validation nor authentication first: an unknown field or fragment counts as
+ * nothing here (validation refuses it afterwards) and a fragment cycle counts its way round once.
+ * A page argument outside 1..MAX_PAGE throws the connection rule's own BAD_USER_INPUT, so `first: 100000`
+ * is told the rule, not "too expensive".
+ * Exported for dashboard/scripts/measure.ts, which measures the dashboard's documents by it.
  */
-export function operationCost(doc: DocumentNode, variables: Record<string, unknown>): number {
+export function operationCost(schema: GraphQLSchema, doc: DocumentNode, variables: Record<string, unknown>): number {
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const d of doc.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+  const counted = new Map<string, number>();
 
-  /** A selection set's cost; `factor` is 1 at the operation's root and 1.5 below a field. */
-  const selections = (set: SelectionSetNode, factor: number, seen: Set<string>): number => {
+  /** A fragment's cost at factor 1, counted on its first spread; a spread inside its own expansion (a cycle) counts 0. */
+  const fragment = (name: string): number => {
+    const known = counted.get(name);
+    if (known !== undefined) return known;
+    const f = fragments.get(name);
+    if (!f) return 0;
+    counted.set(name, 0);
+    const cost = selections(f.selectionSet, schema.getType(f.typeCondition.name.value));
+    counted.set(name, cost);
+    return cost;
+  };
+
+  /** A selection set's cost at factor 1 (1 at the operation's root; a field's sub-selection counts ×1.5). */
+  const selections = (set: SelectionSetNode, parent: GraphQLNamedType | undefined): number => {
     let sum = 0;
     for (const s of set.selections) {
-      if (s.kind === Kind.FIELD) sum += factor * field(s, seen);
-      else if (s.kind === Kind.INLINE_FRAGMENT) sum += selections(s.selectionSet, factor, seen);
-      else {
-        const name = s.name.value;
-        const f = fragments.get(name);
-        // A fragment cycle is refused by validation; here it only must not recurse forever.
-        if (f && !seen.has(name)) sum += selections(f.selectionSet, factor, new Set(seen).add(name));
-      }
+      if (s.kind === Kind.FIELD) sum += field(s, parent);
+      else if (s.kind === Kind.INLINE_FRAGMENT) sum += selections(s.selectionSet, s.typeCondition ? schema.getType(s.typeCondition.name.value) : parent);
+      else sum += fragment(s.name.value);
     }
     return sum;
   };
 
-  const field = (f: FieldNode, seen: Set<string>): number => {
+  const field = (f: FieldNode, parent: GraphQLNamedType | undefined): number => {
     if (!f.selectionSet) return SCALAR_COST;
+    const def = parent && (isObjectType(parent) || isInterfaceType(parent)) ? parent.getFields()[f.name.value] : undefined;
     let multiplier = 1;
+    let paged = false;
     for (const a of f.arguments ?? []) {
       if (!PAGE_ARGS.has(a.name.value)) continue;
       const v = pageValue(a.value, variables);
       if (v === undefined) continue;
       if (v < 1 || v > MAX_PAGE) throw pageError(a.name.value);
       multiplier = Math.max(multiplier, v);
+      paged = true;
     }
-    return (OBJECT_COST + selections(f.selectionSet, DEPTH_FACTOR, seen)) * multiplier;
+    if (!paged && def && isListType(getNullableType(def.type))) multiplier = listBound(parent!.name, f.name.value);
+    return (OBJECT_COST + DEPTH_FACTOR * selections(f.selectionSet, def ? getNamedType(def.type) : undefined)) * multiplier;
   };
 
   let worst = 0;
   for (const d of doc.definitions) {
     if (d.kind !== Kind.OPERATION_DEFINITION) continue;
-    worst = Math.max(worst, selections(d.selectionSet, 1, new Set()));
+    worst = Math.max(worst, selections(d.selectionSet, schema.getRootType(d.operation) ?? undefined));
   }
   return worst;
 }
 
 /**
- * Checks page sizes and the cost of every operation as it starts to execute or subscribe, over
- * HTTP, SSE and WebSocket alike. Not in validation: the cost depends on the variables, and
- * validation results are cached per document. The limit is not echoed.
+ * Refuses an operation whose page sizes break the rule or whose cost is over the limit, over HTTP, SSE and
+ * WebSocket alike, once validation has passed: before authentication (Yoga builds the context after validating)
+ * and before any resolver, so a refusal costs time linear in the document whoever sends it. Validation comes
+ * first so a document that is invalid, or nested past the depth limit, is told that rather than its cost;
+ * its rules are linear here too (graphql-js compares each pair of fragments once, armor's depth rule counts
+ * each fragment once). Thrown rather than set as the validation result: Yoga caches validation results per
+ * document, and the cost depends on the variables. The limit is not echoed.
  */
 export function costLimitPlugin(maxCost: number): Plugin {
-  const refusal = (document: DocumentNode, variables: unknown): GraphQLError | null => {
-    try {
-      const cost = operationCost(document, typeof variables === 'object' && variables ? (variables as Record<string, unknown>) : {});
-      return cost > maxCost ? limitError('cost', 'the query is too expensive; ask for fewer fields or smaller pages') : null;
-    } catch (e) {
-      if (e instanceof GraphQLError) return e;
-      throw e;
-    }
-  };
   return {
-    onExecute({ args, setResultAndStopExecution }) {
-      const e = refusal(args.document, args.variableValues);
-      if (e) setResultAndStopExecution({ errors: [e] });
-    },
-    onSubscribe({ args, setResultAndStopExecution }) {
-      const e = refusal(args.document, args.variableValues);
-      if (e) setResultAndStopExecution({ errors: [e] });
+    onValidate({ params, context }) {
+      return ({ valid }) => {
+        if (!valid) return;
+        const variables = (context as { params?: { variables?: unknown } } | undefined)?.params?.variables;
+        const cost = operationCost(params.schema, params.documentAST, typeof variables === 'object' && variables ? (variables as Record<string, unknown>) : {});
+        if (cost > maxCost) throw limitError('cost', 'the query is too expensive; ask for fewer fields or smaller pages');
+      };
     },
   };
 }

@@ -3,6 +3,9 @@ import { GraphQLError } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { Context } from '../api/builder';
 import type { Limits } from './config';
+import { type LimitName, limitError } from '../errors/limit-error';
+
+export { limitError };
 
 /**
  * A GraphQLError from any copy of graphql-js. Two copies can be loaded at once (its ESM and CJS
@@ -11,17 +14,6 @@ import type { Limits } from './config';
  */
 export function isGraphQLError(e: unknown): e is GraphQLError {
   return e instanceof GraphQLError || Object.prototype.toString.call(e) === '[object GraphQLError]';
-}
-
-/** Which limit a LIMIT_EXCEEDED refusal is about (`extensions.limit`); its value is not echoed. */
-export type LimitName = 'depth' | 'aliases' | 'cost' | 'tokens' | 'directives' | 'batch' | 'subscriptionsPerToken';
-
-/**
- * A refusal for exceeding a limit: `extensions.code` LIMIT_EXCEEDED and `extensions.limit` naming it.
- * With `spec`, application/json answers stay 200 as the GraphQL-over-HTTP spec asks.
- */
-export function limitError(limit: LimitName, message: string, status = 400, spec = true): GraphQLError {
-  return new GraphQLError(message, { extensions: { code: 'LIMIT_EXCEEDED', limit, http: { status, spec } } });
 }
 
 /**

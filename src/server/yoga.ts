@@ -95,6 +95,10 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<Record<string, unk
           return new GraphQLError(error.message, { nodes: error.nodes, path: error.path, extensions: { code: 'BAD_USER_INPUT', http: { status: 400, spec: true } } });
         }
         if (isGraphQLError(error) && !error.originalError) return error;
+        if (isGraphQLError(error) && isGraphQLError(original) && original.extensions?.code === 'LIMIT_EXCEEDED') {
+          // A limit met while resolving (a relation list over its bound, src/api/list-bounds.ts) keeps its code.
+          return new GraphQLError(original.message, { nodes: error.nodes, path: error.path, extensions: original.extensions });
+        }
         const knownCode = isGraphQLError(original) ? (original.extensions?.code as DomainError['code'] | undefined) : undefined;
         if (isGraphQLError(error) && knownCode && knownCode in HTTP_STATUS) {
           // A refusal raised as a GraphQLError with its own code (scope-auth: UNAUTHENTICATED, FORBIDDEN) keeps it.

@@ -62,7 +62,9 @@ describe.each(engines())('dataloader batching on %s', (engine) => {
   let retraction: string;
 
   beforeAll(async () => {
-    s = await startApiServer(engine, { wrapStore: (st) => ({ ...st, db: st.db.withPlugin(counter) }) });
+    // This is about statements, not cost: a page of 50 with every relation counts each belief's 8 justifications of
+    // 64 premises and 50 effects of 64 supports at their bounds (≈ 7M), over the default limit.
+    s = await startApiServer(engine, { wrapStore: (st) => ({ ...st, db: st.db.withPlugin(counter) }), config: { limits: { cost: 10_000_000 } } });
     const actor = await actorIn(s.db.store, 'acme');
     const core = { store: s.db.store, embedder: s.core.embedder };
     await registerEffectKind(core, actor, { kind: 'refund', reversible: true });

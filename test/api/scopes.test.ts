@@ -30,13 +30,13 @@ function declaredScopes(type: GraphQLObjectType, field: string): 'authenticated'
 }
 
 /**
- * The README's "operation | scope" table, parsed: operation name → 'authenticated' or its scopes
+ * docs/api.md's "operation | scope" table (moved from the README), parsed: operation name → 'authenticated' or its scopes
  * (sorted). Names and scopes are the back-quoted words of each row.
  */
-function readmeScopes(): Map<string, 'authenticated' | string[]> {
-  const text = fs.readFileSync('README.md', 'utf8');
+function documentedScopes(): Map<string, 'authenticated' | string[]> {
+  const text = fs.readFileSync('docs/api.md', 'utf8');
   const start = text.indexOf('| operation | scope |');
-  if (start < 0) throw new Error('README.md has no "| operation | scope |" table');
+  if (start < 0) throw new Error('docs/api.md has no "| operation | scope |" table');
   const rows = text.slice(start).split('\n').slice(2);
   const out = new Map<string, 'authenticated' | string[]>();
   for (const row of rows) {
@@ -45,7 +45,7 @@ function readmeScopes(): Map<string, 'authenticated' | string[]> {
     const names = [...ops!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
     const scopes = /any valid token/.test(scope!) ? 'authenticated' : [...scope!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!).sort();
     for (const n of names) {
-      if (out.has(n)) throw new Error(`README lists ${n} twice`);
+      if (out.has(n)) throw new Error(`docs/api.md lists ${n} twice`);
       out.set(n, scopes);
     }
   }
@@ -119,8 +119,8 @@ describe.each(engines())('scope matrix on %s', (engine) => {
     expect([...SCOPES].sort()).toEqual(['admin', 'beliefs:read', 'beliefs:retract', 'beliefs:write', 'contradictions:adjudicate', 'effects:execute', 'effects:propose', 'receipts:read']);
   });
 
-  it('the README\'s scope table names exactly the schema\'s root fields, each with the scopes the server enforces', () => {
-    const readme = readmeScopes();
+  it('docs/api.md\'s scope table names exactly the schema\'s root fields, each with the scopes the server enforces', () => {
+    const readme = documentedScopes();
     expect([...readme.keys()].sort()).toEqual(rootFields().map((f) => f.field).sort());
     for (const o of OPERATIONS) {
       expect({ field: o.field, scopes: readme.get(o.field) }).toEqual({ field: o.field, scopes: o.scopes === 'authenticated' ? 'authenticated' : [...o.scopes].sort() });

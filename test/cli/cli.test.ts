@@ -226,6 +226,8 @@ describe('retract CLI', { timeout: 240_000 }, () => {
     expect(out).toMatch(/│ unreachable │\s+\$89\.00 │/);
     expect(out).toMatch(/│ settled\s+│\s+\$0\.00 │/);
     expect(out).toContain('$1,240.00 owed / $89.00 unreachable / $0.00 settled');
+    expect(out).toContain('4 beliefs retracted, 1 effect cancelled, 2 executed effects reached');
+    expect(out).toContain('(0 survivors), cancel 1 pending effect, reach 2 executed ones');
     expect(out).toContain('every invariant holds');
   });
 

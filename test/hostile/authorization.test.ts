@@ -10,6 +10,10 @@ import { type Fixture, fleetFixture } from '../support/api-fixture';
 import { codes, gql, subscribeWs, type WireError } from '../support/api-client';
 import { type ApiServer, agentWith, startApiServer } from '../support/api-server';
 import { call, callError, httpClient } from '../mcp/support';
+import { gid } from '../../src/kernel/ids';
+import { registerEffectKind } from '../../src/effect/effect.service';
+import { retractBelief } from '../../src/retraction/retraction.service';
+import { belief } from '../support/story';
 
 /**
  * Issue 15, item 1: a scope guards a kind of data, not an entry point. Each test reaches a receipt,
@@ -24,8 +28,8 @@ function forbiddenAt(errors: readonly WireError[] | undefined): string[] {
   return (errors ?? []).map((e) => (e.path ?? []).join('.'));
 }
 
-it('the README says which types each scope opens, as src/agent/access.ts enforces it', () => {
-  const text = fs.readFileSync('README.md', 'utf8');
+it('docs/api.md says which types each scope opens, as src/agent/access.ts enforces it', () => {
+  const text = fs.readFileSync('docs/api.md', 'utf8');
   const start = text.indexOf('| type | readable with |');
   expect(start).toBeGreaterThan(0);
   const rows = new Map<string, string[]>();
@@ -225,6 +229,31 @@ describe.each(engines())('authorization by type on %s', (engine) => {
     expect(forbiddenAt(c.errors)).toEqual(['confirmReversal.retraction']);
     const seen = await ask(executor, 'query($id: ID!) { node(id: $id) { id } }', { id: fx.reversal });
     expect(codes(seen.errors)).toEqual(['FORBIDDEN']);
+    await expectInvariants(s.db.store);
+  });
+
+  it('completeEffect answers the reversal its completion recorded to an executor without receipts:read, and nothing past it', async () => {
+    // A retraction reaches the effect while it is EXECUTING; the completion records the reversal in its transaction.
+    const owner = await actorIn(s.db.store, 'acme', 'owner');
+    await registerEffectKind(s.core, owner, { kind: 'authz_refund', reversible: true }).catch(() => undefined);
+    const premise = await belief(s.core, owner, 'authz/executing');
+    const executor = await tokenWith('beliefs:read', 'effects:propose', 'effects:execute');
+    const proposedEffect = await ask(executor, 'mutation($b: ID!) { proposeEffect(input: { kind: "authz_refund", supportedBy: [$b], idempotencyKey: "authz:executing-1", amount: { amountMinor: 500, currency: "USD" } }) { __typename ... on EffectProposed { effect { id } } } }', { b: gid('Belief', premise.id) });
+    const effectId = proposedEffect.data.proposeEffect.effect.id as string;
+    const claimed = await ask(executor, 'mutation { claimEffect(input: { kinds: ["authz_refund"] }) { id status } }');
+    expect(claimed.data.claimEffect).toEqual({ id: effectId, status: 'EXECUTING' });
+    await retractBelief(s.core, owner, { beliefId: premise.id, reason: 'reached while executing' });
+    const done = 'mutation($e: ID!) { completeEffect(input: { effectId: $e, externalRef: "bank-authz-1" }) { id status reversal { id status idempotencyKey } } }';
+    const first = await ask(executor, done, { e: effectId });
+    expect(first.errors).toBeUndefined();
+    expect(first.data.completeEffect).toMatchObject({ id: effectId, status: 'EXECUTED', reversal: { status: 'OWED' } });
+    // The same completion repeated (a client retrying after a lost answer) answers the same.
+    const again = await ask(executor, done, { e: effectId });
+    expect(again.errors).toBeUndefined();
+    expect(again.data.completeEffect).toEqual(first.data.completeEffect);
+    // Nothing more: the retraction behind the reversal is a receipt the call did not write.
+    const past = await ask(executor, 'mutation($e: ID!) { completeEffect(input: { effectId: $e, externalRef: "bank-authz-1" }) { reversal { retraction { reason } } } }', { e: effectId });
+    expect(forbiddenAt(past.errors)).toEqual(['completeEffect.reversal.retraction']);
     await expectInvariants(s.db.store);
   });
 

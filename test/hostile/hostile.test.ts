@@ -87,7 +87,9 @@ function attacks(tokens: { all: string; readOnly: string; other: string }, ids: 
   add('deep introspection', q(`{ __schema { types { fields { type { ofType { ofType { ofType { ofType { ofType { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } } } } } } }`));
   add('aliased', q(`{ ${Array.from({ length: 200 }, (_, i) => `a${i}: viewer { id }`).join(' ')} }`));
   add('aliased writes', q(`mutation { ${Array.from({ length: 50 }, (_, i) => `a${i}: registerEffectKind(input: {kind: "k${i}", reversible: true}) { kind }`).join(' ')} }`));
-  add('wide', q(`{ beliefs(first: 500) { edges { node { ${Array.from({ length: 300 }, () => 'id claimKey statement').join(' ')} } } } }`));
+  // Wide inside a nested page (a flat page of 500 asking its three fields 300 times over is within the cost limit:
+  // the fields merge into three).
+  add('wide', q(`{ beliefs(first: 500) { edges { node { dependents(first: 100) { edges { node { ${Array.from({ length: 300 }, () => 'id claimKey statement').join(' ')} } } } } } } }`));
   add('costly', q(`{ beliefs(first: 500) { edges { node { dependents(first: 500) { edges { node { dependents(first: 500) { edges { node { effects { supportedBy { effects { id } } } } } } } } } } } } }`));
   add('many directives', q(`{ viewer { id ${Array.from({ length: 60 }, () => '@include(if: true)').join(' ')} } }`));
   add('batched over the limit', JSON.stringify(Array.from({ length: 10 }, () => ({ query: '{ viewer { id } }' }))));

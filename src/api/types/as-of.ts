@@ -33,6 +33,7 @@ builder.objectFields(BeliefRef, (t) => ({
     resolve: (b) => (b as Partial<BeliefAsOfRow>).as_of ?? null,
   }),
   statusHistory: listByParent(t, {
+    field: 'Belief.statusHistory',
     type: StatusIntervalRef,
     description: 'Every interval of its status, oldest first: who changed it and by which retraction or reinstatement.',
     read: statusIntervals, key: (i) => i.belief_id,
@@ -40,6 +41,7 @@ builder.objectFields(BeliefRef, (t) => ({
 }));
 
 builder.objectField(EffectRef, 'supportAtExecution', (t) => listByParent(t, {
+  field: 'Effect.supportAtExecution',
   type: BeliefRef, nullableItems: true,
   description: 'The beliefs this effect rested on as they stood at executedAt (each with asOf = executedAt): what the fleet believed when it acted. Empty until it executed. Each follows the Belief rule by its status now: one the token may not read is null, with a FORBIDDEN error.',
   read: supportAtExecution, key: (r) => r.effect_id,

@@ -37,6 +37,7 @@ export const BeliefRef: FleetNodeRef<BeliefRow> = fleetNode('Belief', beliefsByI
     retraction: t.expose('retraction_id', { type: RetractionRef, nullable: true, description: 'The retraction that took this belief down, if any.' }),
     retractionDepth: t.exposeInt('retraction_depth', { nullable: true, description: 'Its distance from the root of the retraction that took it down (0 for the root).' }),
     justifications: listByParent(t, {
+      field: 'Belief.justifications',
       type: JustificationRef,
       description: 'How this belief was derived. Empty for a premise. It stays ACTIVE while at least one justification has every premise ACTIVE.',
       read: justificationsOf, key: (j) => j.belief_id,
@@ -48,6 +49,7 @@ export const BeliefRef: FleetNodeRef<BeliefRow> = fleetNode('Belief', beliefsByI
       resolve: (b, args, ctx) => newestFirst(ctx, args, (tx, fleet, first, after) => dependentPage(tx, fleet, b.id, first, after)),
     }),
     effects: listByParent(t, {
+      field: 'Belief.effects',
       type: EffectRef, description: 'Effects that rest on this belief.',
       read: (tx, fleet, ids) => supportsOf(tx, fleet, 'belief_id', ids), key: (s) => s.belief_id, item: (s) => s.effect_id,
     }),

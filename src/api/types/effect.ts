@@ -2,9 +2,9 @@ import { type EffectRow, effectKinds, effectPage, effectsByIds, supportsOf } fro
 import { claimEffect, completeEffect, failEffect, proposeEffect, registerEffectKind } from '../../effect/effect.service';
 import { parseGids } from '../../kernel/ids';
 import { reversalsOfEffects } from '../../reversal/reversal.repository';
-import { actorOf, builder, grantRead } from '../builder';
+import { type Context, actorOf, builder, grantRead } from '../builder';
 import { carrier, inputArg, typed, typedUnion, writes } from '../shapes';
-import { type FleetNodeRef, fleetNode, fleetRead, listByParent } from '../loaders';
+import { type FleetNodeRef, MAX_BATCH_IDS, fleetNode, fleetRead, listByParent } from '../loaders';
 import { countedConnection, newestFirst, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
 import { PremiseRetractedRef } from './assert-belief';
@@ -23,6 +23,7 @@ export const EffectRef: FleetNodeRef<EffectRow> = fleetNode('Effect', effectsByI
     payload: t.expose('payload', { type: 'JSON', nullable: true, description: 'What the executor needs.' }),
     idempotencyKey: t.exposeString('idempotency_key', { description: 'The proposer\'s key; proposing again with it returns this effect.' }),
     supportedBy: listByParent(t, {
+      field: 'Effect.supportedBy',
       type: BeliefRef, description: 'The beliefs this effect rests on.',
       read: (tx, fleet, ids) => supportsOf(tx, fleet, 'effect_id', ids), key: (s) => s.effect_id, item: (s) => s.belief_id,
     }),
@@ -41,6 +42,7 @@ export const EffectRef: FleetNodeRef<EffectRow> = fleetNode('Effect', effectsByI
         return ids.map((id) => byEffect.get(String(id)) ?? null);
       },
       resolve: (e) => e.id,
+      loaderOptions: { maxBatchSize: MAX_BATCH_IDS },
     }),
     reachedBy: t.expose('reached_by', { type: RetractionRef, nullable: true, description: 'The retraction that reached it while it was EXECUTING.' }),
     cancelledBy: t.expose('cancelled_by', { type: RetractionRef, nullable: true, description: 'The retraction that cancelled this effect while it was PENDING.' }),
@@ -120,7 +122,7 @@ builder.mutationFields((t) => ({
       effectId: f.id({ required: true, description: 'The effect.' }),
       externalRef: f.string({ required: true, description: 'The executor\'s reference for what it did.' }),
     })),
-    resolve: writes('Effect', completeEffect, { effectId: 'Effect' }),
+    resolve: completeEffectAnswer,
   }),
   failEffect: t.field({
     type: EffectRef, authScopes: { scope: 'effects:execute' }, description: 'PENDING or EXECUTING to FAILED: the effect did not happen.',
@@ -131,3 +133,18 @@ builder.mutationFields((t) => ({
     resolve: writes('Effect', failEffect, { effectId: 'Effect' }),
   }),
 }));
+
+const completeOwn = writes('Effect', completeEffect, { effectId: 'Effect' });
+
+/**
+ * completeEffect's answer: the effect, and the reversal its completion recorded when a retraction had reached the
+ * effect while it ran — both are what this call wrote, so the executor reads them whatever its scopes (it holds
+ * effects:execute, not receipts:read). An executor that took an error for a failure would retry a completion that
+ * happened. A repeated completion with the same externalRef is the same completion, and answers the same.
+ */
+async function completeEffectAnswer(root: unknown, a: { input: { effectId: string; externalRef: string } }, ctx: Context): Promise<EffectRow> {
+  const effect = await completeOwn(root, a, ctx);
+  const reversals = await fleetRead(ctx, (tx, fleet) => reversalsOfEffects(tx, fleet, [effect.id]));
+  grantRead(ctx, 'Reversal', ...reversals.map((r) => r.id));
+  return effect;
+}
