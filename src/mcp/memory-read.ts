@@ -2,7 +2,6 @@ import { agentNames } from '../agent/agent.repository';
 import { type BeliefRow, beliefsByIds } from '../belief/belief.repository';
 import { beliefPageAsOf } from '../belief/belief-history.repository';
 import { effectsByIds } from '../effect/effect.repository';
-import { badInput } from '../errors/domain-error';
 import { decodeIdCursor, encodeIdCursor, pageOf, pageSize } from '../kernel/page';
 import type { Tx } from '../store/tx';
 import * as v from '../validation';
@@ -33,24 +32,11 @@ export async function effectsById(tx: Tx, fleet: string, ids: readonly string[])
   return ids.flatMap((id) => (rows.has(id) ? [effectOut(rows.get(id)!, reversals.get(id))] : []));
 }
 
-/**
- * An ISO-8601 instant every engine can store: a calendar date that exists (2026-02-30 is refused, not
- * rolled over), years 0001 to 9999, with a time and a zone.
- */
-function instant(field: string, s: string): Date {
-  const m = /^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/.exec(s.trim());
-  const d = new Date(s.trim());
-  if (!m || Number.isNaN(d.getTime()) || Number(m[1]) < 1) throw badInput(field, 'must be an ISO-8601 instant with a zone, years 0001 to 9999, e.g. 2026-12-07T08:00:00Z');
-  const day = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
-  if (day.getUTCMonth() !== Number(m[2]) - 1 || day.getUTCDate() !== Number(m[3])) throw badInput(field, `${m[1]}-${m[2]}-${m[3]} is not a date`);
-  return d;
-}
-
 export interface AsOfArgs { at: string; claimKeyPrefix?: string; status?: 'ACTIVE' | 'RETRACTED'; ids?: string[]; first?: number; after?: string }
 
 /** The fleet as it stood at `at`: a page of beliefs, newest first, each with its status then and now. */
 export async function beliefsAsOf(tx: Tx, fleet: string, a: AsOfArgs) {
-  const at = instant('at', a.at);
+  const at = v.instant('at', a.at);
   const first = pageSize('first', a.first);
   const after = decodeIdCursor('after', a.after || null);
   const prefix = v.claimKeyPrefix('claimKeyPrefix', a.claimKeyPrefix);

@@ -35,7 +35,7 @@ export const recallInput = searchBeliefsInput;
 export const whyInput = explainBeliefInput;
 
 export const asOfInput = {
-  at: z.string().min(1).max(40).describe('The instant, ISO-8601 (e.g. 2026-12-07T08:00:00Z): every change dated at or before it counts.'),
+  at: z.string().min(1).max(40).describe('The instant, RFC 3339 with a zone (e.g. 2026-12-07T08:00:00Z), years 0001 to 9999: every change dated at or before it counts.'),
   claimKeyPrefix: z.string().max(LIMITS.claimKeyMax).optional().describe('Only claims whose key starts with this.'),
   status: z.enum(['ACTIVE', 'RETRACTED']).optional().describe('Only beliefs in this status at that instant.'),
   ids: z.array(anyId('A belief')).max(500).optional().describe('Only these beliefs.'),
