@@ -15,6 +15,7 @@ import { Waker } from '../event/tailer';
 import { createMcpHttpHandler, readBody } from '../mcp/http';
 import { type Store, answers, openStore, storeTarget } from '../store/engine';
 import { bindEmbedder } from '../store/meta';
+import { startTracing } from './use-tracing';
 import { type Limits, type ServerConfig, configFromEnv } from './config';
 import { corsPolicy, normaliseMediaTypes, refusalBody, refuseClientErrors, timeoutOptions } from './edge';
 import { refusedBeforeExecution, serveGraphqlWs, wireErrors } from './ws';
@@ -60,11 +61,17 @@ export interface AppOptions {
 export async function createApp(opts: AppOptions = {}): Promise<App> {
   const env = configFromEnv();
   const config: ServerConfig = { ...env, ...opts.config, limits: { ...env.limits, ...opts.config?.limits } };
-  const log = opts.logger ?? pino({ level: config.logLevel, base: { service: 'retract' } }, pino.destination(2));
+  // Tracing (OTEL_EXPORTER_OTLP_ENDPOINT) starts first, so the store's statements and the logger are traced; null when off.
+  const tracing = await startTracing();
+  const root = opts.logger ?? pino({ level: config.logLevel, base: { service: 'retract' } }, pino.destination(2));
+  const log = tracing ? tracing.logger(root) : root;
   // Every setting is read before the store opens: a mistyped one is refused with nothing opened.
   const embedder = opts.embedder ?? (await createEmbedder());
   const adjudicator = opts.adjudicator ?? (await createAdjudicator());
-  const store = opts.store ?? (await openStore(storeTarget(config.engine, config.databaseUrl, config.dataDir)));
+  const store = opts.store ?? (await openStore({ ...storeTarget(config.engine, config.databaseUrl, config.dataDir), onQuery: tracing?.onQuery }).catch(async (e) => {
+    await tracing?.shutdown();
+    throw e;
+  }));
   const core: Core = { store, embedder };
   try {
     await bindEmbedder(store, core.embedder);
@@ -75,14 +82,14 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   if (config.bootstrapToken) await ensureBootstrap(store, config.bootstrapToken);
   const waker = new Waker(store);
   await waker.start();
-  const yoga = buildYoga({ core, adjudicator, waker, log, production: config.production, limits: config.limits });
+  const yoga = buildYoga({ core, adjudicator, waker, log, production: config.production, limits: config.limits, plugins: tracing ? [tracing.plugin] : [] });
   const dashboardDir = path.resolve(config.dashboardDir);
   // Read-only receipts over MCP Streamable HTTP (src/mcp): its own auth, reader role, read-only transactions.
   const mcp = createMcpHttpHandler({ store, embedder: core.embedder, maxBodyBytes: config.maxBodyBytes, maxBatch: config.limits.mcpBatch, onUnexpected: (err, requestId, tool) => log.error({ err, requestId, tool }, 'mcp tool failed (masked)') });
   const cors = corsPolicy(config.corsOrigins);
   let draining = false;
 
-  const server = http.createServer(timeoutOptions(config.limits), async (req, res) => {
+  const handle: http.RequestListener = async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     try {
       normaliseMediaTypes(req.headers);
@@ -166,7 +173,8 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
       if (!res.headersSent) json(res, 500, { error: 'internal error' });
       else res.end();
     }
-  });
+  };
+  const server = http.createServer(timeoutOptions(config.limits), tracing ? tracing.http(handle) : handle);
   server.keepAliveTimeout = 5_000;
   refuseClientErrors(server, log);
 
@@ -246,6 +254,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
         setTimeout(() => server.closeAllConnections(), 5_000).unref();
       });
       if (!opts.store) await store.close();
+      await tracing?.shutdown();
     },
   };
   return app;

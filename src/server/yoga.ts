@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { GraphQLError } from 'graphql';
-import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { type Plugin, createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { AgentRow } from '../agent/agent.repository';
 import { authenticate } from '../agent/agent.service';
@@ -42,6 +42,8 @@ export interface YogaDeps {
   log: Logger;
   production: boolean;
   limits?: Limits;
+  /** Plugins that run before all others (tracing's, src/server/use-tracing.ts). */
+  plugins?: Plugin[];
 }
 
 /**
@@ -122,6 +124,7 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<Record<string, unk
       },
     },
     plugins: [
+      ...(deps.plugins ?? []),
       // Runs before Yoga's own batching check, whose message would state the limit.
       {
         onRequestParse() {
