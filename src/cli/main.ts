@@ -86,6 +86,22 @@ storeOptions(
       'On the embedded engine the data directory must not be held by a running server: use the createAgent mutation there.'),
 ).action(action(async (opts) => (await import('./commands')).agentCreate(opts)));
 
+storeOptions(
+  program
+    .command('backup')
+    .description('write a dump of the embedded store to <file> (the store must not be open in a server)')
+    .argument('<file>', 'where to write the dump (a gzipped tar of the PGlite data directory)')
+    .addHelpText('after', '\nPostgreSQL and Citus: use pg_dump / pg_restore instead (docs/backup.md).'),
+).action(action(async (file: string, opts) => (await import('./backup')).backup(file, opts)));
+
+storeOptions(
+  program
+    .command('restore')
+    .description('make the embedded store the one dumped in <file> by retract backup (the store must not be open in a server)')
+    .argument('<file>', 'a dump written by retract backup')
+    .option('--replace', 'restore over an existing store (it is moved aside to pgdata.before-restore-<time>, not deleted)'),
+).action(action(async (file: string, opts) => (await import('./backup')).restore(file, opts)));
+
 program
   .command('eval')
   .description(`run an evaluation script (${EVALS.join(' | ')}); its exit status is passed through`)

@@ -124,6 +124,19 @@ export async function isAhead(db: Db, fleet: string, c: Cursor): Promise<boolean
 }
 
 /**
+ * Whether a cursor names a row of this fleet's log (or the log's origin). Every cursor a subscriber is
+ * given names the row its event came from, so one naming no row comes from another history: a store
+ * restored from a backup taken before the row was written (docs/backup.md), or another database.
+ * Tailing from it would skip, silently, whatever the restored log appends below the cursor's position.
+ */
+export async function isKnown(db: Db, fleet: string, c: Cursor): Promise<boolean> {
+  if (c.tx === START.tx && c.seq === START.seq) return true;
+  const r = await sql<{ known: boolean }>`
+    SELECT EXISTS (SELECT 1 FROM events WHERE fleet_id = ${fleet} AND tx = ${c.tx}::xid8 AND seq = ${c.seq}::bigint) AS known`.execute(db);
+  return r.rows[0]!.known;
+}
+
+/**
  * Rows at or after the cursor's row (the cursor's own row is included when it was only partly
  * consumed), oldest first, never past the horizon of transactions that might still commit.
  * `types` filters by event type (the filter is applied after ordering, so cursors stay valid).

@@ -22,6 +22,7 @@ import { logSink } from './log-sink';
 import { readiness } from './readiness';
 import { type Metrics, createMetrics } from './metrics/metrics';
 import { type MetricsSettings, metricsSettingsFromEnv } from './metrics/settings';
+import { startTracing } from './use-tracing';
 import { refusedBeforeExecution, serveGraphqlWs, wireErrors } from './ws';
 import { UnauthenticatedSockets, wsConnect } from './ws-auth';
 
@@ -77,13 +78,19 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   const env = configFromEnv();
   const config: ServerConfig = { ...env, ...opts.config, limits: { ...env.limits, ...opts.config?.limits } };
   const metricsSettings = { ...metricsSettingsFromEnv(), ...opts.metrics };
+  // Tracing (OTEL_EXPORTER_OTLP_ENDPOINT) starts first, so the store's statements and the logger are traced; null when off.
+  const tracing = await startTracing();
   // Never pino.destination(2): its exit-time flush spins forever on a pipe whose reader has gone (src/server/log-sink.ts).
   const sink = opts.logger ? null : logSink(2);
-  const log = opts.logger ?? pino({ level: config.logLevel, base: { service: 'retract' } }, sink!);
+  const root = opts.logger ?? pino({ level: config.logLevel, base: { service: 'retract' } }, sink!);
+  const log = tracing ? tracing.logger(root) : root;
   // Every setting is read before the store opens: a mistyped one is refused with nothing opened.
   const embedder = opts.embedder ?? (await createEmbedder());
   const adjudicator = opts.adjudicator ?? (await createAdjudicator());
-  const store = opts.store ?? (await openStore(storeTarget(config.engine, config.databaseUrl, config.dataDir)));
+  const store = opts.store ?? (await openStore({ ...storeTarget(config.engine, config.databaseUrl, config.dataDir), onQuery: tracing?.onQuery }).catch(async (e) => {
+    await tracing?.shutdown();
+    throw e;
+  }));
   const core: Core = { store, embedder };
   try {
     await bindEmbedder(store, core.embedder);
@@ -97,7 +104,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   const metrics: Metrics | null = metricsSettings.enabled ? createMetrics(store, metricsSettings) : null;
   const yoga = buildYoga({
     core, adjudicator, waker, log, production: config.production, anonymousIntrospection: config.anonymousIntrospection, graphiql: graphiqlOn(config),
-    limits: config.limits, plugins: metrics ? [metrics.plugin] : [],
+    limits: config.limits, firstPlugins: tracing ? [tracing.plugin] : [], plugins: metrics ? [metrics.plugin] : [],
   });
   const dashboardDir = path.resolve(config.dashboardDir);
   // Read-only receipts over MCP Streamable HTTP (src/mcp): its own auth, reader role, read-only transactions.
@@ -107,7 +114,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   /** Requests being answered (probes aside): a stop waits for them while it still listens, so /ready can say it is draining. */
   let inFlight = 0;
 
-  const server = http.createServer(timeoutOptions(config.limits), async (req, res) => {
+  const handle: http.RequestListener = async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== '/health' && url.pathname !== '/ready' && url.pathname !== '/metrics') {
       inFlight++;
@@ -201,7 +208,8 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
       if (!res.headersSent) json(res, 500, { errors: [{ message: 'internal error', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] });
       else res.end();
     }
-  });
+  };
+  const server = http.createServer(timeoutOptions(config.limits), tracing ? tracing.http(handle) : handle);
   server.keepAliveTimeout = 5_000;
   refuseClientErrors(server, log);
 
@@ -298,6 +306,7 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
       });
       metrics?.close();
       if (!opts.store) await store.close();
+      await tracing?.shutdown();
     },
     flushLogs: (timeoutMs) => sink?.flush(timeoutMs) ?? Promise.resolve(),
   };

@@ -44,6 +44,8 @@ export interface YogaDeps {
   /** GraphiQL at GET /graphql (its assets at /graphiql/, served by src/server/app.ts). */
   graphiql?: boolean;
   limits?: Limits;
+  /** Plugins that run before all others (tracing's, src/server/use-tracing.ts). */
+  firstPlugins?: Plugin[];
   /** More envelop plugins, after the built-in ones (GET /metrics' useMetrics). */
   plugins?: Plugin[];
 }
@@ -134,6 +136,7 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<Record<string, unk
       maskError: (error, message) => toClientError(mask(error, message), deps.production),
     },
     plugins: [
+      ...(deps.firstPlugins ?? []),
       // Runs before Yoga's own batching check, whose message would state the limit.
       {
         onRequestParse() {

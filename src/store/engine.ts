@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
-import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
+import { Kysely, type LogEvent, Migrator, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
@@ -109,6 +109,8 @@ export interface OpenOptions {
   maintenanceMs?: number;
   /** Seams into the transaction module (TxHooks): initial faults and a retry observer. */
   tx?: { faults?: Partial<TxHooks['faults']>; onRetry?: TxHooks['onRetry'] };
+  /** Told of every statement after it ran (Kysely's log hook): tracing's SQL spans (src/server/use-tracing.ts). Unset: no hook at all. */
+  onQuery?: (event: LogEvent) => void;
 }
 
 /** PGlite's autovacuum interval: PostgreSQL's autovacuum_naptime default. */
@@ -151,7 +153,7 @@ async function openPostgres(opts: OpenOptions, url: string, tx: TxHooks): Promis
     throw new ConfigError(`RETRACT_ENGINE=${opts.engine}, but ${new URL(url).pathname.slice(1)} is a ${found === 'citus' ? 'Citus database (the citus extension is installed)' : 'plain PostgreSQL database (no citus extension)'}`);
   }
   const engine = found;
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), ...(opts.onQuery ? { log: opts.onQuery } : {}) });
   const commits = new EventEmitter();
   commits.setMaxListeners(0);
   const listeners = new Set<pg.Client>();
@@ -276,7 +278,7 @@ async function openPglite(opts: OpenOptions): Promise<Store> {
     throw e;
   }
   const pool = new pg.Pool({ ...(createPgConfig(lite) as unknown as pg.PoolConfig), max: 1 });
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), ...(opts.onQuery ? { log: opts.onQuery } : {}) });
   const commits = new EventEmitter();
   commits.setMaxListeners(0);
   const notices = new Set<() => void>();

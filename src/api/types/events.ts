@@ -1,4 +1,4 @@
-import { isAhead, parseCursor } from '../../event/event.repository';
+import { isAhead, isKnown, parseCursor } from '../../event/event.repository';
 import { readTx } from '../../store/tx';
 import { LEVEL_BATCH, type StreamEvent, retractionEvents } from '../../event/tailer';
 import { badInput } from '../../errors/domain-error';
@@ -136,6 +136,10 @@ builder.subscriptionField('retractionEvents', (t) =>
       const after = a.after == null ? null : parseCursor('after', a.after);
       if (after && (await readTx(ctx.core.store, actor.fleet, (tx) => isAhead(tx, actor.fleet, after)))) {
         throw badInput('after', `names transaction ${after.tx}, which this database has not reached (a cursor from before a restore, or from another server); ` +
+          'subscribe without after to start from now');
+      }
+      if (after && !(await readTx(ctx.core.store, actor.fleet, (tx) => isKnown(tx, actor.fleet, after)))) {
+        throw badInput('after', `names event ${after.tx}/${after.seq}, which this fleet's log does not hold (a cursor from before a restore, or from another server); ` +
           'subscribe without after to start from now');
       }
       const abort = new AbortController();
