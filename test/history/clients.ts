@@ -91,20 +91,18 @@ async function step(s: Shared, process: number, n: number, f: Fn, r: number): Pr
     case 'retract': {
       const b = pick(s.beliefs, r);
       if (!b) return rec('ok', false);
-      const res = await call(s, `mutation($b: ID!, $t: String!) { retractBelief(input: { beliefId: $b, reason: $t }) { id reason totals { beliefsRetracted exposure { amountMinor currency } } } }`, { b, t: tag });
-      const rt = res.data?.retractBelief;
-      if (!rt) return rec(res.outcome, true, { error: res.error });
-      remember(s.retractions, rt.id);
-      // Retracting a belief already down answers its original receipt and writes nothing.
-      const mine = rt.reason === tag;
-      const money = Object.fromEntries((rt.totals.exposure as Array<{ amountMinor: string; currency: string }>).map((m) => [m.currency, Number(m.amountMinor)]));
-      return rec('ok', mine, mine ? { receipt: { id: rawId(rt.id), beliefs: rt.totals.beliefsRetracted, money } } : {});
+      const op = await retractOp(s, tag, b, process);
+      if (op.receipt) remember(s.retractions, Buffer.from(`Retraction:${op.receipt.id}`).toString('base64'));
+      // Retracting a belief already down answers its original receipt (another reason) and writes nothing.
+      if (op.outcome === 'ok' && !op.mine) return { ...op, f, writes: false, receipt: undefined, invoke };
+      return { ...op, f, invoke };
     }
     case 'reinstate': {
       const rt = pick(s.retractions, r);
       if (!rt) return rec('ok', false);
-      const res = await call(s, `mutation($r: ID!, $t: String!) { reinstateRetraction(input: { retractionId: $r, reason: $t }) { __typename } }`, { r: rt, t: tag });
-      return rec(res.outcome, res.outcome !== 'ok' || res.data?.reinstateRetraction?.__typename === 'RetractionReinstated', { error: res.error });
+      const res = await call(s, `mutation($r: ID!, $t: String!) { reinstateRetraction(input: { retractionId: $r, reason: $t }) { __typename ... on RetractionReinstated { reinstatement { reason } } } }`, { r: rt, t: tag });
+      // Reinstating a retraction already taken back answers the first reinstatement (another reason) and writes nothing.
+      return rec(res.outcome, res.outcome !== 'ok' || res.data?.reinstateRetraction?.reinstatement?.reason === tag, { error: res.error });
     }
     case 'propose': {
       const b = pick(s.beliefs, r);
@@ -138,13 +136,13 @@ async function step(s: Shared, process: number, n: number, f: Fn, r: number): Pr
   }
 }
 
-/** A retraction of `belief` as one recorded operation (the fault drills' large cascades). */
-export async function retractOp(s: Shared, tag: string, belief: string): Promise<Recorded> {
+/** A retraction of `belief` as one recorded operation (also the fault drills' large cascades); `mine` when it wrote. */
+export async function retractOp(s: Shared, tag: string, belief: string, process = -1): Promise<Recorded & { mine: boolean }> {
   const invoke = Date.now();
   const res = await call(s, `mutation($b: ID!, $t: String!) { retractBelief(input: { beliefId: $b, reason: $t }) { id reason totals { beliefsRetracted exposure { amountMinor currency } } } }`, { b: belief, t: tag });
   const rt = res.data?.retractBelief;
   const money = rt ? Object.fromEntries((rt.totals.exposure as Array<{ amountMinor: string; currency: string }>).map((m) => [m.currency, Number(m.amountMinor)])) : {};
-  return { tag, process: -1, f: 'retract', outcome: res.outcome, writes: true, invoke, complete: Date.now(), error: res.error,
+  return { tag, process, f: 'retract', outcome: res.outcome, writes: true, invoke, complete: Date.now(), error: res.error, mine: rt?.reason === tag,
     ...(rt ? { receipt: { id: rawId(rt.id), beliefs: rt.totals.beliefsRetracted, money } } : {}) };
 }
 
@@ -162,12 +160,13 @@ function plan(seed: number, length: number): Array<{ f: Fn; r: number }> {
   return fc.sample(arb, { seed, numRuns: 1 })[0]!;
 }
 
-/** Runs `clients` processes, each its planned operations one after another, until `stop()` says so or plans end. */
-export async function runClients(s: Shared, opts: { clients: number; ops: number; seed: number; stop?: () => boolean }): Promise<Recorded[]> {
+/** Runs `clients` processes (numbered from `firstProcess`), each its planned operations one after another. */
+export async function runClients(s: Shared, opts: { clients: number; ops: number; seed: number; firstProcess?: number }): Promise<Recorded[]> {
   const out: Recorded[] = [];
-  await Promise.all(Array.from({ length: opts.clients }, async (_, p) => {
+  await Promise.all(Array.from({ length: opts.clients }, async (_, i) => {
+    const p = (opts.firstProcess ?? 0) + i;
     const steps = plan(opts.seed + p, opts.ops);
-    for (let n = 0; n < steps.length && !opts.stop?.(); n++) {
+    for (let n = 0; n < steps.length; n++) {
       const r = await step(s, p, n, steps[n]!.f, steps[n]!.r);
       out.push(r);
       // A client backs off while the server is unreachable (restarting), as a real one would.

@@ -113,6 +113,8 @@ export async function createCluster(opts: { maxConnections?: number } = {}): Pro
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
+  // Dropped also when the test process ends without its afterAll (a crash, a timeout): the postmaster is a daemon.
+  process.once('exit', () => cluster.drop());
   await cluster.start();
   return cluster;
 }
