@@ -54,10 +54,11 @@ export async function collect(url: string, fleet: string, ops: Op[], committed: 
       `SELECT retraction_id::text AS rid, currency, sum(amount_minor)::text AS sum FROM reversals WHERE fleet_id = $1 AND currency IS NOT NULL GROUP BY 1, 2`, [fleet]);
     const fell = await q<{ rid: string; n: number }>(
       `SELECT retraction_id::text AS rid, sum(cardinality(ids))::int AS n FROM events WHERE fleet_id = $1 AND type = 'BeliefRetracted' GROUP BY 1`, [fleet]);
-    const counted = await q<{ id: string; beliefs: number }>(`SELECT id::text, beliefs_retracted AS beliefs FROM retractions WHERE fleet_id = $1`, [fleet]);
+    const counted = await q<{ id: string; beliefs: number; reinstated: boolean }>(
+      `SELECT id::text, beliefs_retracted AS beliefs, reinstated_at IS NOT NULL AS reinstated FROM retractions WHERE fleet_id = $1`, [fleet]);
     const receipts: Receipt[] = counted.map((r) => {
       const m = Object.fromEntries(money.filter((x) => x.rid === r.id).map((x) => [x.currency, Number(x.sum)]));
-      return { id: r.id, tag: retractionTags.get(r.id) ?? null, counted: { beliefs: r.beliefs, money: m }, rows: { beliefs: fell.find((f) => f.rid === r.id)?.n ?? 0, money: m } };
+      return { id: r.id, tag: retractionTags.get(r.id) ?? null, counted: { beliefs: r.beliefs, money: m }, rows: { beliefs: fell.find((f) => f.rid === r.id)?.n ?? 0, money: m }, reinstated: r.reinstated };
     });
     const reversals = (await q<{ id: string; effect: string; retraction: string; amount: string | null; effect_amount: string | null }>(
       `SELECT r.id::text, r.effect_id::text AS effect, r.retraction_id::text AS retraction, r.amount_minor::text AS amount, e.amount_minor::text AS effect_amount

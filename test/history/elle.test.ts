@@ -82,6 +82,8 @@ describe('the history checker', () => {
     expect(types(history({ ...base, ops: [told(2, 600)], receipts: rows }))).toEqual(['receipt']);
     // A reached effect completed after the answer adds its reversal: more in the rows than told is no loss.
     expect(types(history({ ...base, ops: [told(2, 400)], receipts: rows }))).toEqual([]);
+    // Reinstated, its voided reversal taken over by a later retraction: its receipt names that money no more.
+    expect(types(history({ ...base, ops: [told(2, 600)], receipts: [{ ...rows[0]!, reinstated: true }] }))).toEqual([]);
   });
 
   it('a subscriber stream with a gap, a duplicate or a foreign event is reported', () => {

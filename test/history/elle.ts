@@ -60,6 +60,11 @@ export interface Receipt {
   counted: { beliefs: number; money: Record<string, number> };
   /** What the rows say: beliefs that fell in it (its events), reversal amounts per currency. */
   rows: { beliefs: number; money: Record<string, number> };
+  /**
+   * Taken back by a reinstatement: its reversals were voided, and a later retraction that reaches the same effect
+   * takes the one reversal of that effect over (re-owed under the later receipt), so its money may shrink.
+   */
+  reinstated?: boolean;
 }
 
 export interface History {
@@ -257,7 +262,7 @@ export function check(h: History): Anomaly[] {
     if (!r) anomalies.push({ type: 'lost', detail: `receipt ${op.receipt.id} of ${op.tag} is gone after recovery` });
     // Money told can only grow afterwards: an effect the retraction reached while it was EXECUTING records its
     // reversal under that retraction when it completes. Less in the rows than the client was told is money lost.
-    else if (r.rows.beliefs !== op.receipt.beliefs || Object.entries(op.receipt.money).some(([c, n]) => (r.rows.money[c] ?? 0) < n))
+    else if (r.rows.beliefs !== op.receipt.beliefs || (!r.reinstated && Object.entries(op.receipt.money).some(([c, n]) => (r.rows.money[c] ?? 0) < n)))
       anomalies.push({ type: 'receipt', detail: `${op.tag} was told ${op.receipt.beliefs} beliefs ${JSON.stringify(op.receipt.money)}; the rows hold ${r.rows.beliefs} ${JSON.stringify(r.rows.money)}` });
   }
   const pairs = new Map<string, number>();
