@@ -67,7 +67,7 @@ describe.runIf(!!process.env.RETRACT_TEST_DATABASE_URL && postgresAvailable())('
     const store = await openStore({ databaseUrl: url(), poolSize: 2 });
     await store.close();
     await startServer();
-  });
+  }, 300_000);
   afterAll(async () => {
     if (server) await killServer().catch(() => {});
     cluster?.drop();
