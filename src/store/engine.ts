@@ -146,7 +146,13 @@ async function openPostgres(opts: OpenOptions, url: string, tx: TxHooks): Promis
   // Only a Citus pool's connections are watched for the workers' conflict warnings (the detecting
   // connection is closed, not pooled, so every pooled one is watched from its start).
   let citus = false;
-  pool.on('connect', (client) => citus && markWorkerAborts(client));
+  pool.on('connect', (client) => {
+    // A client checked out when the database goes away (its postmaster killed, a failover) emits 'error'
+    // outside any query, and the pool listens only to idle ones: unheard, that error ends the process. The
+    // statement in flight rejects on its own and the pool drops the broken client when it is released.
+    client.on('error', () => {});
+    if (citus) markWorkerAborts(client);
+  });
   const found = (citus = await citusInstalled(pool, url)) ? 'citus' : 'postgres';
   if (opts.engine && opts.engine !== found) {
     await pool.end();
