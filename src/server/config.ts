@@ -50,7 +50,7 @@ export const DEFAULT_LIMITS: Limits = {
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
   wsInitTimeoutMs: 3_000,
-  wsUnauthenticatedPerAddress: 10,
+  wsUnauthenticatedPerAddress: 100,
 };
 
 const LIMIT_ENV: Record<keyof Limits, string> = {
