@@ -36,7 +36,6 @@ try {
   process.exit(1);
 }
 const served = app;
-announce(served);
 
 async function stop(signal: NodeJS.Signals): Promise<never> {
   const timeoutMs = served.config.shutdownTimeoutMs;
@@ -66,3 +65,6 @@ for (const sig of ['SIGTERM', 'SIGINT'] as const) {
     void stop(sig);
   });
 }
+// Announced only once a stop signal is handled: a supervisor (or a test) that signals as soon as it reads the
+// start-up line must get the drain, not the default exit by signal.
+announce(served);
