@@ -23,7 +23,8 @@ export interface Measured {
   errors: string[];
 }
 
-function countTokens(text: string): number {
+/** The lexical tokens of a document, as the server's token limit counts them. */
+export function countTokens(text: string): number {
   const lexer = new Lexer(new Source(text));
   let n = 0;
   for (let t = lexer.advance(); t.kind !== TokenKind.EOF; t = lexer.advance()) n++;

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/engine';
 import { actorIn, coreOf, expectInvariants } from '../support/engines';
 import { belief } from '../support/story';
-import { ROOT, TSX_CLI, childEnv } from '../mcp/support';
+import { retract } from '../support/cli-run';
 
 /**
  * `retract backup` / `retract restore` as an operator runs them (child processes, exit status and
@@ -14,26 +13,6 @@ import { ROOT, TSX_CLI, childEnv } from '../mcp/support';
  * --replace, and a restore into a new directory opens as the store that was backed up.
  * test/store/backup.test.ts checks what a restore preserves.
  */
-
-interface Run { code: number | null; stdout: string; stderr: string }
-
-function retract(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [TSX_CLI, 'src/cli/main.ts', ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`retract ${args.join(' ')} timed out\nstderr: ${stderr}`));
-    }, 120_000);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 const temp = fs.mkdtempSync(path.join(os.tmpdir(), 'retract-cli-backup-'));
 afterAll(() => fs.rmSync(temp, { recursive: true, force: true }));

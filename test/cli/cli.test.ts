@@ -9,32 +9,13 @@ import { colorEnabled } from '../../src/cli/demo';
 import { createApp } from '../../src/server/app';
 import { openStore } from '../../src/store/engine';
 import { embedder } from '../support/engines';
+import { retract } from '../support/cli-run';
 import { ROOT, TSX_CLI, childEnv } from '../mcp/support';
 
 /**
  * The `retract` command line, end to end: each command runs as a child process (node + tsx, as the
  * bin does), and the test looks only at what a user sees: exit status, stdout, stderr.
  */
-
-interface Run { code: number | null; stdout: string; stderr: string }
-
-function retract(args: string[], env: Record<string, string> = {}, opts: { timeoutMs?: number } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [TSX_CLI, 'src/cli/main.ts', ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`retract ${args.join(' ')} timed out\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, opts.timeoutMs ?? 120_000);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 const temps: string[] = [];
 function tempDir(): string {

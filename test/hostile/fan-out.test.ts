@@ -1,9 +1,10 @@
 import fs from 'node:fs';
-import { Lexer, Source, TokenKind, buildSchema, getNamedType, getNullableType, isListType, isObjectType } from 'graphql';
+import { buildSchema, getNamedType, getNullableType, isListType, isObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES } from '../../src/agent/scopes';
 import type { Actor } from '../../src/core';
 import { LIST_BOUNDS } from '../../src/api/list-bounds';
+import { countTokens } from '../../dashboard/scripts/measure';
 import { MAX_BATCH_IDS } from '../../src/api/loaders';
 import { gid } from '../../src/kernel/ids';
 import { LIMITS } from '../../src/server/yoga';
@@ -21,13 +22,6 @@ function fragmentFanOut(n: number): string {
   let q = 'query { ...F0 } ';
   for (let i = 0; i < n; i++) q += `fragment F${i} on Query { ...F${i + 1} ...F${i + 1} } `;
   return `${q}fragment F${n} on Query { __typename }`;
-}
-
-function tokens(text: string): number {
-  const lexer = new Lexer(new Source(text));
-  let n = 0;
-  for (let t = lexer.advance(); t.kind !== TokenKind.EOF; t = lexer.advance()) n++;
-  return n;
 }
 
 /** The fastest of three tries, in ms: one slow scheduling on a loaded machine is not what is measured. */
@@ -89,7 +83,7 @@ describe.each(engines())('fan-out on %s', (engine) => {
   it('an anonymous fragment fan-out is refused LIMIT_EXCEEDED in under 100 ms, at the largest the token limit lets through, and /health does not wait', async () => {
     // The most fragments the token limit admits (10 tokens each); 22 took 8 s before, each one more doubled it.
     let n = 22;
-    while (tokens(fragmentFanOut(n + 1)) <= LIMITS.tokens) n++;
+    while (countTokens(fragmentFanOut(n + 1)) <= LIMITS.tokens) n++;
     expect(n).toBeGreaterThan(250);
     for (const size of [22, n]) {
       const { ms, result } = await fastest(() => gqlRaw(s.http, JSON.stringify({ query: fragmentFanOut(size) }), null));
