@@ -13,7 +13,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { createAdjudicator, parseAdjudicatorKind, VERDICTS, type AdjudicationCase, type Verdict } from '../src/adjudication';
+import {
+  createAdjudicator,
+  parseAdjudicatorKind,
+  VERDICTS,
+  type AdjudicationCase,
+  type Verdict,
+} from '../src/adjudication';
 import { checkBedrockAccess } from '../src/embedding/bedrock-transport';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -61,14 +67,20 @@ async function main(): Promise<void> {
       },
     }).values;
   } catch (e) {
-    fail(3, `adjudicator_eval: ${(e as Error).message}\nusage: tsx experiments/adjudicator_eval.ts [--adjudicator heuristic|bedrock] [--cases FILE] [--out FILE]`);
+    fail(
+      3,
+      `adjudicator_eval: ${(e as Error).message}\nusage: tsx experiments/adjudicator_eval.ts [--adjudicator heuristic|bedrock] [--cases FILE] [--out FILE]`,
+    );
   }
 
   const env = { ...process.env };
   if (args.adjudicator !== undefined) env.RETRACT_ADJUDICATOR = args.adjudicator;
   let kind;
   try {
-    kind = parseAdjudicatorKind(env.RETRACT_ADJUDICATOR, args.adjudicator !== undefined ? '--adjudicator' : 'RETRACT_ADJUDICATOR');
+    kind = parseAdjudicatorKind(
+      env.RETRACT_ADJUDICATOR,
+      args.adjudicator !== undefined ? '--adjudicator' : 'RETRACT_ADJUDICATOR',
+    );
   } catch (e) {
     fail(3, `adjudicator_eval: ${(e as Error).message}`);
   }
@@ -122,7 +134,11 @@ async function main(): Promise<void> {
   const head = ['id', 'category', 'expected', 'got', 'ok'] as const;
   const cells = rows.map((r) => [r.id, r.category, r.expected, r.got, r.ok ? 'ok' : 'MISS']);
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i]!.length)));
-  const line = (xs: readonly string[]) => xs.map((x, i) => x.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (xs: readonly string[]) =>
+    xs
+      .map((x, i) => x.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   console.log(`adjudicator: ${adjudicator.id}   cases: ${path.relative(root, args.cases)}`);
   console.log(line(head));
   console.log(line(widths.map((w) => '-'.repeat(w))));

@@ -58,7 +58,13 @@ const ARM_LABEL: Record<Arm, string> = {
   B: 'B: SERIALIZABLE, no claim lock',
   C: 'C: check-then-write, READ COMMITTED',
 };
-const ANOMALIES = ['doubleAccept', 'lostContradiction', 'adjacentRefused', 'derivedOnRetracted', 'invariantViolation'] as const;
+const ANOMALIES = [
+  'doubleAccept',
+  'lostContradiction',
+  'adjacentRefused',
+  'derivedOnRetracted',
+  'invariantViolation',
+] as const;
 type Anomaly = (typeof ANOMALIES)[number];
 
 const CONTESTED_WRITERS = 3; // on each of the two contested claims
@@ -104,7 +110,11 @@ function errorOutcome(e: unknown, t0: number): Outcome {
  * raising a contradiction (row and event) when it holds another value. The write itself is the
  * product's insertBelief, so rows and events are shaped exactly as the product writes them.
  */
-async function naiveAssert(core: Core, actor: Actor, input: { claimKey: string; statement: string; value: unknown; derivedFrom: string[] }): Promise<Outcome> {
+async function naiveAssert(
+  core: Core,
+  actor: Actor,
+  input: { claimKey: string; statement: string; value: unknown; derivedFrom: string[] },
+): Promise<Outcome> {
   const t0 = performance.now();
   const value = v.json('value', input.value, v.LIMITS.valueBytesMax);
   const [embedding] = await core.embedder.embed([input.statement]);
@@ -112,26 +122,58 @@ async function naiveAssert(core: Core, actor: Actor, input: { claimKey: string; 
   try {
     return await inTx(core.store, { fleet: actor.fleet, isolation: 'read committed' }, async (tx): Promise<Outcome> => {
       if (input.derivedFrom.length > 0) {
-        const premises = await tx.selectFrom('beliefs').select(['id', 'status']).where('id', 'in', input.derivedFrom).execute();
-        if (premises.some((p) => p.status !== 'ACTIVE')) return { kind: 'premiseRetracted', ms: performance.now() - t0 };
+        const premises = await tx
+          .selectFrom('beliefs')
+          .select(['id', 'status'])
+          .where('id', 'in', input.derivedFrom)
+          .execute();
+        if (premises.some((p) => p.status !== 'ACTIVE'))
+          return { kind: 'premiseRetracted', ms: performance.now() - t0 };
       }
       const active = await activeBeliefForClaim(tx, actor.fleet, input.claimKey);
       if (active) {
-        const same = await sql<{ same: boolean }>`SELECT (${value}::jsonb IS NOT DISTINCT FROM value) AS same FROM beliefs WHERE id = ${active.id}`.execute(tx);
+        const same = await sql<{
+          same: boolean;
+        }>`SELECT (${value}::jsonb IS NOT DISTINCT FROM value) AS same FROM beliefs WHERE id = ${active.id}`.execute(
+          tx,
+        );
         if (same.rows[0]!.same) return { kind: 'corroborated', id: active.id, ms: performance.now() - t0 };
         const c = await tx
           .insertInto('contradictions')
           .values({
-            fleet_id: actor.fleet, claim_key: input.claimKey, existing_id: active.id, proposed_statement: input.statement,
-            proposed_value: value, proposed_evidence: null, proposed_author_id: actor.agentId, proposed_derived_from: input.derivedFrom,
+            fleet_id: actor.fleet,
+            claim_key: input.claimKey,
+            existing_id: active.id,
+            proposed_statement: input.statement,
+            proposed_value: value,
+            proposed_evidence: null,
+            proposed_author_id: actor.agentId,
+            proposed_derived_from: input.derivedFrom,
           })
           .returning('id')
           .executeTakeFirstOrThrow();
-        await appendEvent(tx, { fleet: actor.fleet, type: 'ContradictionRaised', actorId: actor.agentId, ids: [c.id], data: { claimKey: input.claimKey } });
+        await appendEvent(tx, {
+          fleet: actor.fleet,
+          type: 'ContradictionRaised',
+          actorId: actor.agentId,
+          ids: [c.id],
+          data: { claimKey: input.claimKey },
+        });
         return { kind: 'contradiction', id: c.id, ms: performance.now() - t0 };
       }
-      await tx.insertInto('claims').values({ fleet_id: actor.fleet, key: input.claimKey }).onConflict((oc) => oc.doNothing()).execute();
-      const b = await insertBelief(tx, actor, { claimKey: input.claimKey, statement: input.statement, value, evidence: null, derivedFrom: input.derivedFrom, vector });
+      await tx
+        .insertInto('claims')
+        .values({ fleet_id: actor.fleet, key: input.claimKey })
+        .onConflict((oc) => oc.doNothing())
+        .execute();
+      const b = await insertBelief(tx, actor, {
+        claimKey: input.claimKey,
+        statement: input.statement,
+        value,
+        evidence: null,
+        derivedFrom: input.derivedFrom,
+        vector,
+      });
       return { kind: 'asserted', id: b.id, ms: performance.now() - t0 };
     });
   } catch (e) {
@@ -140,7 +182,11 @@ async function naiveAssert(core: Core, actor: Actor, input: { claimKey: string; 
 }
 
 /** Arms A and B: the product's assertBelief (B with the experiment-only switch set around the trial). */
-async function productAssert(core: Core, actor: Actor, input: { claimKey: string; statement: string; value: unknown; derivedFrom: string[] }): Promise<Outcome> {
+async function productAssert(
+  core: Core,
+  actor: Actor,
+  input: { claimKey: string; statement: string; value: unknown; derivedFrom: string[] },
+): Promise<Outcome> {
   const t0 = performance.now();
   try {
     const r = await assertBelief(core, actor, input);
@@ -195,18 +241,32 @@ async function emptyStore(store: Store, tables: string[], superuser: boolean): P
 async function productTables(store: Store): Promise<{ tables: string[]; superuser: boolean }> {
   const r = await sql<{ t: string }>`
     SELECT quote_ident(tablename) AS t FROM pg_tables
-     WHERE schemaname = 'public' AND tablename NOT LIKE 'kysely_%' AND tablename <> 'store_meta' ORDER BY 1`.execute(store.db);
-  const su = await sql<{ su: boolean }>`SELECT rolsuper AS su FROM pg_roles WHERE rolname = current_user`.execute(store.db);
+     WHERE schemaname = 'public' AND tablename NOT LIKE 'kysely_%' AND tablename <> 'store_meta' ORDER BY 1`.execute(
+    store.db,
+  );
+  const su = await sql<{ su: boolean }>`SELECT rolsuper AS su FROM pg_roles WHERE rolname = current_user`.execute(
+    store.db,
+  );
   return { tables: r.rows.map((x) => x.t), superuser: su.rows[0]?.su === true };
 }
 
 /** One fleet and `n` agents, written the way the product writes them (role retract_app, fleet set). */
 async function seedAgents(store: Store, fleet: string, n: number): Promise<Actor[]> {
   return inTx(store, { fleet }, async (tx) => {
-    await tx.insertInto('fleets').values({ id: fleet }).onConflict((oc) => oc.doNothing()).execute();
+    await tx
+      .insertInto('fleets')
+      .values({ id: fleet })
+      .onConflict((oc) => oc.doNothing())
+      .execute();
     const rows = await tx
       .insertInto('agents')
-      .values(Array.from({ length: n }, (_, i) => ({ fleet_id: fleet, name: `agent-${i}`, scopes: ['beliefs:read', 'beliefs:write', 'beliefs:retract'] })))
+      .values(
+        Array.from({ length: n }, (_, i) => ({
+          fleet_id: fleet,
+          name: `agent-${i}`,
+          scopes: ['beliefs:read', 'beliefs:write', 'beliefs:retract'],
+        })),
+      )
       .returning('id')
       .execute();
     return rows.map((r) => ({ fleet, agentId: r.id }));
@@ -217,7 +277,14 @@ async function seedAgents(store: Store, fleet: string, n: number): Promise<Actor
  * One trial of one arm: empty the store, set up, run every group's writes (or only `only`) and the
  * retraction at once, then judge the agents' answers and the store.
  */
-async function runTrial(store: Store, db: { tables: string[]; superuser: boolean }, arm: Arm, trial: number, offsetMs: number, only?: Group): Promise<TrialResult> {
+async function runTrial(
+  store: Store,
+  db: { tables: string[]; superuser: boolean },
+  arm: Arm,
+  trial: number,
+  offsetMs: number,
+  only?: Group,
+): Promise<TrialResult> {
   const started = performance.now();
   await emptyStore(store, db.tables, db.superuser);
   const fleet = `conc-${arm.toLowerCase()}`;
@@ -229,16 +296,38 @@ async function runTrial(store: Store, db: { tables: string[]; superuser: boolean
   // Setup, by the product in every arm: a premise and a belief derived from it; a claim that held a
   // value once (retracted), so its claim row exists and it has no ACTIVE belief.
   const setup = agents[0]!;
-  const p = await assertBelief(core, setup, { claimKey: `${prefix}/premise`, statement: `customer ${trial} passed the document check`, value: true });
+  const p = await assertBelief(core, setup, {
+    claimKey: `${prefix}/premise`,
+    statement: `customer ${trial} passed the document check`,
+    value: true,
+  });
   if (p.kind !== 'asserted') throw new Error(`setup: premise ${p.kind}`);
-  const q = await assertBelief(core, setup, { claimKey: `${prefix}/identity`, statement: `customer ${trial} is verified`, value: true, derivedFrom: [p.belief.id] });
+  const q = await assertBelief(core, setup, {
+    claimKey: `${prefix}/identity`,
+    statement: `customer ${trial} is verified`,
+    value: true,
+    derivedFrom: [p.belief.id],
+  });
   if (q.kind !== 'asserted') throw new Error(`setup: derived ${q.kind}`);
-  const old = await assertBelief(core, setup, { claimKey: claims.existing, statement: `customer ${trial} can be reached at +1 555 0100`, value: '+1 555 0100' });
+  const old = await assertBelief(core, setup, {
+    claimKey: claims.existing,
+    statement: `customer ${trial} can be reached at +1 555 0100`,
+    value: '+1 555 0100',
+  });
   if (old.kind !== 'asserted') throw new Error(`setup: old phone ${old.kind}`);
   await retractBelief(core, setup, { beliefId: old.belief.id, reason: 'number disconnected' });
 
   const write = arm === 'C' ? naiveAssert : productAssert;
-  const streets = ['12 Elm St', '14 Elm St', '12 Oak St', '21 Elm St', '12 Ash St', '16 Elm St', '12 Elm Rd', '18 Elm St'];
+  const streets = [
+    '12 Elm St',
+    '14 Elm St',
+    '12 Oak St',
+    '21 Elm St',
+    '12 Ash St',
+    '16 Elm St',
+    '12 Elm Rd',
+    '18 Elm St',
+  ];
   const phones = ['+1 555 0111', '+1 555 0122', '+1 555 0133', '+1 555 0144'];
   const retries0 = store.tx.stats.retries;
   const exhausted0 = store.tx.stats.exhausted;
@@ -258,21 +347,57 @@ async function runTrial(store: Store, db: { tables: string[]; superuser: boolean
     for (let i = 0; i < Math.max(CONTESTED_WRITERS, ADJACENT_WRITERS, DERIVERS); i++) {
       if (i < CONTESTED_WRITERS && on('fresh')) {
         const agent = agents[a++]!;
-        fresh.push(later(() => write(core, agent, { claimKey: claims.fresh, statement: `customer ${trial} lives at ${streets[i]}`, value: streets[i], derivedFrom: [] })));
+        fresh.push(
+          later(() =>
+            write(core, agent, {
+              claimKey: claims.fresh,
+              statement: `customer ${trial} lives at ${streets[i]}`,
+              value: streets[i],
+              derivedFrom: [],
+            }),
+          ),
+        );
       }
       if (i < CONTESTED_WRITERS && on('existing')) {
         const agent = agents[a++]!;
-        existing.push(later(() => write(core, agent, { claimKey: claims.existing, statement: `customer ${trial} can be reached at ${phones[i]}`, value: phones[i], derivedFrom: [] })));
+        existing.push(
+          later(() =>
+            write(core, agent, {
+              claimKey: claims.existing,
+              statement: `customer ${trial} can be reached at ${phones[i]}`,
+              value: phones[i],
+              derivedFrom: [],
+            }),
+          ),
+        );
       }
       if (i < ADJACENT_WRITERS && on('adjacent')) {
         const agent = agents[a++]!;
         const street = streets[CONTESTED_WRITERS + i];
-        adjacent.push(later(() => write(core, agent, { claimKey: `${claims.fresh}.${i + 1}`, statement: `customer ${trial} lives at ${street}`, value: street, derivedFrom: [] })));
+        adjacent.push(
+          later(() =>
+            write(core, agent, {
+              claimKey: `${claims.fresh}.${i + 1}`,
+              statement: `customer ${trial} lives at ${street}`,
+              value: street,
+              derivedFrom: [],
+            }),
+          ),
+        );
       }
       if (i < DERIVERS && on('derive')) {
         const agent = agents[a++]!;
         const from = i < DERIVERS / 2 ? p.belief.id : q.belief.id;
-        derived.push(later(() => write(core, agent, { claimKey: `${prefix}/derived.${i}`, statement: `customer ${trial} may use service ${i}`, value: true, derivedFrom: [from] })));
+        derived.push(
+          later(() =>
+            write(core, agent, {
+              claimKey: `${prefix}/derived.${i}`,
+              statement: `customer ${trial} may use service ${i}`,
+              value: true,
+              derivedFrom: [from],
+            }),
+          ),
+        );
       }
     }
     const retractor = agents[a++]!;
@@ -314,7 +439,11 @@ async function runTrial(store: Store, db: { tables: string[]; superuser: boolean
          AND NOT EXISTS (SELECT 1 FROM justifications j WHERE j.belief_id = b.id
                AND NOT EXISTS (SELECT 1 FROM justification_premises jp JOIN beliefs pb ON pb.id = jp.premise_id
                                 WHERE jp.justification_id = j.id AND pb.status <> 'ACTIVE'))`.execute(tx);
-    return { fresh: await contested(claims.fresh), existing: await contested(claims.existing), unsupported: unsupported.rows[0]!.n };
+    return {
+      fresh: await contested(claims.fresh),
+      existing: await contested(claims.existing),
+      unsupported: unsupported.rows[0]!.n,
+    };
   });
   const violations = await checkInvariants(store);
 
@@ -322,8 +451,13 @@ async function runTrial(store: Store, db: { tables: string[]; superuser: boolean
   const judge = (os: Outcome[], held: { active: number; contradictions: number }) => {
     const accepted = os.filter((o) => o.kind === 'asserted').length;
     const answered = os.filter((o) => o.kind === 'contradiction').length;
-    const unanswered = os.filter((o) => o.kind !== 'asserted' && o.kind !== 'contradiction' && o.kind !== 'corroborated').length;
-    return { double: Math.max(0, accepted - 1) + Math.max(0, held.active - 1), lost: unanswered + Math.abs(held.contradictions - answered) };
+    const unanswered = os.filter(
+      (o) => o.kind !== 'asserted' && o.kind !== 'contradiction' && o.kind !== 'corroborated',
+    ).length;
+    return {
+      double: Math.max(0, accepted - 1) + Math.max(0, held.active - 1),
+      lost: unanswered + Math.abs(held.contradictions - answered),
+    };
   };
   const f = judge(outcomes.fresh, rows.fresh);
   const x = judge(outcomes.existing, rows.existing);
@@ -339,13 +473,28 @@ async function runTrial(store: Store, db: { tables: string[]; superuser: boolean
     if (o.kind === 'error') errorsSurfaced[o.code!] = (errorsSurfaced[o.code!] ?? 0) + 1;
   }
   return {
-    arm, trial, offsetMs, only: only ?? null, anomalies, lost: { fresh: f.lost, existing: x.lost }, outcomes, errorsSurfaced, retries, exhausted,
+    arm,
+    trial,
+    offsetMs,
+    only: only ?? null,
+    anomalies,
+    lost: { fresh: f.lost, existing: x.lost },
+    outcomes,
+    errorsSurfaced,
+    retries,
+    exhausted,
     violations: violations.map((v) => ({ invariant: v.invariant, rule: v.rule, rows: v.rows.length })),
     ms: performance.now() - started,
   };
 }
 
-const allOutcomes = (o: TrialResult['outcomes']) => [...o.fresh, ...o.existing, ...o.adjacent, ...o.derived, o.retraction];
+const allOutcomes = (o: TrialResult['outcomes']) => [
+  ...o.fresh,
+  ...o.existing,
+  ...o.adjacent,
+  ...o.derived,
+  o.retraction,
+];
 const writeOutcomes = (o: TrialResult['outcomes']) => [...o.fresh, ...o.existing, ...o.adjacent, ...o.derived];
 
 interface ArmSummary {
@@ -372,23 +521,38 @@ interface ArmSummary {
   writeLatencyMs: { p50: number; p95: number; p99: number; max: number };
   retractionLatencyMs: { p50: number; p95: number };
   trialMs: { p50: number; p95: number };
-  examples: Array<{ trial: number; offsetMs: number; anomalies: Partial<Record<Anomaly, number>>; errors: Record<string, number>; firstError?: string }>;
+  examples: Array<{
+    trial: number;
+    offsetMs: number;
+    anomalies: Partial<Record<Anomaly, number>>;
+    errors: Record<string, number>;
+    firstError?: string;
+  }>;
 }
 
 function summarise(arm: Arm, results: TrialResult[]): ArmSummary {
   const n = results.length;
   const anomalous = results.filter((r) => ANOMALIES.some((a) => r.anomalies[a] > 0));
-  const byAnomaly = Object.fromEntries(ANOMALIES.map((a) => {
-    const t = results.filter((r) => r.anomalies[a] > 0).length;
-    return [a, { trials: t, count: results.reduce((s, r) => s + r.anomalies[a], 0), trialRate: wilson(t, n) }];
-  })) as ArmSummary['byAnomaly'];
+  const byAnomaly = Object.fromEntries(
+    ANOMALIES.map((a) => {
+      const t = results.filter((r) => r.anomalies[a] > 0).length;
+      return [a, { trials: t, count: results.reduce((s, r) => s + r.anomalies[a], 0), trialRate: wilson(t, n) }];
+    }),
+  ) as ArmSummary['byAnomaly'];
   const contested = n * (CONTESTED_WRITERS - 1);
-  const lostFresh = Math.min(contested, results.reduce((s, r) => s + r.lost.fresh, 0));
-  const lostExisting = Math.min(contested, results.reduce((s, r) => s + r.lost.existing, 0));
+  const lostFresh = Math.min(
+    contested,
+    results.reduce((s, r) => s + r.lost.fresh, 0),
+  );
+  const lostExisting = Math.min(
+    contested,
+    results.reduce((s, r) => s + r.lost.existing, 0),
+  );
   const derivations = n * DERIVERS;
   const onRetracted = Math.min(derivations, byAnomaly.derivedOnRetracted.count);
   const errorsSurfaced: Record<string, number> = {};
-  for (const r of results) for (const [k, c] of Object.entries(r.errorsSurfaced)) errorsSurfaced[k] = (errorsSurfaced[k] ?? 0) + c;
+  for (const r of results)
+    for (const [k, c] of Object.entries(r.errorsSurfaced)) errorsSurfaced[k] = (errorsSurfaced[k] ?? 0) + c;
   const latencies = results.flatMap((r) => writeOutcomes(r.outcomes).map((o) => o.ms));
   const retries = results.reduce((s, r) => s + r.retries, 0);
   const round = (x: number) => Math.round(x * 10) / 10;
@@ -406,17 +570,59 @@ function summarise(arm: Arm, results: TrialResult[]): ArmSummary {
       derivations,
       derivedOnRetracted: onRetracted,
       derivedOnRetractedRate: wilson(onRetracted, derivations),
-      derivationsAccepted: results.reduce((s, r) => s + r.outcomes.derived.filter((o) => o.kind === 'asserted').length, 0),
-      derivationsRefusedPremiseRetracted: results.reduce((s, r) => s + r.outcomes.derived.filter((o) => o.kind === 'premiseRetracted').length, 0),
+      derivationsAccepted: results.reduce(
+        (s, r) => s + r.outcomes.derived.filter((o) => o.kind === 'asserted').length,
+        0,
+      ),
+      derivationsRefusedPremiseRetracted: results.reduce(
+        (s, r) => s + r.outcomes.derived.filter((o) => o.kind === 'premiseRetracted').length,
+        0,
+      ),
     },
     errorsSurfaced,
     retractionErrors: results.filter((r) => r.outcomes.retraction.kind === 'error').length,
-    retries: { total: retries, perTrialMean: round(retries / Math.max(1, n)), exhausted: results.reduce((s, r) => s + r.exhausted, 0) },
-    writeLatencyMs: { p50: round(percentile(latencies, 0.5)), p95: round(percentile(latencies, 0.95)), p99: round(percentile(latencies, 0.99)), max: round(Math.max(...latencies)) },
-    trialMs: { p50: round(percentile(results.map((r) => r.ms), 0.5)), p95: round(percentile(results.map((r) => r.ms), 0.95)) },
-    retractionLatencyMs: { p50: round(percentile(results.map((r) => r.outcomes.retraction.ms), 0.5)), p95: round(percentile(results.map((r) => r.outcomes.retraction.ms), 0.95)) },
+    retries: {
+      total: retries,
+      perTrialMean: round(retries / Math.max(1, n)),
+      exhausted: results.reduce((s, r) => s + r.exhausted, 0),
+    },
+    writeLatencyMs: {
+      p50: round(percentile(latencies, 0.5)),
+      p95: round(percentile(latencies, 0.95)),
+      p99: round(percentile(latencies, 0.99)),
+      max: round(Math.max(...latencies)),
+    },
+    trialMs: {
+      p50: round(
+        percentile(
+          results.map((r) => r.ms),
+          0.5,
+        ),
+      ),
+      p95: round(
+        percentile(
+          results.map((r) => r.ms),
+          0.95,
+        ),
+      ),
+    },
+    retractionLatencyMs: {
+      p50: round(
+        percentile(
+          results.map((r) => r.outcomes.retraction.ms),
+          0.5,
+        ),
+      ),
+      p95: round(
+        percentile(
+          results.map((r) => r.outcomes.retraction.ms),
+          0.95,
+        ),
+      ),
+    },
     examples: anomalous.slice(0, 5).map((r) => ({
-      trial: r.trial, offsetMs: r.offsetMs,
+      trial: r.trial,
+      offsetMs: r.offsetMs,
       anomalies: Object.fromEntries(ANOMALIES.filter((a) => r.anomalies[a] > 0).map((a) => [a, r.anomalies[a]])),
       errors: r.errorsSurfaced,
       firstError: allOutcomes(r.outcomes).find((o) => o.kind === 'error')?.message,
@@ -425,20 +631,39 @@ function summarise(arm: Arm, results: TrialResult[]): ArmSummary {
 }
 
 function compare(x: ArmSummary, y: ArmSummary) {
-  const a = x.anomalousTrials, b = x.trials - a, c = y.anomalousTrials, d = y.trials - c;
+  const a = x.anomalousTrials,
+    b = x.trials - a,
+    c = y.anomalousTrials,
+    d = y.trials - c;
   const z = twoProportionZ(a, x.trials, c, y.trials);
-  const perType = Object.fromEntries(ANOMALIES.map((t) => {
-    const k1 = x.byAnomaly[t].trials, k2 = y.byAnomaly[t].trials;
-    return [t, { fisherP: fisherExact(k1, x.trials - k1, k2, y.trials - k2) }];
-  }));
-  return { arms: `${x.arm} vs ${y.arm}`, table: [[a, b], [c, d]], fisherP: fisherExact(a, b, c, d), z: z.z, zP: z.p, perType };
+  const perType = Object.fromEntries(
+    ANOMALIES.map((t) => {
+      const k1 = x.byAnomaly[t].trials,
+        k2 = y.byAnomaly[t].trials;
+      return [t, { fisherP: fisherExact(k1, x.trials - k1, k2, y.trials - k2) }];
+    }),
+  );
+  return {
+    arms: `${x.arm} vs ${y.arm}`,
+    table: [
+      [a, b],
+      [c, d],
+    ],
+    fisherP: fisherExact(a, b, c, d),
+    z: z.z,
+    zP: z.p,
+    perType,
+  };
 }
 
-const pct = (i: Interval) => `${(i.rate * 100).toFixed(1)}% [${(i.low * 100).toFixed(1)}, ${(i.high * 100).toFixed(1)}]`;
+const pct = (i: Interval) =>
+  `${(i.rate * 100).toFixed(1)}% [${(i.low * 100).toFixed(1)}, ${(i.high * 100).toFixed(1)}]`;
 const pval = (p: number) => (p < 1e-4 ? p.toExponential(1) : p.toFixed(4));
 
 function usage(message: string): never {
-  console.error(`concurrency_eval: ${message}\nusage: tsx experiments/concurrency_eval.ts [--trials N] [--attribution-rounds N] [--connections N] [--seed N] [--out FILE]`);
+  console.error(
+    `concurrency_eval: ${message}\nusage: tsx experiments/concurrency_eval.ts [--trials N] [--attribution-rounds N] [--connections N] [--seed N] [--out FILE]`,
+  );
   process.exit(3);
 }
 
@@ -460,11 +685,17 @@ async function main(): Promise<number> {
   const trials = Number(args.trials);
   const connections = Number(args.connections);
   const seed = Number(args.seed);
-  if (!Number.isInteger(trials) || trials < 1 || trials > 100_000) usage('--trials must be an integer from 1 to 100000');
-  if (!Number.isInteger(connections) || connections < 2 || connections > 64) usage('--connections must be an integer from 2 to 64');
+  if (!Number.isInteger(trials) || trials < 1 || trials > 100_000)
+    usage('--trials must be an integer from 1 to 100000');
+  if (!Number.isInteger(connections) || connections < 2 || connections > 64)
+    usage('--connections must be an integer from 2 to 64');
   if (!Number.isInteger(seed)) usage('--seed must be an integer');
-  const rounds = args['attribution-rounds'] === undefined ? Math.max(3, Math.round(trials / 20)) : Number(args['attribution-rounds']);
-  if (!Number.isInteger(rounds) || rounds < 0 || rounds > 10_000) usage('--attribution-rounds must be an integer from 0 to 10000');
+  const rounds =
+    args['attribution-rounds'] === undefined
+      ? Math.max(3, Math.round(trials / 20))
+      : Number(args['attribution-rounds']);
+  if (!Number.isInteger(rounds) || rounds < 0 || rounds > 10_000)
+    usage('--attribution-rounds must be an integer from 0 to 10000');
 
   const base = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
   let baseUrl: URL;
@@ -473,7 +704,8 @@ async function main(): Promise<number> {
   } catch {
     usage(`DATABASE_URL is not a URL: ${base}`);
   }
-  if (!/^postgres(ql)?:$/.test(baseUrl.protocol)) usage('concurrency_eval needs a real PostgreSQL server (postgres://…)');
+  if (!/^postgres(ql)?:$/.test(baseUrl.protocol))
+    usage('concurrency_eval needs a real PostgreSQL server (postgres://…)');
   const dbName = `retract_conc_${process.pid}_${randomBytes(3).toString('hex')}`;
   const admin = new pg.Client({ connectionString: base });
   await admin.connect();
@@ -503,11 +735,17 @@ async function main(): Promise<number> {
       }
       if (performance.now() - lastReport > 15_000) {
         lastReport = performance.now();
-        console.error(`concurrency_eval: ${t + 1}/${trials} rounds, ${((performance.now() - started) / 1000).toFixed(0)} s`);
+        console.error(
+          `concurrency_eval: ${t + 1}/${trials} rounds, ${((performance.now() - started) / 1000).toFixed(0)} s`,
+        );
       }
     }
     // Attribution: each group alone, a few rounds per arm, to see where retries and anomalies come from.
-    const alone: Record<Arm, Record<Group, TrialResult[]>> = { A: { fresh: [], existing: [], adjacent: [], derive: [] }, B: { fresh: [], existing: [], adjacent: [], derive: [] }, C: { fresh: [], existing: [], adjacent: [], derive: [] } };
+    const alone: Record<Arm, Record<Group, TrialResult[]>> = {
+      A: { fresh: [], existing: [], adjacent: [], derive: [] },
+      B: { fresh: [], existing: [], adjacent: [], derive: [] },
+      C: { fresh: [], existing: [], adjacent: [], derive: [] },
+    };
     for (let t = 0; t < rounds; t++) {
       for (const g of GROUPS) {
         for (let k = 0; k < ARMS.length; k++) {
@@ -516,108 +754,229 @@ async function main(): Promise<number> {
         }
       }
     }
-    const attribution = Object.fromEntries(ARMS.map((a) => [a, Object.fromEntries(GROUPS.map((g) => {
-      const rs = alone[a][g];
-      if (rs.length === 0) return [g, { rounds: 0, retriesPerRound: 0, anomalousRounds: 0, errors: {} }];
-      const errors: Record<string, number> = {};
-      for (const r of rs) for (const [k, c] of Object.entries(r.errorsSurfaced)) errors[k] = (errors[k] ?? 0) + c;
-      return [g, {
-        rounds: rs.length,
-        retriesPerRound: Math.round((rs.reduce((s, r) => s + r.retries, 0) / rs.length) * 100) / 100,
-        anomalousRounds: rs.filter((r) => ANOMALIES.some((x) => r.anomalies[x] > 0)).length,
-        errors,
-      }];
-    }))])) as Record<Arm, Record<Group, { rounds: number; retriesPerRound: number; anomalousRounds: number; errors: Record<string, number> }>>;
+    const attribution = Object.fromEntries(
+      ARMS.map((a) => [
+        a,
+        Object.fromEntries(
+          GROUPS.map((g) => {
+            const rs = alone[a][g];
+            if (rs.length === 0) return [g, { rounds: 0, retriesPerRound: 0, anomalousRounds: 0, errors: {} }];
+            const errors: Record<string, number> = {};
+            for (const r of rs) for (const [k, c] of Object.entries(r.errorsSurfaced)) errors[k] = (errors[k] ?? 0) + c;
+            return [
+              g,
+              {
+                rounds: rs.length,
+                retriesPerRound: Math.round((rs.reduce((s, r) => s + r.retries, 0) / rs.length) * 100) / 100,
+                anomalousRounds: rs.filter((r) => ANOMALIES.some((x) => r.anomalies[x] > 0)).length,
+                errors,
+              },
+            ];
+          }),
+        ),
+      ]),
+    ) as Record<
+      Arm,
+      Record<
+        Group,
+        { rounds: number; retriesPerRound: number; anomalousRounds: number; errors: Record<string, number> }
+      >
+    >;
     // How the race between derivations and the retraction depends on who starts first.
-    const buckets = [[-OFFSET_MAX_MS, -51], [-50, -11], [-10, 10], [11, 50], [51, OFFSET_MAX_MS]] as const;
-    const byOffset = Object.fromEntries(ARMS.map((a) => [a, buckets.map(([lo, hi]) => {
-      const rs = results[a].filter((r) => r.offsetMs >= lo && r.offsetMs <= hi);
-      const bad = rs.reduce((s, r) => s + r.anomalies.derivedOnRetracted, 0);
-      const refused = rs.reduce((s, r) => s + r.outcomes.derived.filter((o) => o.kind === 'premiseRetracted').length, 0);
-      return { offsetMs: [lo, hi], trials: rs.length, derivations: rs.length * DERIVERS, derivedOnRetracted: bad, refusedPremiseRetracted: refused };
-    })])) as unknown as Record<Arm, Array<{ offsetMs: readonly [number, number]; trials: number; derivations: number; derivedOnRetracted: number; refusedPremiseRetracted: number }>>;
+    const buckets = [
+      [-OFFSET_MAX_MS, -51],
+      [-50, -11],
+      [-10, 10],
+      [11, 50],
+      [51, OFFSET_MAX_MS],
+    ] as const;
+    const byOffset = Object.fromEntries(
+      ARMS.map((a) => [
+        a,
+        buckets.map(([lo, hi]) => {
+          const rs = results[a].filter((r) => r.offsetMs >= lo && r.offsetMs <= hi);
+          const bad = rs.reduce((s, r) => s + r.anomalies.derivedOnRetracted, 0);
+          const refused = rs.reduce(
+            (s, r) => s + r.outcomes.derived.filter((o) => o.kind === 'premiseRetracted').length,
+            0,
+          );
+          return {
+            offsetMs: [lo, hi],
+            trials: rs.length,
+            derivations: rs.length * DERIVERS,
+            derivedOnRetracted: bad,
+            refusedPremiseRetracted: refused,
+          };
+        }),
+      ]),
+    ) as unknown as Record<
+      Arm,
+      Array<{
+        offsetMs: readonly [number, number];
+        trials: number;
+        derivations: number;
+        derivedOnRetracted: number;
+        refusedPremiseRetracted: number;
+      }>
+    >;
 
     const summaries = Object.fromEntries(ARMS.map((a) => [a, summarise(a, results[a])])) as Record<Arm, ArmSummary>;
-    const comparisons = [compare(summaries.A, summaries.B), compare(summaries.A, summaries.C), compare(summaries.B, summaries.C)];
+    const comparisons = [
+      compare(summaries.A, summaries.B),
+      compare(summaries.A, summaries.C),
+      compare(summaries.B, summaries.C),
+    ];
     const runtimeMs = performance.now() - started;
 
     const lines: string[] = [];
-    lines.push('concurrency_eval — concurrent writes to one claim and to adjacent claims, derivations racing a retraction');
+    lines.push(
+      'concurrency_eval — concurrent writes to one claim and to adjacent claims, derivations racing a retraction',
+    );
     lines.push(...environmentLines(env));
-    lines.push(`run:      ${trials} trials per arm, interleaved. Per trial, at once on a pool of ${connections} connections: ${CONTESTED_WRITERS} writers with different values on a new claim,`);
-    lines.push(`          ${CONTESTED_WRITERS} on a claim written before (its claim row exists, no ACTIVE belief), ${ADJACENT_WRITERS} on adjacent claims, ${DERIVERS} derivers (${DERIVERS / 2} from a premise, ${DERIVERS / 2} from a belief derived from it)`);
-    lines.push(`          and 1 agent retracting that premise, started −${OFFSET_MAX_MS}…+${OFFSET_MAX_MS} ms relative to the writers (seed ${seed}); fresh database ${dbName}, emptied before each trial`);
+    lines.push(
+      `run:      ${trials} trials per arm, interleaved. Per trial, at once on a pool of ${connections} connections: ${CONTESTED_WRITERS} writers with different values on a new claim,`,
+    );
+    lines.push(
+      `          ${CONTESTED_WRITERS} on a claim written before (its claim row exists, no ACTIVE belief), ${ADJACENT_WRITERS} on adjacent claims, ${DERIVERS} derivers (${DERIVERS / 2} from a premise, ${DERIVERS / 2} from a belief derived from it)`,
+    );
+    lines.push(
+      `          and 1 agent retracting that premise, started −${OFFSET_MAX_MS}…+${OFFSET_MAX_MS} ms relative to the writers (seed ${seed}); fresh database ${dbName}, emptied before each trial`,
+    );
     lines.push('');
-    lines.push(table([
-      ['arm', 'trials', 'anomalous trials, rate [95% CI]', 'lost contradictions new/existing', 'double accepts', 'adjacent refused', 'derived on retracted', 'invariant rows', 'errors surfaced', 'retries/trial', 'write p50/p95 ms'],
-      ...ARMS.map((a) => {
-        const s = summaries[a];
-        return [
-          s.label, String(s.trials), `${s.anomalousTrials}  ${pct(s.anomalousRate)}`,
-          `${s.perWrite.lostContradictions.fresh}/${s.perWrite.contestedWrites.fresh}  ${s.perWrite.lostContradictions.existing}/${s.perWrite.contestedWrites.existing}`,
-          String(s.byAnomaly.doubleAccept.count),
-          `${s.byAnomaly.adjacentRefused.count}/${s.trials * ADJACENT_WRITERS}`,
-          `${s.perWrite.derivedOnRetracted}/${s.perWrite.derivations}`,
-          String(s.byAnomaly.invariantViolation.count),
-          Object.entries(s.errorsSurfaced).map(([k, c]) => `${k}×${c}`).join(' ') || 'none',
-          s.retries.perTrialMean.toFixed(1),
-          `${s.writeLatencyMs.p50}/${s.writeLatencyMs.p95}`,
-        ];
-      }),
-    ]));
-    lines.push(`lost contradictions are counted over conflicting writes: the ${CONTESTED_WRITERS - 1} writers after the first on each contested claim, per trial.`);
+    lines.push(
+      table([
+        [
+          'arm',
+          'trials',
+          'anomalous trials, rate [95% CI]',
+          'lost contradictions new/existing',
+          'double accepts',
+          'adjacent refused',
+          'derived on retracted',
+          'invariant rows',
+          'errors surfaced',
+          'retries/trial',
+          'write p50/p95 ms',
+        ],
+        ...ARMS.map((a) => {
+          const s = summaries[a];
+          return [
+            s.label,
+            String(s.trials),
+            `${s.anomalousTrials}  ${pct(s.anomalousRate)}`,
+            `${s.perWrite.lostContradictions.fresh}/${s.perWrite.contestedWrites.fresh}  ${s.perWrite.lostContradictions.existing}/${s.perWrite.contestedWrites.existing}`,
+            String(s.byAnomaly.doubleAccept.count),
+            `${s.byAnomaly.adjacentRefused.count}/${s.trials * ADJACENT_WRITERS}`,
+            `${s.perWrite.derivedOnRetracted}/${s.perWrite.derivations}`,
+            String(s.byAnomaly.invariantViolation.count),
+            Object.entries(s.errorsSurfaced)
+              .map(([k, c]) => `${k}×${c}`)
+              .join(' ') || 'none',
+            s.retries.perTrialMean.toFixed(1),
+            `${s.writeLatencyMs.p50}/${s.writeLatencyMs.p95}`,
+          ];
+        }),
+      ]),
+    );
+    lines.push(
+      `lost contradictions are counted over conflicting writes: the ${CONTESTED_WRITERS - 1} writers after the first on each contested claim, per trial.`,
+    );
     lines.push('');
     lines.push('per-write rates [95% CI]:');
     for (const a of ARMS) {
       const s = summaries[a];
-      lines.push(`  ${a}: lost contradictions ${pct(s.perWrite.lostContradictionRate.fresh)} of conflicting writes to the new claim, ${pct(s.perWrite.lostContradictionRate.existing)} to the existing one;`);
-      lines.push(`     derived on a retracted premise ${pct(s.perWrite.derivedOnRetractedRate)} of derivations (${s.perWrite.derivationsAccepted} accepted, ${s.perWrite.derivationsRefusedPremiseRetracted} refused PremiseRetracted);`);
-      lines.push(`     serialization retries ${s.retries.total} (${s.retries.perTrialMean}/trial), given up ${s.retries.exhausted}, retraction errors ${s.retractionErrors}; write latency p50 ${s.writeLatencyMs.p50} ms, p95 ${s.writeLatencyMs.p95} ms, p99 ${s.writeLatencyMs.p99} ms; retraction p50 ${s.retractionLatencyMs.p50} ms`);
+      lines.push(
+        `  ${a}: lost contradictions ${pct(s.perWrite.lostContradictionRate.fresh)} of conflicting writes to the new claim, ${pct(s.perWrite.lostContradictionRate.existing)} to the existing one;`,
+      );
+      lines.push(
+        `     derived on a retracted premise ${pct(s.perWrite.derivedOnRetractedRate)} of derivations (${s.perWrite.derivationsAccepted} accepted, ${s.perWrite.derivationsRefusedPremiseRetracted} refused PremiseRetracted);`,
+      );
+      lines.push(
+        `     serialization retries ${s.retries.total} (${s.retries.perTrialMean}/trial), given up ${s.retries.exhausted}, retraction errors ${s.retractionErrors}; write latency p50 ${s.writeLatencyMs.p50} ms, p95 ${s.writeLatencyMs.p95} ms, p99 ${s.writeLatencyMs.p99} ms; retraction p50 ${s.retractionLatencyMs.p50} ms`,
+      );
     }
     lines.push('');
     lines.push('between arms (anomalous trials): Fisher exact two-sided p; two-proportion z');
     for (const c of comparisons) {
-      lines.push(`  ${c.arms}: ${c.table[0]![0]}/${c.table[0]![0]! + c.table[0]![1]!} vs ${c.table[1]![0]}/${c.table[1]![0]! + c.table[1]![1]!}  Fisher p = ${pval(c.fisherP)}; z = ${c.z.toFixed(2)}, p = ${pval(c.zP)}` +
-        `  (by type, Fisher p: ${ANOMALIES.map((t) => `${t} ${pval(c.perType[t]!.fisherP)}`).join(', ')})`);
+      lines.push(
+        `  ${c.arms}: ${c.table[0]![0]}/${c.table[0]![0]! + c.table[0]![1]!} vs ${c.table[1]![0]}/${c.table[1]![0]! + c.table[1]![1]!}  Fisher p = ${pval(c.fisherP)}; z = ${c.z.toFixed(2)}, p = ${pval(c.zP)}` +
+          `  (by type, Fisher p: ${ANOMALIES.map((t) => `${t} ${pval(c.perType[t]!.fisherP)}`).join(', ')})`,
+      );
     }
     for (const a of ARMS) {
       for (const ex of summaries[a].examples.slice(0, 2)) {
-        lines.push(`  example ${a} trial ${ex.trial} (offset ${ex.offsetMs} ms): ${JSON.stringify(ex.anomalies)}${ex.firstError ? ` — first error: ${ex.firstError}` : ''}`);
+        lines.push(
+          `  example ${a} trial ${ex.trial} (offset ${ex.offsetMs} ms): ${JSON.stringify(ex.anomalies)}${ex.firstError ? ` — first error: ${ex.firstError}` : ''}`,
+        );
       }
     }
     lines.push('');
-    lines.push(`derived on a retracted premise / refused PremiseRetracted, by when the retraction started relative to the writers:`);
-    lines.push(table([
-      ['arm', ...buckets.map(([lo, hi]) => (lo === hi ? `${lo} ms` : `${lo}…${hi} ms`))],
-      ...ARMS.map((a) => [a, ...byOffset[a].map((b) => `${b.derivedOnRetracted}/${b.derivations} · ${b.refusedPremiseRetracted}`)]),
-    ]));
+    lines.push(
+      `derived on a retracted premise / refused PremiseRetracted, by when the retraction started relative to the writers:`,
+    );
+    lines.push(
+      table([
+        ['arm', ...buckets.map(([lo, hi]) => (lo === hi ? `${lo} ms` : `${lo}…${hi} ms`))],
+        ...ARMS.map((a) => [
+          a,
+          ...byOffset[a].map((b) => `${b.derivedOnRetracted}/${b.derivations} · ${b.refusedPremiseRetracted}`),
+        ]),
+      ]),
+    );
     lines.push('');
-    lines.push(`each group alone (${rounds} rounds per arm): serialization retries per round; anomalous rounds; errors surfaced`);
-    lines.push(table([
-      ['arm', ...GROUPS],
-      ...ARMS.map((a) => [a, ...GROUPS.map((g) => {
-        const x = attribution[a][g];
-        const errs = Object.entries(x.errors).map(([k, c]) => `${k}×${c}`).join(' ');
-        return `${x.retriesPerRound.toFixed(2)}; ${x.anomalousRounds}/${x.rounds}${errs ? `; ${errs}` : ''}`;
-      })]),
-    ]));
-    const aErrors = Object.values(summaries.A.errorsSurfaced).reduce((s, c) => s + c, 0) + GROUPS.reduce((s, g) => s + Object.values(attribution.A[g].errors).reduce((x, c) => x + c, 0), 0);
-    const productClean = summaries.A.anomalousTrials === 0 && GROUPS.every((g) => attribution.A[g].anomalousRounds === 0) && aErrors === 0;
+    lines.push(
+      `each group alone (${rounds} rounds per arm): serialization retries per round; anomalous rounds; errors surfaced`,
+    );
+    lines.push(
+      table([
+        ['arm', ...GROUPS],
+        ...ARMS.map((a) => [
+          a,
+          ...GROUPS.map((g) => {
+            const x = attribution[a][g];
+            const errs = Object.entries(x.errors)
+              .map(([k, c]) => `${k}×${c}`)
+              .join(' ');
+            return `${x.retriesPerRound.toFixed(2)}; ${x.anomalousRounds}/${x.rounds}${errs ? `; ${errs}` : ''}`;
+          }),
+        ]),
+      ]),
+    );
+    const aErrors =
+      Object.values(summaries.A.errorsSurfaced).reduce((s, c) => s + c, 0) +
+      GROUPS.reduce((s, g) => s + Object.values(attribution.A[g].errors).reduce((x, c) => x + c, 0), 0);
+    const productClean =
+      summaries.A.anomalousTrials === 0 && GROUPS.every((g) => attribution.A[g].anomalousRounds === 0) && aErrors === 0;
     lines.push('');
-    lines.push(`arm A (the product): ${productClean ? 'no anomaly, no error surfaced to an agent' : `${summaries.A.anomalousTrials} anomalous trials, ${GROUPS.reduce((s, g) => s + attribution.A[g].anomalousRounds, 0)} anomalous attribution rounds, ${aErrors} errors surfaced`}`);
+    lines.push(
+      `arm A (the product): ${productClean ? 'no anomaly, no error surfaced to an agent' : `${summaries.A.anomalousTrials} anomalous trials, ${GROUPS.reduce((s, g) => s + attribution.A[g].anomalousRounds, 0)} anomalous attribution rounds, ${aErrors} errors surfaced`}`,
+    );
     lines.push(`runtime: ${(runtimeMs / 1000).toFixed(1)} s`);
     console.log(lines.join('\n'));
 
     const trialsFile = args.out!.replace(/\.json$/, '') + '.trials.jsonl';
     writeJson(args.out!, {
       experiment: 'concurrency_eval',
-      description: 'Concurrent COMMITs on one claim and on adjacent claims, and derivations racing a retraction of their premise, under three write disciplines.',
+      description:
+        'Concurrent COMMITs on one claim and on adjacent claims, and derivations racing a retraction of their premise, under three write disciplines.',
       environment: env,
-      parameters: { trials, connections, seed, offsetMaxMs: OFFSET_MAX_MS, attributionRounds: rounds, contestedWritersPerClaim: CONTESTED_WRITERS, adjacentWriters: ADJACENT_WRITERS, derivers: DERIVERS, database: dbName },
+      parameters: {
+        trials,
+        connections,
+        seed,
+        offsetMaxMs: OFFSET_MAX_MS,
+        attributionRounds: rounds,
+        contestedWritersPerClaim: CONTESTED_WRITERS,
+        adjacentWriters: ADJACENT_WRITERS,
+        derivers: DERIVERS,
+        database: dbName,
+      },
       arms: ARM_LABEL,
       anomalyDefinitions: {
-        doubleAccept: 'more than one writer told "asserted" for one contested claim, or more than one ACTIVE belief on it',
-        lostContradiction: 'a write to a contested claim that was neither accepted nor answered with a contradiction (an error reached the agent), or a contradiction answer without its row',
+        doubleAccept:
+          'more than one writer told "asserted" for one contested claim, or more than one ACTIVE belief on it',
+        lostContradiction:
+          'a write to a contested claim that was neither accepted nor answered with a contradiction (an error reached the agent), or a contradiction answer without its row',
         adjacentRefused: 'a write to a free adjacent claim that was not accepted',
         derivedOnRetracted: 'an ACTIVE derived belief with no justification whose premises are all ACTIVE',
         invariantViolation: 'rows reported by checkInvariants after the trial',
@@ -631,17 +990,30 @@ async function main(): Promise<number> {
       trialsFile: path.basename(trialsFile),
     });
     // One line per trial (every arm, then the attribution rounds), for anyone re-analysing the run.
-    const line = (r: TrialResult) => JSON.stringify({
-      arm: r.arm, trial: r.trial, only: r.only, offsetMs: r.offsetMs, anomalies: r.anomalies, errors: r.errorsSurfaced, retries: r.retries, ms: Math.round(r.ms * 10) / 10,
-      fresh: r.outcomes.fresh.map((o) => o.kind + (o.code ? `:${o.code}` : '')),
-      existing: r.outcomes.existing.map((o) => o.kind + (o.code ? `:${o.code}` : '')),
-      adjacent: r.outcomes.adjacent.map((o) => o.kind + (o.code ? `:${o.code}` : '')),
-      derived: r.outcomes.derived.map((o) => o.kind + (o.code ? `:${o.code}` : '')),
-      retraction: r.outcomes.retraction.kind === 'error' ? `error:${r.outcomes.retraction.code}` : 'ok',
-      retractionMs: Math.round(r.outcomes.retraction.ms * 10) / 10,
-      derivedMs: r.outcomes.derived.map((o) => Math.round(o.ms * 10) / 10),
-    });
-    fs.writeFileSync(trialsFile, [...ARMS.flatMap((a) => results[a]), ...ARMS.flatMap((a) => GROUPS.flatMap((g) => alone[a][g]))].map(line).join('\n') + '\n');
+    const line = (r: TrialResult) =>
+      JSON.stringify({
+        arm: r.arm,
+        trial: r.trial,
+        only: r.only,
+        offsetMs: r.offsetMs,
+        anomalies: r.anomalies,
+        errors: r.errorsSurfaced,
+        retries: r.retries,
+        ms: Math.round(r.ms * 10) / 10,
+        fresh: r.outcomes.fresh.map((o) => o.kind + (o.code ? `:${o.code}` : '')),
+        existing: r.outcomes.existing.map((o) => o.kind + (o.code ? `:${o.code}` : '')),
+        adjacent: r.outcomes.adjacent.map((o) => o.kind + (o.code ? `:${o.code}` : '')),
+        derived: r.outcomes.derived.map((o) => o.kind + (o.code ? `:${o.code}` : '')),
+        retraction: r.outcomes.retraction.kind === 'error' ? `error:${r.outcomes.retraction.code}` : 'ok',
+        retractionMs: Math.round(r.outcomes.retraction.ms * 10) / 10,
+        derivedMs: r.outcomes.derived.map((o) => Math.round(o.ms * 10) / 10),
+      });
+    fs.writeFileSync(
+      trialsFile,
+      [...ARMS.flatMap((a) => results[a]), ...ARMS.flatMap((a) => GROUPS.flatMap((g) => alone[a][g]))]
+        .map(line)
+        .join('\n') + '\n',
+    );
     console.log(`wrote ${path.relative(process.cwd(), trialsFile) || trialsFile}`);
     console.log(`wrote ${path.relative(process.cwd(), args.out!) || args.out}`);
     return productClean ? 0 : 1;
@@ -649,7 +1021,9 @@ async function main(): Promise<number> {
     await store?.close().catch(() => {});
     const a = new pg.Client({ connectionString: base });
     await a.connect();
-    await a.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch((e) => console.error(`concurrency_eval: could not drop ${dbName}: ${(e as Error).message}`));
+    await a
+      .query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)
+      .catch((e) => console.error(`concurrency_eval: could not drop ${dbName}: ${(e as Error).message}`));
     await a.end();
   }
 }

@@ -45,7 +45,14 @@ function quantile(sorted: number[], q: number): number {
 type Summary = { n: number; min: number; p25: number; median: number; p75: number; max: number };
 function summarise(xs: number[]): Summary {
   const s = [...xs].sort((a, b) => a - b);
-  return { n: s.length, min: s[0]!, p25: quantile(s, 0.25), median: quantile(s, 0.5), p75: quantile(s, 0.75), max: s[s.length - 1]! };
+  return {
+    n: s.length,
+    min: s[0]!,
+    p25: quantile(s, 0.25),
+    median: quantile(s, 0.5),
+    p75: quantile(s, 0.75),
+    max: s[s.length - 1]!,
+  };
 }
 
 const f3 = (x: number) => x.toFixed(3);
@@ -62,7 +69,10 @@ async function main(): Promise<void> {
       },
     }).values;
   } catch (e) {
-    fail(3, `identity_eval: ${(e as Error).message}\nusage: tsx experiments/identity_eval.ts [--embedder local|bedrock] [--pairs FILE] [--out FILE]`);
+    fail(
+      3,
+      `identity_eval: ${(e as Error).message}\nusage: tsx experiments/identity_eval.ts [--embedder local|bedrock] [--pairs FILE] [--out FILE]`,
+    );
   }
 
   const env = { ...process.env };
@@ -146,16 +156,22 @@ async function main(): Promise<void> {
   const w = Math.max(...rows.map(([n]) => n.length));
   console.log(`${'group'.padEnd(w)}   n    min    p25    median p75    max`);
   for (const [name, s] of rows) {
-    console.log(`${name.padEnd(w)}  ${String(s.n).padStart(2)}  ${[s.min, s.p25, s.median, s.p75, s.max].map(f3).join('  ')}`);
+    console.log(
+      `${name.padEnd(w)}  ${String(s.n).padStart(2)}  ${[s.min, s.p25, s.median, s.p75, s.max].map(f3).join('  ')}`,
+    );
   }
 
   console.log('\nparaphrase vs negation');
   console.log(`  median gap (median paraphrase − median negation): ${f3(medianGap)}`);
   console.log(`  negation pairs scoring above the median paraphrase: ${pct(negAboveParaMedian, neg.length)}`);
-  console.log(`  all (negation pair, paraphrase pair) combinations where the negation scores higher: ${pct(negCross, negCrossTotal)}`);
+  console.log(
+    `  all (negation pair, paraphrase pair) combinations where the negation scores higher: ${pct(negCross, negCrossTotal)}`,
+  );
 
   console.log('\ndifferent entity vs same fact reworded');
-  console.log('  matched: for each differentEntity record, is cos(a, b) > cos(a, aReworded)? i.e. the same sentence about');
+  console.log(
+    '  matched: for each differentEntity record, is cos(a, b) > cos(a, aReworded)? i.e. the same sentence about',
+  );
   console.log(`  another entity sits nearer to a than a's own fact in other words: ${pct(matchedNearer, ent.length)}`);
   console.log('  cross-group: over all (differentEntity pair i, paraphrase pair j), is cos(a_i, b_i) > cos(a_j, b_j)?');
   console.log(`  ${pct(crossNearer, crossTotal)}`);
@@ -173,7 +189,11 @@ async function main(): Promise<void> {
         groups,
         paraphraseVsNegation: {
           medianGap,
-          negationAboveParaphraseMedian: { count: negAboveParaMedian, of: neg.length, fraction: negAboveParaMedian / neg.length },
+          negationAboveParaphraseMedian: {
+            count: negAboveParaMedian,
+            of: neg.length,
+            fraction: negAboveParaMedian / neg.length,
+          },
           negationAboveParaphraseAllPairs: { count: negCross, of: negCrossTotal, fraction: negCross / negCrossTotal },
         },
         differentEntityVsReworded: {

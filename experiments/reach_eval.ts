@@ -43,14 +43,26 @@ import { environment, environmentLines, money, repoRoot, table, writeJson } from
 // the retraction stream); write scopes follow the role.
 
 const AGENTS = {
-  'fleet-admin': { scopes: ['admin'], role: 'creates the fleet\'s agents and registers effect kinds' },
+  'fleet-admin': { scopes: ['admin'], role: "creates the fleet's agents and registers effect kinds" },
   'kyc-verifier': { scopes: ['beliefs:read', 'beliefs:write', 'receipts:read'], role: 'verifies the passport' },
-  'identity-resolver': { scopes: ['beliefs:read', 'beliefs:write', 'receipts:read'], role: 'derives identity.verified' },
+  'identity-resolver': {
+    scopes: ['beliefs:read', 'beliefs:write', 'receipts:read'],
+    role: 'derives identity.verified',
+  },
   'refund-assessor': { scopes: ['beliefs:read', 'beliefs:write', 'receipts:read'], role: 'derives refund.eligible' },
   'risk-scorer': { scopes: ['beliefs:read', 'beliefs:write', 'receipts:read'], role: 'derives kyc.tier' },
-  'payments-agent': { scopes: ['beliefs:read', 'effects:propose', 'receipts:read'], role: 'proposes refunds, charges and payouts' },
-  executor: { scopes: ['beliefs:read', 'effects:execute', 'receipts:read'], role: 'claims and executes whatever is pending' },
-  'fraud-analyst': { scopes: ['beliefs:read', 'beliefs:retract', 'receipts:read'], role: 'receives the forged result and retracts' },
+  'payments-agent': {
+    scopes: ['beliefs:read', 'effects:propose', 'receipts:read'],
+    role: 'proposes refunds, charges and payouts',
+  },
+  executor: {
+    scopes: ['beliefs:read', 'effects:execute', 'receipts:read'],
+    role: 'claims and executes whatever is pending',
+  },
+  'fraud-analyst': {
+    scopes: ['beliefs:read', 'beliefs:retract', 'receipts:read'],
+    role: 'receives the forged result and retracts',
+  },
 } as const;
 type AgentName = keyof typeof AGENTS;
 const AGENT_NAMES = Object.keys(AGENTS) as AgentName[];
@@ -71,12 +83,46 @@ const KINDS = [
 // ---------------------------------------------------------------------------------------------
 // What an agent can do with a memory, and what we can observe of it afterwards.
 
-interface BeliefView { id: string; claimKey: string; value: unknown; status: 'ACTIVE' | 'RETRACTED' }
-interface EffectView { id: string; kind: string; status: string; amountMinor: number; currency: string; idempotencyKey: string }
-interface ReversalView { effectId: string; status: string; idempotencyKey: string; amountMinor: number; currency: string; reason: string | null }
-interface Observation { beliefs: BeliefView[]; effects: EffectView[]; reversals: ReversalView[] }
-interface AssertInput { claimKey: string; statement: string; value: unknown; evidence?: string; derivedFrom?: string[] }
-interface ProposeInput { kind: string; amountMinor: number; supportedBy: string[]; idempotencyKey: string }
+interface BeliefView {
+  id: string;
+  claimKey: string;
+  value: unknown;
+  status: 'ACTIVE' | 'RETRACTED';
+}
+interface EffectView {
+  id: string;
+  kind: string;
+  status: string;
+  amountMinor: number;
+  currency: string;
+  idempotencyKey: string;
+}
+interface ReversalView {
+  effectId: string;
+  status: string;
+  idempotencyKey: string;
+  amountMinor: number;
+  currency: string;
+  reason: string | null;
+}
+interface Observation {
+  beliefs: BeliefView[];
+  effects: EffectView[];
+  reversals: ReversalView[];
+}
+interface AssertInput {
+  claimKey: string;
+  statement: string;
+  value: unknown;
+  evidence?: string;
+  derivedFrom?: string[];
+}
+interface ProposeInput {
+  kind: string;
+  amountMinor: number;
+  supportedBy: string[];
+  idempotencyKey: string;
+}
 /** Per agent: the cascade events it received (RETRACT), or the retraction audit entries that name it (control). */
 type Told = Record<AgentName, { told: boolean; events: Record<string, number>; latencyMs: number | null }>;
 
@@ -133,30 +179,98 @@ async function story(mem: Memory): Promise<StoryLog> {
   const executed: StoryLog['executed'] = [];
   for (const k of KINDS) await mem.registerKind('fleet-admin', k.kind, k.reversible);
 
-  const passport = need((await mem.assert('kyc-verifier', {
-    claimKey: CLAIMS.passport, statement: 'The passport of customer 4411 is authentic', value: true, evidence: 'document check #A-77',
-  })).id, 'passport not asserted');
-  const p1 = need(await mem.believed('identity-resolver', CLAIMS.passport), 'identity-resolver cannot read the passport');
-  const identity = need((await mem.assert('identity-resolver', {
-    claimKey: CLAIMS.identity, statement: 'Customer 4411 is who they claim to be', value: true, derivedFrom: [p1.id],
-  })).id, 'identity not asserted');
+  const passport = need(
+    (
+      await mem.assert('kyc-verifier', {
+        claimKey: CLAIMS.passport,
+        statement: 'The passport of customer 4411 is authentic',
+        value: true,
+        evidence: 'document check #A-77',
+      })
+    ).id,
+    'passport not asserted',
+  );
+  const p1 = need(
+    await mem.believed('identity-resolver', CLAIMS.passport),
+    'identity-resolver cannot read the passport',
+  );
+  const identity = need(
+    (
+      await mem.assert('identity-resolver', {
+        claimKey: CLAIMS.identity,
+        statement: 'Customer 4411 is who they claim to be',
+        value: true,
+        derivedFrom: [p1.id],
+      })
+    ).id,
+    'identity not asserted',
+  );
   const i1 = need(await mem.believed('refund-assessor', CLAIMS.identity), 'refund-assessor cannot read identity');
-  const refundEligible = need((await mem.assert('refund-assessor', {
-    claimKey: CLAIMS.refundEligible, statement: 'Customer 4411 is eligible for a refund', value: true, derivedFrom: [i1.id],
-  })).id, 'refund.eligible not asserted');
+  const refundEligible = need(
+    (
+      await mem.assert('refund-assessor', {
+        claimKey: CLAIMS.refundEligible,
+        statement: 'Customer 4411 is eligible for a refund',
+        value: true,
+        derivedFrom: [i1.id],
+      })
+    ).id,
+    'refund.eligible not asserted',
+  );
   const p2 = need(await mem.believed('risk-scorer', CLAIMS.passport), 'risk-scorer cannot read the passport');
-  const kycTier = need((await mem.assert('risk-scorer', {
-    claimKey: CLAIMS.kycTier, statement: 'Customer 4411 is in KYC tier gold', value: 'gold', derivedFrom: [p2.id],
-  })).id, 'kyc.tier not asserted');
+  const kycTier = need(
+    (
+      await mem.assert('risk-scorer', {
+        claimKey: CLAIMS.kycTier,
+        statement: 'Customer 4411 is in KYC tier gold',
+        value: 'gold',
+        derivedFrom: [p2.id],
+      })
+    ).id,
+    'kyc.tier not asserted',
+  );
 
-  const re = need(await mem.believed('payments-agent', CLAIMS.refundEligible), 'payments-agent cannot read refund.eligible');
-  const refund = need((await mem.propose('payments-agent', { kind: 'refund', amountMinor: 124_000, supportedBy: [re.id], idempotencyKey: `${CUSTOMER}:refund-1` })).id, 'refund not proposed');
+  const re = need(
+    await mem.believed('payments-agent', CLAIMS.refundEligible),
+    'payments-agent cannot read refund.eligible',
+  );
+  const refund = need(
+    (
+      await mem.propose('payments-agent', {
+        kind: 'refund',
+        amountMinor: 124_000,
+        supportedBy: [re.id],
+        idempotencyKey: `${CUSTOMER}:refund-1`,
+      })
+    ).id,
+    'refund not proposed',
+  );
   const tier = need(await mem.believed('payments-agent', CLAIMS.kycTier), 'payments-agent cannot read kyc.tier');
-  const charge = need((await mem.propose('payments-agent', { kind: 'card_charge', amountMinor: 8_900, supportedBy: [tier.id], idempotencyKey: `${CUSTOMER}:charge-1` })).id, 'charge not proposed');
+  const charge = need(
+    (
+      await mem.propose('payments-agent', {
+        kind: 'card_charge',
+        amountMinor: 8_900,
+        supportedBy: [tier.id],
+        idempotencyKey: `${CUSTOMER}:charge-1`,
+      })
+    ).id,
+    'charge not proposed',
+  );
   await drain(mem, 'before', executed);
   // The payout is proposed after the executor's run: it waits for the next one.
   const id1 = need(await mem.believed('payments-agent', CLAIMS.identity), 'payments-agent cannot read identity');
-  const payout = need((await mem.propose('payments-agent', { kind: 'payout', amountMinor: 50_000, supportedBy: [id1.id], idempotencyKey: `${CUSTOMER}:payout-1` })).id, 'payout not proposed');
+  const payout = need(
+    (
+      await mem.propose('payments-agent', {
+        kind: 'payout',
+        amountMinor: 50_000,
+        supportedBy: [id1.id],
+        idempotencyKey: `${CUSTOMER}:payout-1`,
+      })
+    ).id,
+    'payout not proposed',
+  );
   const before = await mem.observe();
 
   // The passport comes back forged.
@@ -169,9 +283,18 @@ async function story(mem: Memory): Promise<StoryLog> {
   await drain(mem, 'after', executed);
   // A second refund request arrives; the payments agent acts on what is believed.
   const again = await mem.believed('payments-agent', CLAIMS.refundEligible);
-  let secondRequest: StoryLog['secondRequest'] = { believed: false, outcome: 'not proposed: refund.eligible not believed', id: null };
+  let secondRequest: StoryLog['secondRequest'] = {
+    believed: false,
+    outcome: 'not proposed: refund.eligible not believed',
+    id: null,
+  };
   if (again && again.value === true) {
-    const r = await mem.propose('payments-agent', { kind: 'refund', amountMinor: 31_000, supportedBy: [again.id], idempotencyKey: `${CUSTOMER}:refund-2` });
+    const r = await mem.propose('payments-agent', {
+      kind: 'refund',
+      amountMinor: 31_000,
+      supportedBy: [again.id],
+      idempotencyKey: `${CUSTOMER}:refund-2`,
+    });
     secondRequest = { believed: true, outcome: r.outcome, id: r.id };
   }
   await drain(mem, 'after', executed);
@@ -185,18 +308,42 @@ async function story(mem: Memory): Promise<StoryLog> {
     }
   }
   const after = await mem.observe();
-  return { derived, passport, refund, charge, payout, before, after, receipt, retryReceipt, secondRequest, reads, executed };
+  return {
+    derived,
+    passport,
+    refund,
+    charge,
+    payout,
+    before,
+    after,
+    receipt,
+    retryReceipt,
+    secondRequest,
+    reads,
+    executed,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
 // Arm (a): RETRACT through its GraphQL API.
 
-interface FeedEvent { type: string; retractionId: string; receivedAt: number }
+interface FeedEvent {
+  type: string;
+  retractionId: string;
+  receivedAt: number;
+}
 type EffectNode = NonNullable<ResultOf<typeof Op.CLAIM>['claimEffect']>;
 type ReceiptDoc = NonNullable<ResultOf<typeof Op.RECEIPT>['retraction']>;
 type Money = ReceiptDoc['totals']['exposure'][number];
 
-const view = (e: EffectNode): EffectView => ({ id: e.id, kind: e.kind, status: e.status, amountMinor: e.amount?.amountMinor ?? 0, currency: e.amount?.currency ?? 'USD', idempotencyKey: e.idempotencyKey });
+const view = (e: EffectNode): EffectView => ({
+  id: e.id,
+  kind: e.kind,
+  status: e.status,
+  amountMinor: e.amount?.amountMinor ?? 0,
+  currency: e.amount?.currency ?? 'USD',
+  idempotencyKey: e.idempotencyKey,
+});
 
 class RetractMemory implements Memory {
   readonly arm = 'retract' as const;
@@ -213,7 +360,9 @@ class RetractMemory implements Memory {
     const endpoint = `${url}/graphql`;
     const operator = nodeClient({ url: endpoint, token: bootstrapToken });
     const tokens = {} as Record<AgentName, string>;
-    const admin = await operator.request(Op.CREATE_AGENT, { input: { fleet, name: 'fleet-admin', scopes: [...AGENTS['fleet-admin'].scopes] } });
+    const admin = await operator.request(Op.CREATE_AGENT, {
+      input: { fleet, name: 'fleet-admin', scopes: [...AGENTS['fleet-admin'].scopes] },
+    });
     tokens['fleet-admin'] = admin.createAgent.token;
     const adminClient = nodeClient({ url: endpoint, token: admin.createAgent.token });
     for (const name of AGENT_NAMES.filter((n) => n !== 'fleet-admin')) {
@@ -221,15 +370,20 @@ class RetractMemory implements Memory {
       if (r.createAgent.agent.fleet !== fleet) throw new Error(`${name} landed in fleet ${r.createAgent.agent.fleet}`);
       tokens[name] = r.createAgent.token;
     }
-    const clients = Object.fromEntries(AGENT_NAMES.map((n) => [n, nodeClient({ url: endpoint, token: tokens[n] })])) as Record<AgentName, RetractClient>;
+    const clients = Object.fromEntries(
+      AGENT_NAMES.map((n) => [n, nodeClient({ url: endpoint, token: tokens[n] })]),
+    ) as Record<AgentName, RetractClient>;
     // Each agent follows the stream from the start of its fleet's log: lossless whenever the socket
     // comes up, so no event depends on a race between subscribing and retracting.
     const after = encodeCursor(START);
     const feeds = Object.fromEntries(
-      AGENT_NAMES.map((n) => [n, subscribe(endpoint, tokens[n], Op.FEED, { after }, (d): FeedEvent => {
-        const e = d.retractionEvents;
-        return { type: e.__typename, retractionId: e.retraction.id, receivedAt: performance.now() };
-      })]),
+      AGENT_NAMES.map((n) => [
+        n,
+        subscribe(endpoint, tokens[n], Op.FEED, { after }, (d): FeedEvent => {
+          const e = d.retractionEvents;
+          return { type: e.__typename, retractionId: e.retraction.id, receivedAt: performance.now() };
+        }),
+      ]),
     ) as Record<AgentName, Subscription<FeedEvent>>;
     return new RetractMemory(clients, feeds, toldTimeoutMs);
   }
@@ -238,7 +392,8 @@ class RetractMemory implements Memory {
     await this.clients[agent].request(Op.REGISTER_KIND, { input: { kind, reversible } });
   }
   async assert(agent: AgentName, input: AssertInput) {
-    const r = (await this.clients[agent].request(Op.ASSERT, { input: { ...input, value: input.value as Json } })).assertBelief;
+    const r = (await this.clients[agent].request(Op.ASSERT, { input: { ...input, value: input.value as Json } }))
+      .assertBelief;
     return { outcome: r.__typename, id: 'belief' in r ? r.belief.id : null };
   }
   async believed(agent: AgentName, claimKey: string) {
@@ -246,9 +401,16 @@ class RetractMemory implements Memory {
     return r.beliefByClaim;
   }
   async propose(agent: AgentName, input: ProposeInput) {
-    const r = (await this.clients[agent].request(Op.PROPOSE, {
-      input: { kind: input.kind, amount: { amountMinor: input.amountMinor, currency: 'USD' }, supportedBy: input.supportedBy, idempotencyKey: input.idempotencyKey },
-    })).proposeEffect;
+    const r = (
+      await this.clients[agent].request(Op.PROPOSE, {
+        input: {
+          kind: input.kind,
+          amount: { amountMinor: input.amountMinor, currency: 'USD' },
+          supportedBy: input.supportedBy,
+          idempotencyKey: input.idempotencyKey,
+        },
+      })
+    ).proposeEffect;
     return { outcome: r.__typename, id: r.__typename === 'EffectProposed' ? r.effect.id : null };
   }
   async claim(agent: AgentName) {
@@ -265,26 +427,49 @@ class RetractMemory implements Memory {
   }
   async observe(): Promise<Observation> {
     const r = await this.clients['fleet-admin'].request(Op.OBSERVE);
-    if (r.beliefs.totalCount > r.beliefs.edges.length || r.effects.totalCount > r.effects.edges.length) throw new Error('observe: more than one page');
+    if (r.beliefs.totalCount > r.beliefs.edges.length || r.effects.totalCount > r.effects.edges.length)
+      throw new Error('observe: more than one page');
     return {
       beliefs: r.beliefs.edges.map((e) => e.node),
       effects: r.effects.edges.map((e) => view(e.node)),
-      reversals: r.effects.edges.flatMap(({ node: e }) => e.reversal ? [{
-        effectId: e.id, status: e.reversal.status, idempotencyKey: e.reversal.idempotencyKey,
-        amountMinor: e.reversal.amount?.amountMinor ?? 0, currency: e.reversal.amount?.currency ?? 'USD', reason: e.reversal.reason,
-      }] : []),
+      reversals: r.effects.edges.flatMap(({ node: e }) =>
+        e.reversal
+          ? [
+              {
+                effectId: e.id,
+                status: e.reversal.status,
+                idempotencyKey: e.reversal.idempotencyKey,
+                amountMinor: e.reversal.amount?.amountMinor ?? 0,
+                currency: e.reversal.amount?.currency ?? 'USD',
+                reason: e.reversal.reason,
+              },
+            ]
+          : [],
+      ),
     };
   }
   /** Waits (up to `ms`) for every agent's subscription to deliver the receipt's RetractionCommitted. */
   async told(receipt: string): Promise<Told> {
-    await Promise.allSettled(AGENT_NAMES.map((n) => this.feeds[n].waitFor((e) => e.type === 'RetractionCommitted' && e.retractionId === receipt, this.toldTimeoutMs)));
+    await Promise.allSettled(
+      AGENT_NAMES.map((n) =>
+        this.feeds[n].waitFor(
+          (e) => e.type === 'RetractionCommitted' && e.retractionId === receipt,
+          this.toldTimeoutMs,
+        ),
+      ),
+    );
     const out = {} as Told;
     for (const n of AGENT_NAMES) {
       const mine = this.feeds[n].received.filter((e) => e.retractionId === receipt);
       const events: Record<string, number> = {};
       for (const e of mine) events[e.type] = (events[e.type] ?? 0) + 1;
       const committed = mine.find((e) => e.type === 'RetractionCommitted');
-      out[n] = { told: committed !== undefined, events, latencyMs: committed && this.retractSentAt !== null ? Math.round(committed.receivedAt - this.retractSentAt) : null };
+      out[n] = {
+        told: committed !== undefined,
+        events,
+        latencyMs:
+          committed && this.retractSentAt !== null ? Math.round(committed.receivedAt - this.retractSentAt) : null,
+      };
     }
     return out;
   }
@@ -299,13 +484,36 @@ class RetractMemory implements Memory {
   }
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // Arm (b): the control — a naive agent memory, modelled generously.
 
-interface NaiveBelief { id: string; claimKey: string; statement: string; value: unknown; evidence: string | null; derivedFrom: string[]; author: AgentName; status: 'ACTIVE' | 'RETRACTED' }
-interface NaiveEffect { id: string; kind: string; amountMinor: number; currency: string; supportedBy: string[]; idempotencyKey: string; status: 'PENDING' | 'EXECUTING' | 'EXECUTED'; ref: string | null }
-interface AuditEntry { seq: number; agent: AgentName; action: string; target: string; detail: string }
+interface NaiveBelief {
+  id: string;
+  claimKey: string;
+  statement: string;
+  value: unknown;
+  evidence: string | null;
+  derivedFrom: string[];
+  author: AgentName;
+  status: 'ACTIVE' | 'RETRACTED';
+}
+interface NaiveEffect {
+  id: string;
+  kind: string;
+  amountMinor: number;
+  currency: string;
+  supportedBy: string[];
+  idempotencyKey: string;
+  status: 'PENDING' | 'EXECUTING' | 'EXECUTED';
+  ref: string | null;
+}
+interface AuditEntry {
+  seq: number;
+  agent: AgentName;
+  action: string;
+  target: string;
+  detail: string;
+}
 
 /**
  * A key-value agent memory with provenance and an audit trail. What it does: one ACTIVE belief
@@ -339,8 +547,14 @@ class NaiveMemory implements Memory {
     }
     const id = `b${this.nextId++}`;
     this.beliefs.set(id, {
-      id, claimKey: input.claimKey, statement: input.statement, value: input.value, evidence: input.evidence ?? null,
-      derivedFrom: [...(input.derivedFrom ?? [])], author: agent, status: 'ACTIVE',
+      id,
+      claimKey: input.claimKey,
+      statement: input.statement,
+      value: input.value,
+      evidence: input.evidence ?? null,
+      derivedFrom: [...(input.derivedFrom ?? [])],
+      author: agent,
+      status: 'ACTIVE',
     });
     this.log(agent, 'assert', id, input.claimKey);
     return { outcome: 'BeliefAsserted', id };
@@ -358,7 +572,16 @@ class NaiveMemory implements Memory {
     if (!this.kinds.has(input.kind)) throw new Error(`control: kind ${input.kind} not registered`);
     if (!this.supportsStand(input.supportedBy)) return { outcome: 'PremiseRetracted', id: null };
     const id = `e${this.nextId++}`;
-    this.effects.set(id, { id, kind: input.kind, amountMinor: input.amountMinor, currency: 'USD', supportedBy: [...input.supportedBy], idempotencyKey: input.idempotencyKey, status: 'PENDING', ref: null });
+    this.effects.set(id, {
+      id,
+      kind: input.kind,
+      amountMinor: input.amountMinor,
+      currency: 'USD',
+      supportedBy: [...input.supportedBy],
+      idempotencyKey: input.idempotencyKey,
+      status: 'PENDING',
+      ref: null,
+    });
     this.log(agent, 'propose', id, `${input.kind} ${input.amountMinor}`);
     return { outcome: 'EffectProposed', id };
   }
@@ -385,11 +608,23 @@ class NaiveMemory implements Memory {
     return { receipt: `audit:${beliefId}` };
   }
   private effectView(e: NaiveEffect): EffectView {
-    return { id: e.id, kind: e.kind, status: e.status, amountMinor: e.amountMinor, currency: e.currency, idempotencyKey: e.idempotencyKey };
+    return {
+      id: e.id,
+      kind: e.kind,
+      status: e.status,
+      amountMinor: e.amountMinor,
+      currency: e.currency,
+      idempotencyKey: e.idempotencyKey,
+    };
   }
   async observe(): Promise<Observation> {
     return {
-      beliefs: [...this.beliefs.values()].map((b) => ({ id: b.id, claimKey: b.claimKey, value: b.value, status: b.status })),
+      beliefs: [...this.beliefs.values()].map((b) => ({
+        id: b.id,
+        claimKey: b.claimKey,
+        value: b.value,
+        status: b.status,
+      })),
       effects: [...this.effects.values()].map((e) => this.effectView(e)),
       // The memory records no compensation of any kind: there is nothing to list.
       reversals: [],
@@ -401,7 +636,11 @@ class NaiveMemory implements Memory {
     const out = {} as Told;
     for (const n of AGENT_NAMES) {
       const mine = this.audit.filter((a) => a.agent === n && a.target === beliefId && a.action.startsWith('retract'));
-      out[n] = { told: mine.length > 0, events: mine.length > 0 ? { AuditEntry: mine.length } : {}, latencyMs: mine.length > 0 ? 0 : null };
+      out[n] = {
+        told: mine.length > 0,
+        events: mine.length > 0 ? { AuditEntry: mine.length } : {},
+        latencyMs: mine.length > 0 ? 0 : null,
+      };
     }
     return out;
   }
@@ -485,7 +724,10 @@ async function figures(mem: Memory, log: StoryLog): Promise<Figures> {
 
 /** The events each told agent received, written once when they all received the same. */
 function describeEvents(told: Told, names: AgentName[]): string {
-  const text = (n: AgentName) => Object.entries(told[n].events).map(([t, c]) => `${t}×${c}`).join(' ');
+  const text = (n: AgentName) =>
+    Object.entries(told[n].events)
+      .map(([t, c]) => `${t}×${c}`)
+      .join(' ');
   const all = new Set(names.map(text));
   return all.size === 1 ? `[${[...all][0]}]` : names.map((n) => `${n} [${text(n)}]`).join('; ');
 }
@@ -508,9 +750,12 @@ async function main(): Promise<number> {
     usage((e as Error).message);
   }
   const toldTimeoutMs = Number(args['told-timeout-ms']);
-  if (!Number.isInteger(toldTimeoutMs) || toldTimeoutMs < 100) usage('--told-timeout-ms must be an integer of at least 100');
+  if (!Number.isInteger(toldTimeoutMs) || toldTimeoutMs < 100)
+    usage('--told-timeout-ms must be an integer of at least 100');
   const started = performance.now();
-  const store: Store = process.env.DATABASE_URL ? await openStore({ databaseUrl: process.env.DATABASE_URL }) : await openStore({ dataDir: 'memory://' });
+  const store: Store = process.env.DATABASE_URL
+    ? await openStore({ databaseUrl: process.env.DATABASE_URL })
+    : await openStore({ dataDir: 'memory://' });
   const fleet = `reach-${randomBytes(4).toString('hex')}`;
   const bootstrapToken = `reach-eval-${randomBytes(16).toString('hex')}`;
   let app: App | null = null;
@@ -542,7 +787,9 @@ async function main(): Promise<number> {
          WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid() ORDER BY xact_start LIMIT 1`.execute(store.db);
       const o = r.rows[0];
       heldElsewhere = o !== undefined && !o.here;
-      horizon = o ? `oldest open transaction in the cluster: database ${o.datname}, open for ${o.age} (${o.query.replace(/\s+/g, ' ').trim()})` : 'no open transaction found now';
+      horizon = o
+        ? `oldest open transaction in the cluster: database ${o.datname}, open for ${o.age} (${o.query.replace(/\s+/g, ' ').trim()})`
+        : 'no open transaction found now';
     }
     const retractMs = performance.now() - t0;
 
@@ -557,17 +804,64 @@ async function main(): Promise<number> {
     const usd = (m: Money[]) => m.filter((x) => x.currency === 'USD').reduce((s, x) => s + x.amountMinor, 0);
     const refundKey = `reversal:${CUSTOMER}:refund-1`;
     const checks: Array<{ check: string; ok: boolean; inconclusive?: boolean; measured: unknown }> = [
-      { check: 'all three derived beliefs retracted', ok: rFig.beliefsRestingOnPassport === 3 && rFig.beliefsStillActive === 0, measured: `${rFig.beliefsStillActive} of ${rFig.beliefsRestingOnPassport} still ACTIVE` },
-      { check: 'the pending payout cancelled, and nothing pending ran', ok: rFig.pendingAtRetraction === 1 && rFig.pendingCancelled === 1 && rFig.pendingStillRan === 0 && rFig.proposedAfterExecuted === 0, measured: `${rFig.pendingCancelled} cancelled, ${rFig.pendingStillRan} ran, ${rFig.proposedAfterExecuted} new ran` },
-      { check: 'both executed effects reached', ok: rFig.executedAtRetraction === 2 && rFig.executedReached === 2, measured: `${rFig.executedReached} of ${rFig.executedAtRetraction}` },
-      { check: `$1,240.00 owed under one idempotency key (${refundKey})`, ok: rFig.owedMinor === 124_000 && rFig.owedKeys.length === 1 && rFig.owedKeys[0] === refundKey && rFig.owedReversalsForRefund === 1, measured: `${money(rFig.owedMinor)} under ${JSON.stringify(rFig.owedKeys)}` },
-      { check: '$89.00 named unreachable (card_charge)', ok: rFig.unreachableMinor === 8_900 && rFig.unreachableKinds.join() === 'card_charge', measured: `${money(rFig.unreachableMinor)} ${JSON.stringify(rFig.unreachableKinds)}` },
+      {
+        check: 'all three derived beliefs retracted',
+        ok: rFig.beliefsRestingOnPassport === 3 && rFig.beliefsStillActive === 0,
+        measured: `${rFig.beliefsStillActive} of ${rFig.beliefsRestingOnPassport} still ACTIVE`,
+      },
+      {
+        check: 'the pending payout cancelled, and nothing pending ran',
+        ok:
+          rFig.pendingAtRetraction === 1 &&
+          rFig.pendingCancelled === 1 &&
+          rFig.pendingStillRan === 0 &&
+          rFig.proposedAfterExecuted === 0,
+        measured: `${rFig.pendingCancelled} cancelled, ${rFig.pendingStillRan} ran, ${rFig.proposedAfterExecuted} new ran`,
+      },
+      {
+        check: 'both executed effects reached',
+        ok: rFig.executedAtRetraction === 2 && rFig.executedReached === 2,
+        measured: `${rFig.executedReached} of ${rFig.executedAtRetraction}`,
+      },
+      {
+        check: `$1,240.00 owed under one idempotency key (${refundKey})`,
+        ok:
+          rFig.owedMinor === 124_000 &&
+          rFig.owedKeys.length === 1 &&
+          rFig.owedKeys[0] === refundKey &&
+          rFig.owedReversalsForRefund === 1,
+        measured: `${money(rFig.owedMinor)} under ${JSON.stringify(rFig.owedKeys)}`,
+      },
+      {
+        check: '$89.00 named unreachable (card_charge)',
+        ok: rFig.unreachableMinor === 8_900 && rFig.unreachableKinds.join() === 'card_charge',
+        measured: `${money(rFig.unreachableMinor)} ${JSON.stringify(rFig.unreachableKinds)}`,
+      },
       { check: '$0 settled', ok: rFig.settledMinor === 0, measured: money(rFig.settledMinor) },
-      { check: 'the receipt\'s own totals agree', ok: usd(receipt.totals.owed) === rFig.owedMinor && usd(receipt.totals.unreachableAmount) === rFig.unreachableMinor && usd(receipt.totals.settled) === 0 && receipt.totals.beliefsRetracted === 4 && receipt.totals.effectsCancelled === 1 && receipt.totals.effectsReached === 2, measured: receipt.totals },
-      { check: 'a retried retraction returns the same receipt', ok: rFig.sameReceiptOnRetry, measured: rFig.sameReceiptOnRetry },
+      {
+        check: "the receipt's own totals agree",
+        ok:
+          usd(receipt.totals.owed) === rFig.owedMinor &&
+          usd(receipt.totals.unreachableAmount) === rFig.unreachableMinor &&
+          usd(receipt.totals.settled) === 0 &&
+          receipt.totals.beliefsRetracted === 4 &&
+          receipt.totals.effectsCancelled === 1 &&
+          receipt.totals.effectsReached === 2,
+        measured: receipt.totals,
+      },
+      {
+        check: 'a retried retraction returns the same receipt',
+        ok: rFig.sameReceiptOnRetry,
+        measured: rFig.sameReceiptOnRetry,
+      },
       // Inconclusive, not failed, when another database's transaction holds the cluster-wide horizon:
       // then the delay is that server's, and the log will still deliver once it ends.
-      { check: `every agent's subscription delivered the cascade within ${toldTimeoutMs} ms`, ok: rFig.told.length === AGENT_NAMES.length, inconclusive: rFig.told.length < AGENT_NAMES.length && heldElsewhere, measured: `${rFig.told.length} of ${AGENT_NAMES.length}${horizon ? `; ${horizon}` : ''}` },
+      {
+        check: `every agent's subscription delivered the cascade within ${toldTimeoutMs} ms`,
+        ok: rFig.told.length === AGENT_NAMES.length,
+        inconclusive: rFig.told.length < AGENT_NAMES.length && heldElsewhere,
+        measured: `${rFig.told.length} of ${AGENT_NAMES.length}${horizon ? `; ${horizon}` : ''}`,
+      },
       { check: 'checkInvariants: no violation', ok: violations.length === 0, measured: violations },
     ];
     const passed = checks.every((c) => c.ok || c.inconclusive);
@@ -577,46 +871,84 @@ async function main(): Promise<number> {
     lines.push('reach_eval — the passport story through the GraphQL API, RETRACT against a naive agent memory');
     lines.push(...environmentLines(env));
     lines.push(`fleet:    ${fleet}; 8 agents (${AGENT_NAMES.join(', ')}), each with its own token`);
-    lines.push(`story:    passport verified; 3 beliefs derived; refund $1,240.00 and card charge $89.00 executed; payout $500.00 pending;`);
-    lines.push(`          passport retracted as forged (and the retraction retried); then the executor runs, a $310.00 refund request arrives, every agent reads`);
+    lines.push(
+      `story:    passport verified; 3 beliefs derived; refund $1,240.00 and card charge $89.00 executed; payout $500.00 pending;`,
+    );
+    lines.push(
+      `          passport retracted as forged (and the retraction retried); then the executor runs, a $310.00 refund request arrives, every agent reads`,
+    );
     lines.push('');
     const row = (label: string, f: (x: Figures) => string) => [label, f(rFig), f(cFig)];
-    lines.push(table([
-      ['after the forged passport is retracted', 'RETRACT', 'control (naive memory)'],
-      row('beliefs resting on the passport still ACTIVE', (x) => `${x.beliefsStillActive} of ${x.beliefsRestingOnPassport}`),
-      row('stale reads (agent read a belief resting on it)', (x) => `${x.staleReads} of ${x.reads}`),
-      row('pending effects that still ran', (x) => `${x.pendingStillRan} of ${x.pendingAtRetraction} (${money(x.pendingMoneyMovedMinor)})`),
-      row('pending effects cancelled', (x) => `${x.pendingCancelled} of ${x.pendingAtRetraction}`),
-      row('new effects on fallen ground that ran', (x) => `${x.proposedAfterExecuted} of ${x.proposedAfterOnFallenGround} (${money(x.proposedAfterMoneyMovedMinor)})`),
-      row('executed effects reached', (x) => `${x.executedReached} of ${x.executedAtRetraction}`),
-      row('executed money reached', (x) => `${money(x.executedMoneyReachedMinor)} of ${money(x.executedMoneyMinor)}`),
-      row('owed', (x) => `${money(x.owedMinor)} (${x.owedKeys.length} key${x.owedKeys.length === 1 ? '' : 's'})`),
-      row('unreachable', (x) => `${money(x.unreachableMinor)}${x.unreachableKinds.length ? ` (${x.unreachableKinds.join(', ')})` : ''}`),
-      row('settled', (x) => money(x.settledMinor)),
-      row('who was told', (x) => `${x.told.length} of ${AGENT_NAMES.length}`),
-    ]));
+    lines.push(
+      table([
+        ['after the forged passport is retracted', 'RETRACT', 'control (naive memory)'],
+        row(
+          'beliefs resting on the passport still ACTIVE',
+          (x) => `${x.beliefsStillActive} of ${x.beliefsRestingOnPassport}`,
+        ),
+        row('stale reads (agent read a belief resting on it)', (x) => `${x.staleReads} of ${x.reads}`),
+        row(
+          'pending effects that still ran',
+          (x) => `${x.pendingStillRan} of ${x.pendingAtRetraction} (${money(x.pendingMoneyMovedMinor)})`,
+        ),
+        row('pending effects cancelled', (x) => `${x.pendingCancelled} of ${x.pendingAtRetraction}`),
+        row(
+          'new effects on fallen ground that ran',
+          (x) =>
+            `${x.proposedAfterExecuted} of ${x.proposedAfterOnFallenGround} (${money(x.proposedAfterMoneyMovedMinor)})`,
+        ),
+        row('executed effects reached', (x) => `${x.executedReached} of ${x.executedAtRetraction}`),
+        row('executed money reached', (x) => `${money(x.executedMoneyReachedMinor)} of ${money(x.executedMoneyMinor)}`),
+        row('owed', (x) => `${money(x.owedMinor)} (${x.owedKeys.length} key${x.owedKeys.length === 1 ? '' : 's'})`),
+        row(
+          'unreachable',
+          (x) =>
+            `${money(x.unreachableMinor)}${x.unreachableKinds.length ? ` (${x.unreachableKinds.join(', ')})` : ''}`,
+        ),
+        row('settled', (x) => money(x.settledMinor)),
+        row('who was told', (x) => `${x.told.length} of ${AGENT_NAMES.length}`),
+      ]),
+    );
     lines.push('');
     lines.push(`owed key (RETRACT):   ${rFig.owedKeys.join(', ') || 'none'}`);
     const latencies = rFig.told.map((n) => rFig.toldEvents[n].latencyMs ?? 0);
-    lines.push(`told (RETRACT):       ${rFig.told.join(', ') || 'nobody'}; each received ${describeEvents(rFig.toldEvents, rFig.told)}; RetractionCommitted within ${latencies.length ? Math.max(...latencies) : '—'} ms of the request`);
-    lines.push(`told (control):       ${cFig.told.join(', ') || 'nobody'} (the retracting agent's own audit entries; no one else hears of it)`);
-    lines.push(`second refund:        RETRACT ${rLog.secondRequest.outcome}; control ${cLog.secondRequest.outcome}${cLog.secondRequest.believed ? ' and executed' : ''}`);
-    lines.push(`runtime:              RETRACT arm ${retractMs.toFixed(0)} ms, control arm ${controlMs.toFixed(1)} ms, total ${(performance.now() - started).toFixed(0)} ms`);
+    lines.push(
+      `told (RETRACT):       ${rFig.told.join(', ') || 'nobody'}; each received ${describeEvents(rFig.toldEvents, rFig.told)}; RetractionCommitted within ${latencies.length ? Math.max(...latencies) : '—'} ms of the request`,
+    );
+    lines.push(
+      `told (control):       ${cFig.told.join(', ') || 'nobody'} (the retracting agent's own audit entries; no one else hears of it)`,
+    );
+    lines.push(
+      `second refund:        RETRACT ${rLog.secondRequest.outcome}; control ${cLog.secondRequest.outcome}${cLog.secondRequest.believed ? ' and executed' : ''}`,
+    );
+    lines.push(
+      `runtime:              RETRACT arm ${retractMs.toFixed(0)} ms, control arm ${controlMs.toFixed(1)} ms, total ${(performance.now() - started).toFixed(0)} ms`,
+    );
     lines.push('');
     lines.push('RETRACT checks:');
-    for (const c of checks) lines.push(`  ${c.ok ? 'PASS' : c.inconclusive ? 'INCONCLUSIVE' : 'FAIL'}  ${c.check}${c.ok ? '' : ` — measured ${JSON.stringify(c.measured)}`}`);
+    for (const c of checks)
+      lines.push(
+        `  ${c.ok ? 'PASS' : c.inconclusive ? 'INCONCLUSIVE' : 'FAIL'}  ${c.check}${c.ok ? '' : ` — measured ${JSON.stringify(c.measured)}`}`,
+      );
     lines.push(passed ? 'result: PASS' : 'result: FAIL');
     console.log(lines.join('\n'));
 
-    const strip = (f: Figures) => ({ ...f, toldEvents: Object.fromEntries(AGENT_NAMES.map((n) => [n, { events: f.toldEvents[n].events, latencyMs: f.toldEvents[n].latencyMs }])) });
+    const strip = (f: Figures) => ({
+      ...f,
+      toldEvents: Object.fromEntries(
+        AGENT_NAMES.map((n) => [n, { events: f.toldEvents[n].events, latencyMs: f.toldEvents[n].latencyMs }]),
+      ),
+    });
     writeJson(args.out!, {
       experiment: 'reach_eval',
-      description: 'The passport story run through the RETRACT GraphQL API and through a naive agent memory by the same script; every figure is measured from each arm\'s state after the run.',
+      description:
+        "The passport story run through the RETRACT GraphQL API and through a naive agent memory by the same script; every figure is measured from each arm's state after the run.",
       environment: env,
       fleet,
       agents: AGENTS,
       control: {
-        model: 'in-memory key-value memory: one ACTIVE belief per claim (contradictions refused), provenance stored, effect idempotency keys, executor refuses an effect whose own support is marked retracted, retraction marks the belief and writes an audit entry; it does not follow provenance, cancel, reach or notify',
+        model:
+          'in-memory key-value memory: one ACTIVE belief per claim (contradictions refused), provenance stored, effect idempotency keys, executor refuses an effect whose own support is marked retracted, retraction marks the belief and writes an audit entry; it does not follow provenance, cancel, reach or notify',
         auditTrail: control.audit,
       },
       arms: { retract: strip(rFig), control: strip(cFig) },
@@ -628,7 +960,11 @@ async function main(): Promise<number> {
       invariantViolations: violations,
       checks,
       passed,
-      runtimeMs: { retract: Math.round(retractMs), control: Math.round(controlMs * 10) / 10, total: Math.round(performance.now() - started) },
+      runtimeMs: {
+        retract: Math.round(retractMs),
+        control: Math.round(controlMs * 10) / 10,
+        total: Math.round(performance.now() - started),
+      },
     });
     console.log(`wrote ${path.relative(process.cwd(), args.out!) || args.out}`);
     return passed ? 0 : 1;

@@ -25,7 +25,11 @@ const server = arg('server') ?? process.env.DATABASE_URL ?? DEFAULT_SERVER;
 
 let counts: Map<string, number> | null = null;
 const query = pg.Client.prototype.query as (...a: unknown[]) => unknown;
-(pg.Client.prototype as unknown as { query: (...a: unknown[]) => unknown }).query = function (this: unknown, q: unknown, ...rest: unknown[]) {
+(pg.Client.prototype as unknown as { query: (...a: unknown[]) => unknown }).query = function (
+  this: unknown,
+  q: unknown,
+  ...rest: unknown[]
+) {
   const text = typeof q === 'string' ? q : (q as { text?: string } | null)?.text;
   if (counts && text) {
     const k = text.replace(/\s+/g, ' ').trim().slice(0, 120);
@@ -39,15 +43,25 @@ try {
   const store = await db.open(10);
   const app = await createApp({
     config: { port: 0, host: '127.0.0.1', bootstrapToken: 'turns-statements-token-0123456789', logLevel: 'silent' },
-    store, embedder: new LocalEmbedder(), logger: pino({ level: 'silent' }),
+    store,
+    embedder: new LocalEmbedder(),
+    logger: pino({ level: 'silent' }),
   });
   try {
     await app.listen();
-    const { token } = await createAgentDirect(store, { fleet: 'bench', name: 'turns', scopes: ['beliefs:write', 'beliefs:read'] });
+    const { token } = await createAgentDirect(store, {
+      fleet: 'bench',
+      name: 'turns',
+      scopes: ['beliefs:write', 'beliefs:read'],
+    });
     const turn = async (key: string, i: number) => {
       const r = await fetch(`${app.url()}/graphql`, {
-        method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-        body: JSON.stringify({ query: MUTATION, variables: { i: { claimKey: key, statement: `turn ${i}`, value: { v: 1 } } } }),
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({
+          query: MUTATION,
+          variables: { i: { claimKey: key, statement: `turn ${i}`, value: { v: 1 } } },
+        }),
       });
       const j = (await r.json()) as { data?: { assertBelief?: { __typename: string } } };
       return j.data?.assertBelief?.__typename ?? JSON.stringify(j);

@@ -14,7 +14,11 @@ const src = path.join(root, 'src/client');
 const dist = path.join(root, 'packages/client/dist');
 
 rmSync(dist, { recursive: true, force: true });
-const tsc = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', path.join(root, 'packages/client')], { stdio: 'inherit' });
+const tsc = spawnSync(
+  process.execPath,
+  [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', path.join(root, 'packages/client')],
+  { stdio: 'inherit' },
+);
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 for (const file of readdirSync(src, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.d.ts'))) {
   mkdirSync(path.dirname(path.join(dist, file)), { recursive: true });

@@ -29,12 +29,22 @@ await build({
   // WebAssembly and extension bundles, pino's transports) or is an optional native add-on; GraphiQL's
   // 9 MB of built assets are read from node_modules on the first GraphiQL request (src/server/graphiql.ts).
   external: [
-    '@graphql-yoga/render-graphiql', '@graphql-yoga/render-graphiql/*',
-    '@electric-sql/pglite', '@electric-sql/pglite/*', '@electric-sql/pglite-pgvector',
-    'pino', 'pino-pretty', 'thread-stream', 'pg-native', 'bufferutil', 'utf-8-validate',
+    '@graphql-yoga/render-graphiql',
+    '@graphql-yoga/render-graphiql/*',
+    '@electric-sql/pglite',
+    '@electric-sql/pglite/*',
+    '@electric-sql/pglite-pgvector',
+    'pino',
+    'pino-pretty',
+    'thread-stream',
+    'pg-native',
+    'bufferutil',
+    'utf-8-validate',
   ],
   // Bundled CommonJS packages call require(); ESM output has none unless given one.
-  banner: { js: "import { createRequire as __retractRequire } from 'node:module'; const require = __retractRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __retractRequire } from 'node:module'; const require = __retractRequire(import.meta.url);",
+  },
   sourcemap: true,
   logLevel: 'warning',
 });

@@ -16,5 +16,8 @@ const env = {
   RETRACT_HISTORY_OPS: process.env.RETRACT_HISTORY_OPS ?? '40',
   RETRACT_HISTORY_TREE: process.env.RETRACT_HISTORY_TREE ?? '10000',
 };
-const r = spawnSync('npx', ['vitest', 'run', '--config', 'vitest.slow.config.ts', 'test/history/faults.test.ts'], { env, stdio: 'inherit' });
+const r = spawnSync('npx', ['vitest', 'run', '--config', 'vitest.slow.config.ts', 'test/history/faults.test.ts'], {
+  env,
+  stdio: 'inherit',
+});
 process.exit(r.status ?? 1);

@@ -35,7 +35,10 @@ async function timeToHealth(dataDir) {
   try {
     for (;;) {
       if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}`);
-      const ok = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false);
+      const ok = await fetch(`http://127.0.0.1:${port}/health`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) return performance.now() - started;
       if (performance.now() - started > 120_000) throw new Error('no /health answer within 120 s');
       await new Promise((r) => setTimeout(r, 10));
@@ -60,12 +63,16 @@ try {
 }
 
 let missed = false;
-console.log(`startup time to /health, node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${runs} runs each`);
+console.log(
+  `startup time to /health, node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${runs} runs each`,
+);
 for (const kind of ['fresh', 'existing']) {
   const m = median(times[kind]);
   const met = m <= TARGETS[kind];
   missed ||= !met;
   const all = times[kind].map((t) => t.toFixed(0)).join(', ');
-  console.log(`startup ${kind}: ${m.toFixed(0)} ms median (runs: ${all}) vs target ${TARGETS[kind]} ms ${met ? 'MET' : 'MISSED'}`);
+  console.log(
+    `startup ${kind}: ${m.toFixed(0)} ms median (runs: ${all}) vs target ${TARGETS[kind]} ms ${met ? 'MET' : 'MISSED'}`,
+  );
 }
 process.exit(missed ? 1 : 0);

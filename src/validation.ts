@@ -29,7 +29,8 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 
 /** A code point that shows: not White_Space, not a control, not INVISIBLE. */
 const VISIBLE = /[^\p{White_Space}\p{Cc}\p{Default_Ignorable_Code_Point}\p{Cf}\p{Bidi_Control}]/u;
-const INVISIBLE_RULE = 'must not contain invisible, format or bidirectional-control characters (Unicode Default_Ignorable_Code_Point, Cf, Bidi_Control)';
+const INVISIBLE_RULE =
+  'must not contain invisible, format or bidirectional-control characters (Unicode Default_Ignorable_Code_Point, Cf, Bidi_Control)';
 
 /** Refuses `s` when it holds an INVISIBLE code point, naming the first. */
 function noInvisible(field: string, s: string): string {
@@ -52,7 +53,12 @@ export function text(field: string, v: unknown, max: number, opts: { multiline?:
   return v;
 }
 
-export function optionalText(field: string, v: unknown, max: number, opts: { multiline?: boolean } = {}): string | null {
+export function optionalText(
+  field: string,
+  v: unknown,
+  max: number,
+  opts: { multiline?: boolean } = {},
+): string | null {
   if (v === undefined || v === null) return null;
   return text(field, v, max, opts);
 }
@@ -73,7 +79,8 @@ export function providerRef(field: string, v: unknown, max: number = LIMITS.prov
 export function idempotencyKey(field: string, v: unknown): string {
   const s = noInvisible(field, text(field, v, LIMITS.idempotencyKeyMax));
   if (s.trim() !== s) throw badInput(field, 'must not begin or end with white space');
-  if (s.normalize('NFC') !== s) throw badInput(field, 'must be in Unicode normalisation form C (NFC): compose accents, e.g. "é" as U+00E9');
+  if (s.normalize('NFC') !== s)
+    throw badInput(field, 'must be in Unicode normalisation form C (NFC): compose accents, e.g. "é" as U+00E9');
   return s;
 }
 
@@ -93,7 +100,10 @@ const CLAIM_KEY = /^[\p{L}\p{N}][\p{L}\p{N}:/._\-@#+=~]*$/u;
 export function claimKey(field: string, v: unknown): string {
   const s = text(field, typeof v === 'string' && !LONE_SURROGATE.test(v) ? v.normalize('NFC') : v, LIMITS.claimKeyMax);
   if (!CLAIM_KEY.test(s)) {
-    throw badInput(field, 'must start with a letter or digit and contain only letters, digits and : / . _ - @ # + = ~ (no spaces)');
+    throw badInput(
+      field,
+      'must start with a letter or digit and contain only letters, digits and : / . _ - @ # + = ~ (no spaces)',
+    );
   }
   return s;
 }
@@ -111,11 +121,17 @@ export function newClaimKey(field: string, v: unknown): string {
   const nfkc = s.normalize('NFKC');
   if (nfkc !== s) {
     const at = [...s].find((c) => c.normalize('NFKC') !== c)!;
-    throw badInput(field, `must not contain compatibility characters (it must be its own Unicode NFKC form); "${at}" (${codePoint(at)}) stands for "${at.normalize('NFKC')}"`);
+    throw badInput(
+      field,
+      `must not contain compatibility characters (it must be its own Unicode NFKC form); "${at}" (${codePoint(at)}) stands for "${at.normalize('NFKC')}"`,
+    );
   }
   const alike = lookAlikeIn(s);
   if (alike) {
-    throw badInput(field, `must not mix look-alikes of ASCII letters or digits into a word, nor spell a word with them only (Unicode TR39 confusables); "${alike.char}" (${codePoint(alike.char)}) in "${alike.segment}" reads as ASCII`);
+    throw badInput(
+      field,
+      `must not mix look-alikes of ASCII letters or digits into a word, nor spell a word with them only (Unicode TR39 confusables); "${alike.char}" (${codePoint(alike.char)}) in "${alike.segment}" reads as ASCII`,
+    );
   }
   return s;
 }
@@ -138,13 +154,18 @@ export function json(field: string, v: unknown, maxBytes: number): string | null
   try {
     // JSON has no Infinity or NaN: JSON.stringify would write null in their place (1e400 parses as Infinity).
     s = JSON.stringify(v, function (this: unknown, k, x: unknown) {
-      if (typeof x === 'number' && !Number.isFinite(x) && nonFinite === null) nonFinite = Array.isArray(this) ? `[${k}]` : k ? `[${printable(k)}]` : '';
+      if (typeof x === 'number' && !Number.isFinite(x) && nonFinite === null)
+        nonFinite = Array.isArray(this) ? `[${k}]` : k ? `[${printable(k)}]` : '';
       return x;
     });
   } catch {
     throw badInput(field, 'must be JSON-serialisable');
   }
-  if (nonFinite !== null) throw badInput(field, `numbers must be finite (at most about 1.8e308 in size); one is not (at ${field}${nonFinite as string})`);
+  if (nonFinite !== null)
+    throw badInput(
+      field,
+      `numbers must be finite (at most about 1.8e308 in size); one is not (at ${field}${nonFinite as string})`,
+    );
   if (s === undefined) throw badInput(field, 'must be JSON');
   if (Buffer.byteLength(s) > maxBytes) throw badInput(field, `must be at most ${maxBytes} bytes of JSON`);
   // Walk what will be stored (the serialised form: toJSON applied, undefined members gone).
@@ -200,13 +221,15 @@ export function money(field: string, v: unknown): { amountMinor: number; currenc
   if (v === undefined || v === null) return null;
   const m = v as { amountMinor?: unknown; currency?: unknown };
   const a = m.amountMinor;
-  if (typeof a !== 'number' || !Number.isInteger(a)) throw badInput(`${field}.amountMinor`, 'must be an integer number of minor units');
+  if (typeof a !== 'number' || !Number.isInteger(a))
+    throw badInput(`${field}.amountMinor`, 'must be an integer number of minor units');
   if (a <= 0) throw badInput(`${field}.amountMinor`, 'must be positive');
   if (a > LIMITS.amountMax) throw badInput(`${field}.amountMinor`, `must be at most ${LIMITS.amountMax}`);
   if (typeof m.currency !== 'string' || !/^[A-Z]{3}$/.test(m.currency)) {
     throw badInput(`${field}.currency`, 'must be three capital letters (ISO 4217), e.g. USD');
   }
-  if (!CURRENCIES.has(m.currency)) throw badInput(`${field}.currency`, `must be an ISO 4217 currency code, e.g. USD; ${m.currency} is not one`);
+  if (!CURRENCIES.has(m.currency))
+    throw badInput(`${field}.currency`, `must be an ISO 4217 currency code, e.g. USD; ${m.currency} is not one`);
   return { amountMinor: a, currency: m.currency };
 }
 
@@ -250,7 +273,14 @@ export function instant(field: string, v: unknown): Date {
   const local = new Date(0);
   local.setUTCFullYear(y, mo - 1, d);
   local.setUTCHours(h, mi, s, Number((m[7] ?? '.0').slice(1, 4).padEnd(3, '0')));
-  if (local.getUTCFullYear() !== y || local.getUTCMonth() !== mo - 1 || local.getUTCDate() !== d || local.getUTCHours() !== h || local.getUTCMinutes() !== mi || local.getUTCSeconds() !== s) {
+  if (
+    local.getUTCFullYear() !== y ||
+    local.getUTCMonth() !== mo - 1 ||
+    local.getUTCDate() !== d ||
+    local.getUTCHours() !== h ||
+    local.getUTCMinutes() !== mi ||
+    local.getUTCSeconds() !== s
+  ) {
     throw badInput(field, `${INSTANT_FORM}; ${v as string} is not a date and time of the calendar`);
   }
   if (oh > 23 || om > 59) throw badInput(field, `${INSTANT_FORM}; its offset must be at most ±23:59`);

@@ -13,7 +13,9 @@ const contractPath = fileURLToPath(new URL('../../schema/contract.graphql', impo
 const schema = buildSchema(readFileSync(process.env.CONTRACT ?? contractPath, 'utf8'));
 // Documents of the panels that read this server's additions to the contract (asOf, beliefs(ids:), openMoney): checked
 // against the emitted schema, which contains the contract (npm run contract), and named as such.
-const emitted = buildSchema(readFileSync(fileURLToPath(new URL('../../schema/schema.graphql', import.meta.url)), 'utf8'));
+const emitted = buildSchema(
+  readFileSync(fileURLToPath(new URL('../../schema/schema.graphql', import.meta.url)), 'utf8'),
+);
 const BEYOND_CONTRACT = new Set(['HISTORY', 'BELIEFS_AS_OF']);
 
 let failed = false;

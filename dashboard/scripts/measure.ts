@@ -2,7 +2,17 @@
 // DEFAULT_LIMITS): depth and aliases by the graphql-armor rules the server runs with the same options, cost by
 // the server's own rule (src/server/cost.ts), tokens by a count. Used by check-operations.ts and
 // test/e2e/operations.test.ts, so the dashboard is checked against what the server enforces, one way.
-import { type GraphQLSchema, Kind, Lexer, parse, Source, specifiedRules, TokenKind, validate, type ValidationRule } from 'graphql';
+import {
+  type GraphQLSchema,
+  Kind,
+  Lexer,
+  parse,
+  Source,
+  specifiedRules,
+  TokenKind,
+  validate,
+  type ValidationRule,
+} from 'graphql';
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import { DEFAULT_LIMITS } from '../../src/server/config';
@@ -36,7 +46,12 @@ export function measure(schema: GraphQLSchema, text: string, limits = DEFAULT_LI
   const m: Measured = { tokens: countTokens(text), errors: [] };
   const rules: ValidationRule[] = [
     ...specifiedRules,
-    maxDepthRule({ n: limits.depth, ignoreIntrospection: false, flattenFragments: true, onAccept: [(_c, { n }) => (m.depth = n)] }),
+    maxDepthRule({
+      n: limits.depth,
+      ignoreIntrospection: false,
+      flattenFragments: true,
+      onAccept: [(_c, { n }) => (m.depth = n)],
+    }),
     maxAliasesRule({ n: limits.aliases, onAccept: [(_c, { n }) => (m.aliases = n)] }),
   ];
   try {
@@ -45,7 +60,9 @@ export function measure(schema: GraphQLSchema, text: string, limits = DEFAULT_LI
     m.errors.push((err as Error).message);
   }
   const worst = Object.fromEntries(
-    doc.definitions.flatMap((d) => (d.kind === Kind.OPERATION_DEFINITION ? (d.variableDefinitions ?? []) : [])).map((v) => [v.variable.name.value, DASHBOARD_MAX_PAGE]),
+    doc.definitions
+      .flatMap((d) => (d.kind === Kind.OPERATION_DEFINITION ? (d.variableDefinitions ?? []) : []))
+      .map((v) => [v.variable.name.value, DASHBOARD_MAX_PAGE]),
   );
   try {
     m.cost = operationCost(schema, doc, worst);

@@ -1,7 +1,15 @@
 // The page's session over the typed client (src/client: POST /graphql, Authorization: Bearer <token>). The token
 // lives in memory, mirrored to sessionStorage so a reload of this tab keeps the session; it is never put in the URL
 // or the page.
-import { dataOf, post, RetractApiError, type AnyDocument, type Checked, type ResultOf, type VariablesOf } from '../../src/client';
+import {
+  dataOf,
+  post,
+  RetractApiError,
+  type AnyDocument,
+  type Checked,
+  type ResultOf,
+  type VariablesOf,
+} from '../../src/client';
 
 /** What a failed request throws; `unauthenticated` says the token is no longer good. */
 export { RetractApiError as GraphQLRequestError };
@@ -44,7 +52,11 @@ export function wsEndpoint(): string {
 }
 
 /** Sends one typed document with the session's token; a network failure is a GraphQLRequestError too. */
-export async function gql<D extends AnyDocument>(document: D & Checked<D>, variables: VariablesOf<D>, signal?: AbortSignal): Promise<ResultOf<D>> {
+export async function gql<D extends AnyDocument>(
+  document: D & Checked<D>,
+  variables: VariablesOf<D>,
+  signal?: AbortSignal,
+): Promise<ResultOf<D>> {
   try {
     return dataOf(await post(httpEndpoint(), document, variables, { token, signal, credentials: 'omit' }));
   } catch (err) {

@@ -52,7 +52,12 @@ async function applyEvent(ev: RetractionEvent, step: (phase: string) => Promise<
   switch (ev.__typename) {
     case 'BeliefRetracted': {
       const e = ev as Extract<RetractionEvent, { __typename: 'BeliefRetracted' }>;
-      return moveBelief(e.belief.id, { status: 'RETRACTED' }, () => step(`belief:${e.depth}`), `Depth ${e.depth}: ${e.belief.claimKey} retracted.`);
+      return moveBelief(
+        e.belief.id,
+        { status: 'RETRACTED' },
+        () => step(`belief:${e.depth}`),
+        `Depth ${e.depth}: ${e.belief.claimKey} retracted.`,
+      );
     }
     case 'EffectCancelled': {
       const e = ev as Extract<RetractionEvent, { __typename: 'EffectCancelled' }>;
@@ -79,14 +84,21 @@ async function applyEvent(ev: RetractionEvent, step: (phase: string) => Promise<
       if (page.receiptShown?.id === e.retraction.id) showReceipt({ ...page.receiptShown, totals: e.totals });
       if (page.graph?.has(e.retraction.root.id)) {
         await step('committed');
-        announce(`Retraction of ${e.retraction.root.claimKey} committed: ${e.totals.beliefsRetracted} beliefs retracted.`);
+        announce(
+          `Retraction of ${e.retraction.root.claimKey} committed: ${e.totals.beliefsRetracted} beliefs retracted.`,
+        );
       }
       return;
     }
     case 'BeliefReinstated': {
       const e = ev as Extract<RetractionEvent, { __typename: 'BeliefReinstated' }>;
       const back = { status: 'ACTIVE' as const, retraction: null, retractedAt: null };
-      return moveBelief(e.belief.id, back, () => step(`back:${e.depth}`), `Back at level ${e.depth}: ${e.belief.claimKey} reinstated.`);
+      return moveBelief(
+        e.belief.id,
+        back,
+        () => step(`back:${e.depth}`),
+        `Back at level ${e.depth}: ${e.belief.claimKey} reinstated.`,
+      );
     }
     case 'ReversalVoided': {
       const e = ev as Extract<RetractionEvent, { __typename: 'ReversalVoided' }>;
@@ -103,7 +115,9 @@ async function applyEvent(ev: RetractionEvent, step: (phase: string) => Promise<
       if (el.receipt.dataset.reinstatementId === e.reinstatement.id) void loadReinstatement(e.reinstatement.id);
       if (page.graph?.has(e.retraction.root.id)) {
         await step('reinstated');
-        announce(`Reinstatement of ${e.retraction.root.claimKey} committed: ${e.reinstatement.totals.beliefsReinstated} beliefs back.`);
+        announce(
+          `Reinstatement of ${e.retraction.root.claimKey} committed: ${e.reinstatement.totals.beliefsReinstated} beliefs back.`,
+        );
       }
       return;
     }
@@ -113,7 +127,12 @@ async function applyEvent(ev: RetractionEvent, step: (phase: string) => Promise<
 }
 
 /** One belief's step: its new status everywhere the page holds it, played on the graph after `step` when it is drawn. */
-async function moveBelief(id: string, change: Partial<BeliefDetail> & { status: BeliefStatus }, step: () => Promise<void>, message: string): Promise<void> {
+async function moveBelief(
+  id: string,
+  change: Partial<BeliefDetail> & { status: BeliefStatus },
+  step: () => Promise<void>,
+  message: string,
+): Promise<void> {
   markSearchItem(id, change.status);
   const d = page.details.get(id);
   if (d) Object.assign(d, change);

@@ -16,7 +16,11 @@ export function renderDetail(recenter: (beliefId: string) => void): void {
   if (node.kind === 'belief') {
     const d = page.details.get(node.id);
     parts.push(
-      h('h3', { className: `claim status-${node.status.toLowerCase()}`, 'data-testid': 'detail-claim-key' }, breakable(node.claimKey)),
+      h(
+        'h3',
+        { className: `claim status-${node.status.toLowerCase()}`, 'data-testid': 'detail-claim-key' },
+        breakable(node.claimKey),
+      ),
       h('p', { className: 'statement' }, node.statement),
     );
     dlRow(dl, 'Status', statusBadge(node.status));
@@ -43,7 +47,9 @@ export function renderDetail(recenter: (beliefId: string) => void): void {
             'span',
             null,
             `“${d.retraction.reason}” `,
-            canReadReceipts() ? h('button', { type: 'button', className: 'link', onclick: () => void loadReceipt(rid) }, 'Show receipt') : null,
+            canReadReceipts()
+              ? h('button', { type: 'button', className: 'link', onclick: () => void loadReceipt(rid) }, 'Show receipt')
+              : null,
           ),
         );
       }
@@ -51,7 +57,11 @@ export function renderDetail(recenter: (beliefId: string) => void): void {
     parts.push(dl);
     if (page.graph && page.graph.rootId !== node.id) {
       parts.push(
-        h('button', { type: 'button', 'data-testid': 'recenter', onclick: () => recenter(node.id) }, 'Centre graph on this belief'),
+        h(
+          'button',
+          { type: 'button', 'data-testid': 'recenter', onclick: () => recenter(node.id) },
+          'Centre graph on this belief',
+        ),
       );
     }
   } else if (node.kind === 'effect') {

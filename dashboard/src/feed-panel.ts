@@ -28,7 +28,11 @@ export function startFeed(): void {
   const token = getToken();
   if (!token) return;
   if (!canReadReceipts()) {
-    setConn('unauthorized', { reconnects: 0, lastCursor: null, message: 'The live feed needs the receipts:read scope.' });
+    setConn('unauthorized', {
+      reconnects: 0,
+      lastCursor: null,
+      message: 'The live feed needs the receipts:read scope.',
+    });
     el.feedEmpty.textContent = 'The live feed needs the receipts:read scope, which this token does not hold.';
     return;
   }
@@ -115,7 +119,13 @@ function renderFeedItem(ev: RetractionEvent): void {
   if (ev.__typename === 'ReinstatementCommitted') {
     const e = ev as Extract<RetractionEvent, { __typename: 'ReinstatementCommitted' }>;
     li.dataset.reinstatementId = e.reinstatement.id;
-    li.append(h('button', { type: 'button', className: 'link', onclick: () => void loadReinstatement(e.reinstatement.id) }, 'Show receipt'));
+    li.append(
+      h(
+        'button',
+        { type: 'button', className: 'link', onclick: () => void loadReinstatement(e.reinstatement.id) },
+        'Show receipt',
+      ),
+    );
   }
   el.feed.prepend(li);
   el.feedEmpty.hidden = true;

@@ -9,7 +9,12 @@ const ROW_H = 105;
  * Longest-path layering, rows ordered by their parents' positions; sizes the canvas to the layers and fits the
  * view.
  */
-export function layOutLayers(cy: cytoscape.Core, container: HTMLElement, nodes: Map<string, GraphNode>, edges: Iterable<GraphEdge>): void {
+export function layOutLayers(
+  cy: cytoscape.Core,
+  container: HTMLElement,
+  nodes: Map<string, GraphNode>,
+  edges: Iterable<GraphEdge>,
+): void {
   cy.resize();
   const ids = [...nodes.keys()];
   const incoming = new Map<string, string[]>(ids.map((id) => [id, []]));

@@ -1,6 +1,15 @@
 // The derivation graph as data: beliefs, effects and reversals with the edges between them, merged in from
 // belief neighbourhoods as the page fetches them. Drawing it is graph-view.ts's business.
-import type { BeliefDetail, BeliefRef, BeliefStatus, EffectRef, EffectStatus, Money, ReversalRef, ReversalStatus } from './types';
+import type {
+  BeliefDetail,
+  BeliefRef,
+  BeliefStatus,
+  EffectRef,
+  EffectStatus,
+  Money,
+  ReversalRef,
+  ReversalStatus,
+} from './types';
 
 export type NodeKind = 'belief' | 'effect' | 'reversal';
 /** What a preview says will happen to a node. */
@@ -112,7 +121,11 @@ export class GraphModel {
    * premises. In 'up' mode (walking towards premises) dependents not already drawn are left out, so a widely
    * used premise does not drag every sibling into the picture.
    */
-  ingest(detail: BeliefDetail, depth: number, mode: 'full' | 'up' = 'full'): { dependents: BeliefRef[]; premises: BeliefRef[] } {
+  ingest(
+    detail: BeliefDetail,
+    depth: number,
+    mode: 'full' | 'up' = 'full',
+  ): { dependents: BeliefRef[]; premises: BeliefRef[] } {
     const node = this.stub(detail, depth, mode === 'up' ? 'premise' : 'dependent');
     node.expanded = true;
     // Premises of the root and of premises are its premise chain; other premises of dependents are context.
@@ -135,7 +148,8 @@ export class GraphModel {
       const hasJustifiedEdge = [...this.edges.values()].some(
         (e) => e.type === 'premise' && e.source === detail.id && e.target === d.id && e.justificationId,
       );
-      if (!hasJustifiedEdge) this.edge({ id: `d:${detail.id}:${d.id}`, source: detail.id, target: d.id, type: 'premise' });
+      if (!hasJustifiedEdge)
+        this.edge({ id: `d:${detail.id}:${d.id}`, source: detail.id, target: d.id, type: 'premise' });
     }
     for (const eff of detail.effects ?? []) this.upsertEffect(eff, detail.id, depth);
     // Once a belief is expanded its justification edges are authoritative: drop the plain placeholder edges.
@@ -148,7 +162,14 @@ export class GraphModel {
   private upsertEffect(eff: EffectRef, supportingBeliefId: string | null, depth: number): EffectNode {
     let node = this.nodes.get(eff.id) as EffectNode | undefined;
     if (!node || node.kind !== 'effect') {
-      node = { kind: 'effect', id: eff.id, status: eff.status, effectKind: eff.kind, amount: eff.amount, depth: depth + 0.5 };
+      node = {
+        kind: 'effect',
+        id: eff.id,
+        status: eff.status,
+        effectKind: eff.kind,
+        amount: eff.amount,
+        depth: depth + 0.5,
+      };
       this.nodes.set(eff.id, node);
     }
     node.status = eff.status;
@@ -156,7 +177,12 @@ export class GraphModel {
     node.amount = eff.amount ?? node.amount;
     if (eff.idempotencyKey) node.idempotencyKey = eff.idempotencyKey;
     if (supportingBeliefId) {
-      this.edge({ id: `s:${supportingBeliefId}:${eff.id}`, source: supportingBeliefId, target: eff.id, type: 'supports' });
+      this.edge({
+        id: `s:${supportingBeliefId}:${eff.id}`,
+        source: supportingBeliefId,
+        target: eff.id,
+        type: 'supports',
+      });
     }
     if (eff.reversal) this.upsertReversal(eff.reversal, eff.id);
     return node;
@@ -167,7 +193,14 @@ export class GraphModel {
     if (!effect) return undefined;
     let node = this.nodes.get(rev.id) as ReversalNode | undefined;
     if (!node || node.kind !== 'reversal') {
-      node = { kind: 'reversal', id: rev.id, status: rev.status, amount: rev.amount, effectId, depth: effect.depth + 0.25 };
+      node = {
+        kind: 'reversal',
+        id: rev.id,
+        status: rev.status,
+        amount: rev.amount,
+        effectId,
+        depth: effect.depth + 0.25,
+      };
       this.nodes.set(rev.id, node);
     }
     node.status = rev.status;

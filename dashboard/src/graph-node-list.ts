@@ -71,11 +71,15 @@ export class GraphNodeList {
       const at = buttons.indexOf(document.activeElement as HTMLButtonElement);
       if (at < 0) return;
       const next =
-        ev.key === 'ArrowDown' || ev.key === 'ArrowRight' ? at + 1
-        : ev.key === 'ArrowUp' || ev.key === 'ArrowLeft' ? at - 1
-        : ev.key === 'Home' ? 0
-        : ev.key === 'End' ? buttons.length - 1
-        : null;
+        ev.key === 'ArrowDown' || ev.key === 'ArrowRight'
+          ? at + 1
+          : ev.key === 'ArrowUp' || ev.key === 'ArrowLeft'
+            ? at - 1
+            : ev.key === 'Home'
+              ? 0
+              : ev.key === 'End'
+                ? buttons.length - 1
+                : null;
       if (next === null) return;
       ev.preventDefault();
       buttons[Math.max(0, Math.min(buttons.length - 1, next))]?.focus();

@@ -120,7 +120,13 @@ export class GraphView extends GraphModel {
       }
       for (const e of this.edges.values()) {
         if (!this.nodes.has(e.source) || !this.nodes.has(e.target)) continue;
-        const data = { id: e.id, source: e.source, target: e.target, type: e.type, holds: this.edgeHolds(e) ? 'yes' : 'no' };
+        const data = {
+          id: e.id,
+          source: e.source,
+          target: e.target,
+          type: e.type,
+          holds: this.edgeHolds(e) ? 'yes' : 'no',
+        };
         const existing = cy.getElementById(e.id);
         if (existing.nonempty()) existing.data(data);
         else {

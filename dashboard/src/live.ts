@@ -139,32 +139,37 @@ export class LiveFeed {
     // The server reports a subscription it refuses (missing scope, bad cursor) as one `next` carrying only errors,
     // then `complete`; graphql-ws reserves `error` for documents that fail validation. Both end up in `failed`.
     let refused: GraphQLErrorLike[] | null = null;
-    const sub = subscribe(this.client, RETRACTION_EVENTS, { after: this.lastCursor }, {
-      next: (result) => {
-        const ev = result.data?.retractionEvents;
-        if (ev) this.accept(ev);
-        else if (result.errors?.length) refused = [...result.errors];
-        if (ev && result.errors?.length) this.opts.onError?.(`Live feed: ${describe(result.errors)}`);
+    const sub = subscribe(
+      this.client,
+      RETRACTION_EVENTS,
+      { after: this.lastCursor },
+      {
+        next: (result) => {
+          const ev = result.data?.retractionEvents;
+          if (ev) this.accept(ev);
+          else if (result.errors?.length) refused = [...result.errors];
+          if (ev && result.errors?.length) this.opts.onError?.(`Live feed: ${describe(result.errors)}`);
+        },
+        error: (err) => {
+          this.dispose = null;
+          const code = closeCode(err);
+          if (code !== undefined && UNAUTHORIZED_CODES.has(code)) {
+            this.setState('unauthorized', describe(err));
+            return;
+          }
+          if (Array.isArray(err)) return this.failed(err as GraphQLErrorLike[]);
+          this.opts.onError?.(`Live feed: ${describe(err)}`);
+          this.failures++;
+          this.scheduleResubscribe();
+        },
+        complete: () => {
+          this.dispose = null;
+          if (this.stopped) return;
+          if (refused) return this.failed(refused);
+          this.scheduleResubscribe();
+        },
       },
-      error: (err) => {
-        this.dispose = null;
-        const code = closeCode(err);
-        if (code !== undefined && UNAUTHORIZED_CODES.has(code)) {
-          this.setState('unauthorized', describe(err));
-          return;
-        }
-        if (Array.isArray(err)) return this.failed(err as GraphQLErrorLike[]);
-        this.opts.onError?.(`Live feed: ${describe(err)}`);
-        this.failures++;
-        this.scheduleResubscribe();
-      },
-      complete: () => {
-        this.dispose = null;
-        if (this.stopped) return;
-        if (refused) return this.failed(refused);
-        this.scheduleResubscribe();
-      },
-    });    // graphql-ws re-sends this very payload after a reconnect; accept() moves its cursor on.
+    ); // graphql-ws re-sends this very payload after a reconnect; accept() moves its cursor on.
     this.dispose = sub.unsubscribe;
     this.payload = sub.payload;
   }
@@ -183,7 +188,9 @@ export class LiveFeed {
     // A server that keeps rejecting the cursor (e.g. expired) would loop forever: after a few tries, go on from now
     // and say so.
     if (this.failures >= 3 && this.lastCursor) {
-      this.opts.onError?.('Live feed: the server rejected the resume cursor; continuing from now (events may be missing).');
+      this.opts.onError?.(
+        'Live feed: the server rejected the resume cursor; continuing from now (events may be missing).',
+      );
       this.lastCursor = null;
     }
     this.scheduleResubscribe();

@@ -25,7 +25,16 @@ export function showError(err: unknown): void {
   }
   el.errorBanner.replaceChildren(
     h('span', null, message),
-    h('button', { type: 'button', className: 'link', 'aria-label': 'Dismiss error', onclick: () => (el.errorBanner.hidden = true) }, 'Dismiss'),
+    h(
+      'button',
+      {
+        type: 'button',
+        className: 'link',
+        'aria-label': 'Dismiss error',
+        onclick: () => (el.errorBanner.hidden = true),
+      },
+      'Dismiss',
+    ),
   );
   el.errorBanner.hidden = false;
 }

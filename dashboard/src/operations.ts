@@ -14,153 +14,595 @@
 // rules, the server's own cost rule at `first: 100`, tokens.
 import { graphql, MoneyFields, TotalsFields } from '../../src/client';
 
-const ReinstatementTotalsFields = graphql(`fragment ReinstatementTotalsFields on ReinstatementTotals {
-  beliefsReinstated reversalsVoided reversalsInFlight reexecutionsOwed effectsRestorable contradictionsRaised
-  voided { ...MoneyFields } inFlight { ...MoneyFields } reexecutionOwed { ...MoneyFields }
-}`, [MoneyFields]);
+const ReinstatementTotalsFields = graphql(
+  `
+    fragment ReinstatementTotalsFields on ReinstatementTotals {
+      beliefsReinstated
+      reversalsVoided
+      reversalsInFlight
+      reexecutionsOwed
+      effectsRestorable
+      contradictionsRaised
+      voided {
+        ...MoneyFields
+      }
+      inFlight {
+        ...MoneyFields
+      }
+      reexecutionOwed {
+        ...MoneyFields
+      }
+    }
+  `,
+  [MoneyFields],
+);
 
-const BeliefListFields = graphql(`fragment BeliefListFields on Belief { id claimKey statement status createdAt author { id name } }`);
-
-export const VIEWER = graphql(`query Viewer {
-  viewer { id name fleet scopes }
-}`);
-
-export const BELIEFS = graphql(`query Beliefs($claimKeyPrefix: String, $status: BeliefStatus, $first: Int, $after: String) {
-  beliefs(claimKeyPrefix: $claimKeyPrefix, status: $status, first: $first, after: $after) {
-    totalCount
-    pageInfo { hasNextPage endCursor }
-    edges { cursor node { ...BeliefListFields } }
+const BeliefListFields = graphql(`
+  fragment BeliefListFields on Belief {
+    id
+    claimKey
+    statement
+    status
+    createdAt
+    author {
+      id
+      name
+    }
   }
-}`, [BeliefListFields]);
+`);
 
-export const SEARCH = graphql(`query Search($input: SearchInput!) {
-  search(input: $input) {
-    snapshot
-    hits { score belief { ...BeliefListFields } }
+export const VIEWER = graphql(`
+  query Viewer {
+    viewer {
+      id
+      name
+      fleet
+      scopes
+    }
   }
-}`, [BeliefListFields]);
+`);
+
+export const BELIEFS = graphql(
+  `
+    query Beliefs($claimKeyPrefix: String, $status: BeliefStatus, $first: Int, $after: String) {
+      beliefs(claimKeyPrefix: $claimKeyPrefix, status: $status, first: $first, after: $after) {
+        totalCount
+        pageInfo {
+          hasNextPage
+          endCursor
+        }
+        edges {
+          cursor
+          node {
+            ...BeliefListFields
+          }
+        }
+      }
+    }
+  `,
+  [BeliefListFields],
+);
+
+export const SEARCH = graphql(
+  `
+    query Search($input: SearchInput!) {
+      search(input: $input) {
+        snapshot
+        hits {
+          score
+          belief {
+            ...BeliefListFields
+          }
+        }
+      }
+    }
+  `,
+  [BeliefListFields],
+);
 
 /** One belief with one level in each direction: premises (via justifications), dependents, effects. */
-export const BELIEF_NEIGHBORHOOD = graphql(`query BeliefNeighborhood($id: ID!, $dependentsFirst: Int, $canReadEffects: Boolean!, $canReadReceipts: Boolean!) {
-  belief(id: $id) {
-    id claimKey statement status value evidence createdAt retractedAt
-    author { id name }
-    retraction @include(if: $canReadReceipts) { id reason createdAt }
-    justifications { id holds premises { id claimKey statement status } }
-    dependents(first: $dependentsFirst) {
-      totalCount
-      pageInfo { hasNextPage endCursor }
-      edges { node { id claimKey statement status } }
+export const BELIEF_NEIGHBORHOOD = graphql(
+  `
+    query BeliefNeighborhood($id: ID!, $dependentsFirst: Int, $canReadEffects: Boolean!, $canReadReceipts: Boolean!) {
+      belief(id: $id) {
+        id
+        claimKey
+        statement
+        status
+        value
+        evidence
+        createdAt
+        retractedAt
+        author {
+          id
+          name
+        }
+        retraction @include(if: $canReadReceipts) {
+          id
+          reason
+          createdAt
+        }
+        justifications {
+          id
+          holds
+          premises {
+            id
+            claimKey
+            statement
+            status
+          }
+        }
+        dependents(first: $dependentsFirst) {
+          totalCount
+          pageInfo {
+            hasNextPage
+            endCursor
+          }
+          edges {
+            node {
+              id
+              claimKey
+              statement
+              status
+            }
+          }
+        }
+        effects @include(if: $canReadEffects) {
+          id
+          kind
+          status
+          idempotencyKey
+          externalRef
+          amount {
+            ...MoneyFields
+          }
+          reversal @include(if: $canReadReceipts) {
+            id
+            status
+            idempotencyKey
+            providerRef
+            amount {
+              ...MoneyFields
+            }
+          }
+        }
+      }
     }
-    effects @include(if: $canReadEffects) {
-      id kind status idempotencyKey externalRef
-      amount { ...MoneyFields }
-      reversal @include(if: $canReadReceipts) { id status idempotencyKey providerRef amount { ...MoneyFields } }
-    }
-  }
-}`, [MoneyFields]);
+  `,
+  [MoneyFields],
+);
 
-export const PREVIEW_RETRACTION = graphql(`query PreviewRetraction($beliefId: ID!, $first: Int, $after: String, $canReadEffects: Boolean!, $canReadReceipts: Boolean!) {
-  previewRetraction(beliefId: $beliefId) {
-    root { id claimKey }
-    beliefs(first: $first, after: $after) {
-      totalCount
-      pageInfo { hasNextPage endCursor }
-      edges { node { id claimKey statement status } }
+export const PREVIEW_RETRACTION = graphql(
+  `
+    query PreviewRetraction(
+      $beliefId: ID!
+      $first: Int
+      $after: String
+      $canReadEffects: Boolean!
+      $canReadReceipts: Boolean!
+    ) {
+      previewRetraction(beliefId: $beliefId) {
+        root {
+          id
+          claimKey
+        }
+        beliefs(first: $first, after: $after) {
+          totalCount
+          pageInfo {
+            hasNextPage
+            endCursor
+          }
+          edges {
+            node {
+              id
+              claimKey
+              statement
+              status
+            }
+          }
+        }
+        survivors {
+          id
+          claimKey
+          statement
+          status
+        }
+        pendingEffects @include(if: $canReadEffects) {
+          id
+          kind
+          status
+          amount {
+            ...MoneyFields
+          }
+        }
+        executedEffects @include(if: $canReadEffects) {
+          id
+          kind
+          status
+          amount {
+            ...MoneyFields
+          }
+        }
+        totals @include(if: $canReadReceipts) {
+          ...TotalsFields
+        }
+      }
     }
-    survivors { id claimKey statement status }
-    pendingEffects @include(if: $canReadEffects) { id kind status amount { ...MoneyFields } }
-    executedEffects @include(if: $canReadEffects) { id kind status amount { ...MoneyFields } }
-    totals @include(if: $canReadReceipts) { ...TotalsFields }
-  }
-}`, [MoneyFields, TotalsFields]);
+  `,
+  [MoneyFields, TotalsFields],
+);
 
 // The receipt and its totals are the retractor's own answer (readable without receipts:read); what it lists is not.
-export const RETRACT_BELIEF = graphql(`mutation RetractBelief($input: RetractBeliefInput!, $first: Int, $canReadEffects: Boolean!, $canReadReceipts: Boolean!) {
-  retractBelief(input: $input) {
-    id reason createdAt
-    root { id claimKey }
-    actor { id name }
-    totals { ...TotalsFields }
-    beliefs(first: $first) { totalCount edges { node { id claimKey status } } }
-    cancelledEffects @include(if: $canReadEffects) { id status }
-    reversals @include(if: $canReadReceipts) { id status idempotencyKey amount { ...MoneyFields } effect { id } }
-  }
-}`, [MoneyFields, TotalsFields]);
+export const RETRACT_BELIEF = graphql(
+  `
+    mutation RetractBelief(
+      $input: RetractBeliefInput!
+      $first: Int
+      $canReadEffects: Boolean!
+      $canReadReceipts: Boolean!
+    ) {
+      retractBelief(input: $input) {
+        id
+        reason
+        createdAt
+        root {
+          id
+          claimKey
+        }
+        actor {
+          id
+          name
+        }
+        totals {
+          ...TotalsFields
+        }
+        beliefs(first: $first) {
+          totalCount
+          edges {
+            node {
+              id
+              claimKey
+              status
+            }
+          }
+        }
+        cancelledEffects @include(if: $canReadEffects) {
+          id
+          status
+        }
+        reversals @include(if: $canReadReceipts) {
+          id
+          status
+          idempotencyKey
+          amount {
+            ...MoneyFields
+          }
+          effect {
+            id
+          }
+        }
+      }
+    }
+  `,
+  [MoneyFields, TotalsFields],
+);
 
-export const RETRACTION_RECEIPT = graphql(`query RetractionReceipt($id: ID!) {
-  retraction(id: $id) {
-    id reason createdAt
-    root { id claimKey }
-    actor { id name }
-    totals { ...TotalsFields }
-  }
-}`, [TotalsFields]);
+export const RETRACTION_RECEIPT = graphql(
+  `
+    query RetractionReceipt($id: ID!) {
+      retraction(id: $id) {
+        id
+        reason
+        createdAt
+        root {
+          id
+          claimKey
+        }
+        actor {
+          id
+          name
+        }
+        totals {
+          ...TotalsFields
+        }
+      }
+    }
+  `,
+  [TotalsFields],
+);
 
 /** The live feed. `after` is the last cursor seen; null means "from now". Dispatch is on __typename. */
-export const RETRACTION_EVENTS = graphql(`subscription RetractionEvents($after: String) {
-  retractionEvents(after: $after) {
-    __typename
-    cursor
-    at
-    retraction { id reason root { id claimKey } actor { id name } }
-    ... on BeliefRetracted { depth belief { id claimKey statement status } }
-    ... on EffectCancelled { effect { id kind status amount { ...MoneyFields } } }
-    ... on ReversalRecorded { reversal { id status idempotencyKey amount { ...MoneyFields } effect { id kind status } } }
-    ... on RetractionCommitted { totals { ...TotalsFields } }
-    ... on ReinstatementStarted { reinstatement { id } }
-    ... on BeliefReinstated { depth reinstatement { id } belief { id claimKey statement status } }
-    ... on ReversalVoided { reinstatement { id } reversal { id status amount { ...MoneyFields } effect { id kind } } }
-    ... on ReinstatementCommitted { reinstatement { id totals { ...ReinstatementTotalsFields } } }
-  }
-}`, [MoneyFields, TotalsFields, ReinstatementTotalsFields]);
+export const RETRACTION_EVENTS = graphql(
+  `
+    subscription RetractionEvents($after: String) {
+      retractionEvents(after: $after) {
+        __typename
+        cursor
+        at
+        retraction {
+          id
+          reason
+          root {
+            id
+            claimKey
+          }
+          actor {
+            id
+            name
+          }
+        }
+        ... on BeliefRetracted {
+          depth
+          belief {
+            id
+            claimKey
+            statement
+            status
+          }
+        }
+        ... on EffectCancelled {
+          effect {
+            id
+            kind
+            status
+            amount {
+              ...MoneyFields
+            }
+          }
+        }
+        ... on ReversalRecorded {
+          reversal {
+            id
+            status
+            idempotencyKey
+            amount {
+              ...MoneyFields
+            }
+            effect {
+              id
+              kind
+              status
+            }
+          }
+        }
+        ... on RetractionCommitted {
+          totals {
+            ...TotalsFields
+          }
+        }
+        ... on ReinstatementStarted {
+          reinstatement {
+            id
+          }
+        }
+        ... on BeliefReinstated {
+          depth
+          reinstatement {
+            id
+          }
+          belief {
+            id
+            claimKey
+            statement
+            status
+          }
+        }
+        ... on ReversalVoided {
+          reinstatement {
+            id
+          }
+          reversal {
+            id
+            status
+            amount {
+              ...MoneyFields
+            }
+            effect {
+              id
+              kind
+            }
+          }
+        }
+        ... on ReinstatementCommitted {
+          reinstatement {
+            id
+            totals {
+              ...ReinstatementTotalsFields
+            }
+          }
+        }
+      }
+    }
+  `,
+  [MoneyFields, TotalsFields, ReinstatementTotalsFields],
+);
 
 /** The history panel and the money strip at sign-in: recent receipts with their totals, and the fleet's open money. */
-export const HISTORY = graphql(`query History($first: Int) {
-  retractions(first: $first) {
-    totalCount
-    edges { node { id reason createdAt root { id claimKey } actor { id name } totals { ...TotalsFields } } }
-  }
-  reinstatements(first: $first) {
-    edges { node { id reason status createdAt retraction { id root { id claimKey } } actor { id name } totals { ...ReinstatementTotalsFields } } }
-  }
-  openMoney { owedCount owed { ...MoneyFields } inFlightCount inFlight { ...MoneyFields } reexecutionOwedCount reexecutionOwed { ...MoneyFields } }
-}`, [MoneyFields, TotalsFields, ReinstatementTotalsFields]);
+export const HISTORY = graphql(
+  `
+    query History($first: Int) {
+      retractions(first: $first) {
+        totalCount
+        edges {
+          node {
+            id
+            reason
+            createdAt
+            root {
+              id
+              claimKey
+            }
+            actor {
+              id
+              name
+            }
+            totals {
+              ...TotalsFields
+            }
+          }
+        }
+      }
+      reinstatements(first: $first) {
+        edges {
+          node {
+            id
+            reason
+            status
+            createdAt
+            retraction {
+              id
+              root {
+                id
+                claimKey
+              }
+            }
+            actor {
+              id
+              name
+            }
+            totals {
+              ...ReinstatementTotalsFields
+            }
+          }
+        }
+      }
+      openMoney {
+        owedCount
+        owed {
+          ...MoneyFields
+        }
+        inFlightCount
+        inFlight {
+          ...MoneyFields
+        }
+        reexecutionOwedCount
+        reexecutionOwed {
+          ...MoneyFields
+        }
+      }
+    }
+  `,
+  [MoneyFields, TotalsFields, ReinstatementTotalsFields],
+);
 
 // The reinstatement's receipt is the reinstating agent's own answer, as a retraction's is the retractor's; the money
 // lines and restorable effects it lists are receipts:read.
-const ReinstatementFields = graphql(`fragment ReinstatementFields on Reinstatement {
-  id status reason createdAt
-  retraction { id root { id claimKey } }
-  actor { id name }
-  totals { ...ReinstatementTotalsFields }
-}`, [ReinstatementTotalsFields]);
-
-const ReinstatementListFields = graphql(`fragment ReinstatementListFields on Reinstatement {
-  beliefs(first: $first) { totalCount edges { node { id claimKey status } } }
-  moneyLines @include(if: $canReadReceipts) { line priorStatus reexecutionKey amount { ...MoneyFields } reversal { id } effect { id kind } }
-  restorableEffects @include(if: $canReadReceipts) { id kind }
-}`, [MoneyFields]);
-
-export const REINSTATE_RETRACTION = graphql(`mutation ReinstateRetraction($input: ReinstateRetractionInput!, $first: Int, $canReadReceipts: Boolean!) {
-  reinstateRetraction(input: $input) {
-    __typename
-    ... on RetractionReinstated { reinstatement { ...ReinstatementFields ...ReinstatementListFields } }
-    ... on ReinstatementBlocked {
-      reinstatement { id status }
-      contradiction { id claimKey }
+const ReinstatementFields = graphql(
+  `
+    fragment ReinstatementFields on Reinstatement {
+      id
+      status
+      reason
+      createdAt
+      retraction {
+        id
+        root {
+          id
+          claimKey
+        }
+      }
+      actor {
+        id
+        name
+      }
+      totals {
+        ...ReinstatementTotalsFields
+      }
     }
-  }
-}`, [ReinstatementFields, ReinstatementListFields]);
+  `,
+  [ReinstatementTotalsFields],
+);
 
-export const REINSTATEMENT_RECEIPT = graphql(`query ReinstatementReceipt($id: ID!, $first: Int, $canReadReceipts: Boolean!) {
-  reinstatement(id: $id) { ...ReinstatementFields ...ReinstatementListFields }
-}`, [ReinstatementFields, ReinstatementListFields]);
+const ReinstatementListFields = graphql(
+  `
+    fragment ReinstatementListFields on Reinstatement {
+      beliefs(first: $first) {
+        totalCount
+        edges {
+          node {
+            id
+            claimKey
+            status
+          }
+        }
+      }
+      moneyLines @include(if: $canReadReceipts) {
+        line
+        priorStatus
+        reexecutionKey
+        amount {
+          ...MoneyFields
+        }
+        reversal {
+          id
+        }
+        effect {
+          id
+          kind
+        }
+      }
+      restorableEffects @include(if: $canReadReceipts) {
+        id
+        kind
+      }
+    }
+  `,
+  [MoneyFields],
+);
+
+export const REINSTATE_RETRACTION = graphql(
+  `
+    mutation ReinstateRetraction($input: ReinstateRetractionInput!, $first: Int, $canReadReceipts: Boolean!) {
+      reinstateRetraction(input: $input) {
+        __typename
+        ... on RetractionReinstated {
+          reinstatement {
+            ...ReinstatementFields
+            ...ReinstatementListFields
+          }
+        }
+        ... on ReinstatementBlocked {
+          reinstatement {
+            id
+            status
+          }
+          contradiction {
+            id
+            claimKey
+          }
+        }
+      }
+    }
+  `,
+  [ReinstatementFields, ReinstatementListFields],
+);
+
+export const REINSTATEMENT_RECEIPT = graphql(
+  `
+    query ReinstatementReceipt($id: ID!, $first: Int, $canReadReceipts: Boolean!) {
+      reinstatement(id: $id) {
+        ...ReinstatementFields
+        ...ReinstatementListFields
+      }
+    }
+  `,
+  [ReinstatementFields, ReinstatementListFields],
+);
 
 /** The time slider: the graph's beliefs as they stood at an instant (absent: not yet asserted then). */
-export const BELIEFS_AS_OF = graphql(`query BeliefsAsOf($ids: [ID!], $asOf: DateTime, $first: Int) {
-  beliefs(ids: $ids, asOf: $asOf, first: $first) { edges { node { id status createdAt } } }
-}`);
+export const BELIEFS_AS_OF = graphql(`
+  query BeliefsAsOf($ids: [ID!], $asOf: DateTime, $first: Int) {
+    beliefs(ids: $ids, asOf: $asOf, first: $first) {
+      edges {
+        node {
+          id
+          status
+          createdAt
+        }
+      }
+    }
+  }
+`);
 
 export const ALL_OPERATIONS = {
   VIEWER,

@@ -20,11 +20,20 @@ export async function runPreview(): Promise<void> {
   el.previewButton.disabled = true;
   el.previewButton.setAttribute('aria-busy', 'true');
   try {
-    const first = (await gql(PREVIEW_RETRACTION, { beliefId: node.id, first: 100, after: null, ...readVars() })).previewRetraction;
+    const first = (await gql(PREVIEW_RETRACTION, { beliefId: node.id, first: 100, after: null, ...readVars() }))
+      .previewRetraction;
     const beliefs = [...first.beliefs.edges.map((e) => e.node)];
     let pageInfo = first.beliefs.pageInfo;
     for (let page = 1; pageInfo.hasNextPage && pageInfo.endCursor && page < 10; page++) {
-      const next = (await gql(PREVIEW_RETRACTION, { beliefId: node.id, first: 100, after: pageInfo.endCursor, canReadEffects: false, canReadReceipts: false })).previewRetraction;
+      const next = (
+        await gql(PREVIEW_RETRACTION, {
+          beliefId: node.id,
+          first: 100,
+          after: pageInfo.endCursor,
+          canReadEffects: false,
+          canReadReceipts: false,
+        })
+      ).previewRetraction;
       beliefs.push(...next.beliefs.edges.map((e) => e.node));
       pageInfo = next.beliefs.pageInfo;
     }
@@ -73,7 +82,11 @@ function effectList(testid: string, effects: Preview['pendingEffects']): HTMLEle
   const ul = h('ul', { 'data-testid': testid, className: 'compact' });
   for (const e of effects) {
     ul.append(
-      h('li', { 'data-effect-id': e.id, 'data-status': e.status }, `${e.kind}${e.amount ? ` ${formatMoney(e.amount)}` : ''} — ${e.status}`),
+      h(
+        'li',
+        { 'data-effect-id': e.id, 'data-status': e.status },
+        `${e.kind}${e.amount ? ` ${formatMoney(e.amount)}` : ''} — ${e.status}`,
+      ),
     );
   }
   if (!effects.length) ul.append(h('li', { className: 'muted' }, 'none'));
@@ -83,24 +96,41 @@ function effectList(testid: string, effects: Preview['pendingEffects']): HTMLEle
 function renderPreview(p: Preview, beliefs: BeliefRef[]): void {
   const t = p.totals;
   const dl = h('dl');
-  dlRow(dl, 'Beliefs that would be retracted', h('span', { 'data-testid': 'preview-beliefs-count' }, String(p.beliefs.totalCount)));
-  dlRow(dl, 'Survivors (another justification holds)', h('span', { 'data-testid': 'preview-survivors-count' }, String(p.survivors.length)));
+  dlRow(
+    dl,
+    'Beliefs that would be retracted',
+    h('span', { 'data-testid': 'preview-beliefs-count' }, String(p.beliefs.totalCount)),
+  );
+  dlRow(
+    dl,
+    'Survivors (another justification holds)',
+    h('span', { 'data-testid': 'preview-survivors-count' }, String(p.survivors.length)),
+  );
   const count = (testid: string, list: unknown[] | undefined) =>
-    list ? h('span', { 'data-testid': testid }, String(list.length)) : withheld(testid, 'an effects scope or receipts:read');
+    list
+      ? h('span', { 'data-testid': testid }, String(list.length))
+      : withheld(testid, 'an effects scope or receipts:read');
   dlRow(dl, 'Pending effects cancelled', count('preview-cancel-count', p.pendingEffects));
   dlRow(dl, 'Executed effects reached', count('preview-reach-count', p.executedEffects));
   const cur = t ? currenciesOf(t) : [];
-  const money = (testid: string, list: Money[] | undefined) => (t ? moneyEl(testid, list, cur) : withheld(testid, 'receipts:read'));
+  const money = (testid: string, list: Money[] | undefined) =>
+    t ? moneyEl(testid, list, cur) : withheld(testid, 'receipts:read');
   dlRow(dl, 'Exposure (executed money reached)', money('preview-exposure', t?.exposure));
   dlRow(dl, 'Owed (reversals to record)', money('preview-owed', t?.owed));
   dlRow(dl, 'Unreachable (no compensation handler)', money('preview-unreachable', t?.unreachableAmount));
 
-  const survivors = h('ul', { 'data-testid': 'preview-survivors', 'data-count': p.survivors.length, className: 'compact' });
-  for (const s of p.survivors) survivors.append(h('li', { 'data-belief-id': s.id, 'data-claim-key': s.claimKey }, breakable(s.claimKey)));
+  const survivors = h('ul', {
+    'data-testid': 'preview-survivors',
+    'data-count': p.survivors.length,
+    className: 'compact',
+  });
+  for (const s of p.survivors)
+    survivors.append(h('li', { 'data-belief-id': s.id, 'data-claim-key': s.claimKey }, breakable(s.claimKey)));
   if (!p.survivors.length) survivors.append(h('li', { className: 'muted' }, 'none'));
 
   const blast = h('ul', { 'data-testid': 'preview-beliefs', className: 'compact' });
-  for (const b of beliefs) blast.append(h('li', { 'data-belief-id': b.id, 'data-claim-key': b.claimKey }, breakable(b.claimKey)));
+  for (const b of beliefs)
+    blast.append(h('li', { 'data-belief-id': b.id, 'data-claim-key': b.claimKey }, breakable(b.claimKey)));
 
   el.previewPanel.replaceChildren(
     h('h3', null, 'Preview of retracting ', h('code', null, breakable(p.root.claimKey))),
@@ -113,7 +143,11 @@ function renderPreview(p: Preview, beliefs: BeliefRef[]): void {
     effectList('preview-pending-effects', p.pendingEffects),
     h('h4', null, 'Executed effects that would be reached'),
     effectList('preview-executed-effects', p.executedEffects),
-    h('button', { type: 'button', className: 'link', 'data-testid': 'preview-clear', onclick: clearPreview }, 'Clear preview'),
+    h(
+      'button',
+      { type: 'button', className: 'link', 'data-testid': 'preview-clear', onclick: clearPreview },
+      'Clear preview',
+    ),
   );
   el.previewPanel.dataset.beliefId = p.root.id;
   el.previewPanel.hidden = false;

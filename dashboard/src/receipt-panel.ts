@@ -22,13 +22,31 @@ export async function loadReceipt(id: string): Promise<void> {
 
 export function showReceipt(r: ReceiptCore): void {
   const fresh = el.receipt.hidden || el.receipt.dataset.retractionId !== r.id;
-  page.receiptShown = { id: r.id, reason: r.reason, createdAt: r.createdAt, root: r.root, actor: r.actor, totals: r.totals };
+  page.receiptShown = {
+    id: r.id,
+    reason: r.reason,
+    createdAt: r.createdAt,
+    root: r.root,
+    actor: r.actor,
+    totals: r.totals,
+  };
   const t = r.totals;
-  const counts = countsList([['Beliefs retracted', 'receipt-beliefs-retracted', t.beliefsRetracted],
-    ['Effects cancelled', 'receipt-effects-cancelled', t.effectsCancelled], ['Effects reached', 'receipt-effects-reached', t.effectsReached],
-    ['Reversals owed', 'receipt-reversals-owed', t.reversalsOwed], ['Unreachable', 'receipt-unreachable-count', t.unreachable]]);
-  const money = moneyList([['Exposure', 'receipt-exposure', t.exposure], ['Owed', 'receipt-owed', t.owed],
-    ['Unreachable', 'receipt-unreachable', t.unreachableAmount], ['Settled', 'receipt-settled', t.settled]], currenciesOf(t));
+  const counts = countsList([
+    ['Beliefs retracted', 'receipt-beliefs-retracted', t.beliefsRetracted],
+    ['Effects cancelled', 'receipt-effects-cancelled', t.effectsCancelled],
+    ['Effects reached', 'receipt-effects-reached', t.effectsReached],
+    ['Reversals owed', 'receipt-reversals-owed', t.reversalsOwed],
+    ['Unreachable', 'receipt-unreachable-count', t.unreachable],
+  ]);
+  const money = moneyList(
+    [
+      ['Exposure', 'receipt-exposure', t.exposure],
+      ['Owed', 'receipt-owed', t.owed],
+      ['Unreachable', 'receipt-unreachable', t.unreachableAmount],
+      ['Settled', 'receipt-settled', t.settled],
+    ],
+    currenciesOf(t),
+  );
   el.receipt.replaceChildren(
     h('h3', null, 'Receipt'),
     h(
@@ -42,8 +60,16 @@ export function showReceipt(r: ReceiptCore): void {
     ),
     counts,
     money,
-    h('p', { className: 'muted small' }, 'Settled counts only reversals a provider has confirmed with its own reference.'),
-    h('button', { type: 'button', 'data-testid': 'receipt-refresh', onclick: () => void loadReceipt(r.id) }, 'Refresh receipt'),
+    h(
+      'p',
+      { className: 'muted small' },
+      'Settled counts only reversals a provider has confirmed with its own reference.',
+    ),
+    h(
+      'button',
+      { type: 'button', 'data-testid': 'receipt-refresh', onclick: () => void loadReceipt(r.id) },
+      'Refresh receipt',
+    ),
   );
   const form = reinstateForm(r.id);
   if (form) el.receipt.append(form);

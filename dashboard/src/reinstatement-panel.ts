@@ -24,16 +24,31 @@ export function reinstateForm(retractionId: string): HTMLElement | null {
   if (!canRetract()) return null;
   const reason = h('textarea', { id: 'reinstate-reason', 'data-testid': 'reinstate-reason', rows: 2, required: true });
   const note = h('p', { className: 'muted small', role: 'status', 'data-testid': 'reinstate-note' });
-  const button = h('button', { type: 'submit', 'data-testid': 'reinstate-button' }, 'Reinstate: the retraction was wrong');
+  const button = h(
+    'button',
+    { type: 'submit', 'data-testid': 'reinstate-button' },
+    'Reinstate: the retraction was wrong',
+  );
   const submit = (ev: Event) => {
     ev.preventDefault();
     void runReinstate(retractionId, reason, button, note);
   };
-  return h('form', { className: 'reinstate', novalidate: true, onsubmit: submit },
-    h('label', { for: 'reinstate-reason' }, 'Why the retraction was wrong (recorded on the reinstatement)'), reason, button, note);
+  return h(
+    'form',
+    { className: 'reinstate', novalidate: true, onsubmit: submit },
+    h('label', { for: 'reinstate-reason' }, 'Why the retraction was wrong (recorded on the reinstatement)'),
+    reason,
+    button,
+    note,
+  );
 }
 
-async function runReinstate(retractionId: string, reason: HTMLTextAreaElement, button: HTMLButtonElement, note: HTMLElement): Promise<void> {
+async function runReinstate(
+  retractionId: string,
+  reason: HTMLTextAreaElement,
+  button: HTMLButtonElement,
+  note: HTMLElement,
+): Promise<void> {
   const why = reason.value.trim();
   if (!why) {
     note.textContent = 'A reason is required: it is recorded on the reinstatement.';
@@ -45,7 +60,13 @@ async function runReinstate(retractionId: string, reason: HTMLTextAreaElement, b
   button.disabled = true;
   note.textContent = 'Reinstating…';
   try {
-    const r = (await gql(REINSTATE_RETRACTION, { input: { retractionId, reason: why }, first: RECEIPT_FIRST, canReadReceipts: canReadReceipts() })).reinstateRetraction;
+    const r = (
+      await gql(REINSTATE_RETRACTION, {
+        input: { retractionId, reason: why },
+        first: RECEIPT_FIRST,
+        canReadReceipts: canReadReceipts(),
+      })
+    ).reinstateRetraction;
     if (r.__typename === 'ReinstatementBlocked') {
       // Nothing came back: the root's claim holds another ACTIVE belief, and the contradiction must be adjudicated first.
       note.dataset.blocked = 'true';
@@ -56,9 +77,12 @@ async function runReinstate(retractionId: string, reason: HTMLTextAreaElement, b
     const rec = r.reinstatement;
     showReinstatement(rec);
     if (!reinstatementsCommitted.has(rec.id)) {
-      setTimeout(() => {
-        if (!reinstatementsCommitted.has(rec.id)) applyReinstatementResult(rec);
-      }, page.feed?.state === 'connected' ? 5_000 : 0);
+      setTimeout(
+        () => {
+          if (!reinstatementsCommitted.has(rec.id)) applyReinstatementResult(rec);
+        },
+        page.feed?.state === 'connected' ? 5_000 : 0,
+      );
     }
   } catch (err) {
     note.textContent = '';
@@ -86,21 +110,52 @@ function currencies(t: ReinstatementCore['totals']): string[] {
 function showReinstatement(r: ReinstatementCore | ReinstatementReceipt): void {
   const fresh = el.receipt.hidden || el.receipt.dataset.reinstatementId !== r.id;
   const t = r.totals;
-  const counts = countsList([['Beliefs reinstated', 'reinstatement-beliefs', t.beliefsReinstated],
-    ['Reversals voided', 'reinstatement-voided-count', t.reversalsVoided], ['In flight', 'reinstatement-in-flight-count', t.reversalsInFlight],
-    ['Re-executions owed', 'reinstatement-reexecution-count', t.reexecutionsOwed], ['Effects restorable', 'reinstatement-restorable-count', t.effectsRestorable]]);
-  const money = moneyList([['Voided', 'reinstatement-voided', t.voided], ['In flight', 'reinstatement-in-flight', t.inFlight],
-    ['Re-execution owed', 'reinstatement-reexecution', t.reexecutionOwed]], currencies(t));
+  const counts = countsList([
+    ['Beliefs reinstated', 'reinstatement-beliefs', t.beliefsReinstated],
+    ['Reversals voided', 'reinstatement-voided-count', t.reversalsVoided],
+    ['In flight', 'reinstatement-in-flight-count', t.reversalsInFlight],
+    ['Re-executions owed', 'reinstatement-reexecution-count', t.reexecutionsOwed],
+    ['Effects restorable', 'reinstatement-restorable-count', t.effectsRestorable],
+  ]);
+  const money = moneyList(
+    [
+      ['Voided', 'reinstatement-voided', t.voided],
+      ['In flight', 'reinstatement-in-flight', t.inFlight],
+      ['Re-execution owed', 'reinstatement-reexecution', t.reexecutionOwed],
+    ],
+    currencies(t),
+  );
   const lines = 'moneyLines' in r && r.moneyLines ? r.moneyLines : [];
   el.receipt.replaceChildren(
     h('h3', null, 'Reinstatement'),
-    h('p', null, 'Retraction of ', h('code', null, breakable(r.retraction.root.claimKey)), ` taken back by ${r.actor.name}`,
-      r.createdAt ? ` at ${formatTime(r.createdAt)}` : '', `: “${r.reason}”`),
+    h(
+      'p',
+      null,
+      'Retraction of ',
+      h('code', null, breakable(r.retraction.root.claimKey)),
+      ` taken back by ${r.actor.name}`,
+      r.createdAt ? ` at ${formatTime(r.createdAt)}` : '',
+      `: “${r.reason}”`,
+    ),
     counts,
     money,
-    h('ul', { className: 'small', 'data-testid': 'reinstatement-lines' }, ...lines.map((l) => h('li', { 'data-line': l.line, 'data-reversal-id': l.reversal.id },
-      `${l.effect.kind}: ${lineText(l.line, l.amount)}`, l.reexecutionKey ? h('code', null, ' ', breakable(l.reexecutionKey)) : null))),
-    h('p', { className: 'muted small' }, 'RETRACT moves no money: a re-execution owed is named here under its key, never executed.'),
+    h(
+      'ul',
+      { className: 'small', 'data-testid': 'reinstatement-lines' },
+      ...lines.map((l) =>
+        h(
+          'li',
+          { 'data-line': l.line, 'data-reversal-id': l.reversal.id },
+          `${l.effect.kind}: ${lineText(l.line, l.amount)}`,
+          l.reexecutionKey ? h('code', null, ' ', breakable(l.reexecutionKey)) : null,
+        ),
+      ),
+    ),
+    h(
+      'p',
+      { className: 'muted small' },
+      'RETRACT moves no money: a re-execution owed is named here under its key, never executed.',
+    ),
   );
   el.receipt.dataset.reinstatementId = r.id;
   el.receipt.dataset.retractionId = r.retraction.id;

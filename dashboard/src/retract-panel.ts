@@ -23,7 +23,8 @@ export async function runRetract(): Promise<void> {
   el.retractButton.setAttribute('aria-busy', 'true');
   el.retractNote.textContent = 'Retracting…';
   try {
-    const r = (await gql(RETRACT_BELIEF, { input: { beliefId: node.id, reason }, first: 100, ...readVars() })).retractBelief;
+    const r = (await gql(RETRACT_BELIEF, { input: { beliefId: node.id, reason }, first: 100, ...readVars() }))
+      .retractBelief;
     page.previewFor = null;
     el.previewPanel.hidden = true;
     page.graph?.setPreview(null);
@@ -32,9 +33,12 @@ export async function runRetract(): Promise<void> {
     showReceipt(r);
     if (!page.committedSeen.has(r.id)) {
       // The cascade normally arrives over the socket and animates; if it does not come, apply the receipt.
-      setTimeout(() => {
-        if (!page.committedSeen.has(r.id)) applyRetractionResult(r);
-      }, page.feed?.state === 'connected' ? 5_000 : 0);
+      setTimeout(
+        () => {
+          if (!page.committedSeen.has(r.id)) applyRetractionResult(r);
+        },
+        page.feed?.state === 'connected' ? 5_000 : 0,
+      );
     }
   } catch (err) {
     el.retractNote.textContent = '';

@@ -18,7 +18,9 @@ export async function runSearch(): Promise<void> {
   try {
     const prefixQuery = gql(BELIEFS, { claimKeyPrefix: text || null, status, first: 25 });
     const textQuery = text
-      ? gql(SEARCH, { input: { text, k: 10, includeRetracted: status !== 'ACTIVE' } }).catch((err: unknown) => err as Error)
+      ? gql(SEARCH, { input: { text, k: 10, includeRetracted: status !== 'ACTIVE' } }).catch(
+          (err: unknown) => err as Error,
+        )
       : Promise.resolve(null);
     const [prefix, semantic] = await Promise.all([prefixQuery, textQuery]);
     if (seq !== searchSeq) return;

@@ -56,7 +56,12 @@ export function onGraphLoaded(createdAt: readonly string[]): void {
   marks().replaceChildren(
     ...historyInstants()
       .filter((d) => d.getTime() >= Number(i.min))
-      .map((d) => Object.assign(document.createElement('option'), { value: String(d.getTime()), label: formatTime(d.toISOString()) })),
+      .map((d) =>
+        Object.assign(document.createElement('option'), {
+          value: String(d.getTime()),
+          label: formatTime(d.toISOString()),
+        }),
+      ),
   );
   showLabel();
 }

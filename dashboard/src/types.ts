@@ -36,4 +36,7 @@ type ReinstateData = ResultOf<typeof Op.REINSTATE_RETRACTION>['reinstateRetracti
 /** A reinstatement's receipt as the page shows it: the mutation's answer or the receipt query's. */
 export type ReinstatementReceipt = Extract<ReinstateData, { __typename: 'RetractionReinstated' }>['reinstatement'];
 /** The receipt's head and totals: what an event or the history carries. */
-export type ReinstatementCore = Pick<ReinstatementReceipt, 'id' | 'status' | 'reason' | 'createdAt' | 'retraction' | 'actor' | 'totals'>;
+export type ReinstatementCore = Pick<
+  ReinstatementReceipt,
+  'id' | 'status' | 'reason' | 'createdAt' | 'retraction' | 'actor' | 'totals'
+>;

@@ -18,10 +18,17 @@ export function currenciesOf(t: Totals): string[] {
  * data. A currency present elsewhere in the same totals but missing from this list is shown as zero (settled is
  * empty until a provider confirms); with no money at all the text is `none`.
  */
-export function moneyEl(testid: string, list: readonly Money[] | null | undefined, currencies: string[] = []): HTMLElement {
+export function moneyEl(
+  testid: string,
+  list: readonly Money[] | null | undefined,
+  currencies: string[] = [],
+): HTMLElement {
   const span = h('span', { 'data-testid': testid, className: 'money' });
   const given = list ?? [];
-  const filled = [...given, ...currencies.filter((c) => !given.some((m) => m.currency === c)).map((currency) => ({ amountMinor: 0, currency }))];
+  const filled = [
+    ...given,
+    ...currencies.filter((c) => !given.some((m) => m.currency === c)).map((currency) => ({ amountMinor: 0, currency })),
+  ];
   if (filled.length === 0) {
     span.textContent = formatMoneyList(filled);
     span.dataset.empty = 'true';
@@ -46,7 +53,10 @@ export function countsList(rows: ReadonlyArray<readonly [string, string, number]
 }
 
 /** A receipt's money, one row each: [label, data-testid, amounts], every currency of `currencies` in every row. */
-export function moneyList(rows: ReadonlyArray<readonly [string, string, readonly Money[]]>, currencies: string[]): HTMLElement {
+export function moneyList(
+  rows: ReadonlyArray<readonly [string, string, readonly Money[]]>,
+  currencies: string[],
+): HTMLElement {
   const dl = h('dl', { className: 'money-table' });
   for (const [label, testid, list] of rows) dlRow(dl, label, moneyEl(testid, list, currencies));
   return dl;

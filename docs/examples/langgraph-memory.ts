@@ -18,7 +18,8 @@ const Turn = Annotation.Root({
 async function remember(state: typeof Turn.State, config: LangGraphRunnableConfig) {
   const store = config.store!;
   const facts = ['customers', state.customer, 'facts'];
-  if (state.learned) await store.put(facts, state.learned.key, { text: state.learned.text, verified: state.learned.verified });
+  if (state.learned)
+    await store.put(facts, state.learned.key, { text: state.learned.text, verified: state.learned.verified });
   const verified = await store.search(facts, { filter: { verified: true } });
   if (verified.some((item) => item.key === 'passport')) {
     await store.put(['customers', state.customer, 'conclusions'], 'instant-refund', {
@@ -50,7 +51,7 @@ export function memoryGraph(store: BaseStore) {
 /** Three turns about one customer, then the passport turns out forged: what does the agent answer after? */
 export async function story(store: BaseStore) {
   const graph = memoryGraph(store);
-  const turn = (learned: typeof Turn.State['learned']) => graph.invoke({ customer: 'c-4411', learned });
+  const turn = (learned: (typeof Turn.State)['learned']) => graph.invoke({ customer: 'c-4411', learned });
   const first = await turn({ key: 'passport', text: 'passport checked and authentic', verified: true });
   const second = await turn({ key: 'address', text: 'lives in Lisbon', verified: false });
   // The passport was forged: the memory it was is deleted.

@@ -37,10 +37,17 @@ function clusterCpu(name: string): number {
   const tick = 100; // USER_HZ on Linux
   const pidFile = `/var/run/postgresql/15-${name}.pid`;
   const postmaster = Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]);
-  const stat = (pid: number) => fs.readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  const stat = (pid: number) =>
+    fs
+      .readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /, '')
+      .split(' ');
   const own = stat(postmaster);
   let total = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]); // utime stime cutime cstime
-  for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number)) {
+  for (const pid of fs
+    .readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .map(Number)) {
     try {
       const s = stat(pid);
       if (Number(s[1]) === postmaster) total += Number(s[11]) + Number(s[12]);
@@ -88,7 +95,15 @@ async function median(fn: () => Promise<unknown>): Promise<number> {
   return times.sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
 }
 
-async function measure(url: string, nodes: CitusNode[], workers: number, seconds: number, claims: number, tree: number, log: (s: string) => void): Promise<Layout> {
+async function measure(
+  url: string,
+  nodes: CitusNode[],
+  workers: number,
+  seconds: number,
+  claims: number,
+  tree: number,
+  log: (s: string) => void,
+): Promise<Layout> {
   const used = nodes.slice(0, 1 + workers);
   const name = `retract_bench_citus_${workers}w_${process.pid}`;
   log(`citus: ${workers} worker(s): new database ${name}`);
@@ -109,20 +124,33 @@ async function measure(url: string, nodes: CitusNode[], workers: number, seconds
     log(`citus: ${workers} worker(s): turns for ${seconds} s, one loop per fleet`);
     const before = Object.fromEntries(used.map((n) => [CLUSTERS[n.port]!, clusterCpu(CLUSTERS[n.port]!)]));
     const t0 = performance.now();
-    const { kinds, turns, retries, givenUp } = await turnLoops(core, actors, seconds, (f, i) => `turn/${f}/${i % claims}`);
+    const { kinds, turns, retries, givenUp } = await turnLoops(
+      core,
+      actors,
+      seconds,
+      (f, i) => `turn/${f}/${i % claims}`,
+    );
     const elapsed = (performance.now() - t0) / 1000;
-    const cpu = Object.fromEntries(used.map((n) => [CLUSTERS[n.port]!, clusterCpu(CLUSTERS[n.port]!) - before[CLUSTERS[n.port]!]!]));
+    const cpu = Object.fromEntries(
+      used.map((n) => [CLUSTERS[n.port]!, clusterCpu(CLUSTERS[n.port]!) - before[CLUSTERS[n.port]!]!]),
+    );
 
     log(`citus: ${workers} worker(s): a ${tree}-belief ternary tree in bench-0, then its retraction`);
-    const root = (await assertBelief(core, actors[0]!, { claimKey: 'tree/0', statement: 'root', value: 0 })) as { belief: { id: string } };
-    await sql`INSERT INTO claims (fleet_id, key) SELECT 'bench-0', 'tree/' || g FROM generate_series(1, ${tree - 1}) g`.execute(store.db);
+    const root = (await assertBelief(core, actors[0]!, { claimKey: 'tree/0', statement: 'root', value: 0 })) as {
+      belief: { id: string };
+    };
+    await sql`INSERT INTO claims (fleet_id, key) SELECT 'bench-0', 'tree/' || g FROM generate_series(1, ${tree - 1}) g`.execute(
+      store.db,
+    );
     await sql`
       INSERT INTO beliefs (fleet_id, claim_key, statement, author_id, grounded, embedding)
       SELECT 'bench-0', 'tree/' || g, 'node ' || g, ${actors[0]!.agentId}, false, array_fill(0.01::real, ARRAY[512])::vector
         FROM generate_series(1, ${tree - 1}) g`.execute(store.db);
     await sql`
       INSERT INTO justifications (fleet_id, belief_id, created_by)
-      SELECT 'bench-0', id, ${actors[0]!.agentId} FROM beliefs WHERE fleet_id = 'bench-0' AND claim_key ^@ 'tree/' AND claim_key <> 'tree/0'`.execute(store.db);
+      SELECT 'bench-0', id, ${actors[0]!.agentId} FROM beliefs WHERE fleet_id = 'bench-0' AND claim_key ^@ 'tree/' AND claim_key <> 'tree/0'`.execute(
+      store.db,
+    );
     // Node g (1 … tree-1) rests on node (g-1)/3: a ternary tree under the root.
     await sql`
       INSERT INTO justification_premises (fleet_id, justification_id, premise_id)
@@ -160,15 +188,20 @@ async function measure(url: string, nodes: CitusNode[], workers: number, seconds
 export const bench: Bench = {
   name: 'citus',
   engine: 'citus',
-  description: 'the same fleets on one Citus worker vs two: turns/s, a 10k retraction, a routed vs a fanned-out statement, and each node\'s CPU time',
+  description:
+    "the same fleets on one Citus worker vs two: turns/s, a 10k retraction, a routed vs a fanned-out statement, and each node's CPU time",
   async run(opts: BenchOptions): Promise<BenchResult> {
     const url = process.env.RETRACT_CITUS_URL || 'postgres://postgres@127.0.0.1:9700/postgres';
     const nodes = await citusNodes(url);
-    if (nodes.length < 3) throw new Error(`bench citus needs a coordinator and two workers in ${url} (bash scripts/ensure-citus.sh)`);
+    if (nodes.length < 3)
+      throw new Error(`bench citus needs a coordinator and two workers in ${url} (bash scripts/ensure-citus.sh)`);
     const seconds = Number(opts.flags.seconds ?? DEFAULT_SECONDS);
     const claims = Number(opts.flags.claims ?? DEFAULT_CLAIMS);
     const tree = opts.size ?? DEFAULT_TREE;
-    const layouts = [await measure(url, nodes, 1, seconds, claims, tree, opts.log), await measure(url, nodes, 2, seconds, claims, tree, opts.log)];
+    const layouts = [
+      await measure(url, nodes, 1, seconds, claims, tree, opts.log),
+      await measure(url, nodes, 2, seconds, claims, tree, opts.log),
+    ];
     const two = layouts[1]!;
     const w1 = two.cpu['citus-w1'] ?? 0;
     const w2 = two.cpu['citus-w2'] ?? 0;
@@ -176,12 +209,16 @@ export const bench: Bench = {
     const givenUp = layouts.reduce((n, l) => n + (l.kinds['given up'] ?? 0), 0);
     const rows: Cell[][] = layouts.map((l) => [
       l.workers,
-      Object.entries(l.fleetsPerWorker).map(([k, v]) => `${k} ${v}`).join(', '),
+      Object.entries(l.fleetsPerWorker)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', '),
       l.turns,
       `${l.kinds.asserted ?? 0} / ${l.kinds.contradiction ?? 0} / ${l.kinds['given up'] ?? 0}`,
       l.turnsPerSecond.toFixed(1),
-      (Object.values(l.cpu).reduce((a, b) => a + b, 0) * 1000 / l.turns).toFixed(2),
-      ['citus-coord', 'citus-w1', 'citus-w2'].map((n) => (l.cpu[n] === undefined ? '–' : `${l.cpu[n]!.toFixed(1)} s`)).join(' / '),
+      ((Object.values(l.cpu).reduce((a, b) => a + b, 0) * 1000) / l.turns).toFixed(2),
+      ['citus-coord', 'citus-w1', 'citus-w2']
+        .map((n) => (l.cpu[n] === undefined ? '–' : `${l.cpu[n]!.toFixed(1)} s`))
+        .join(' / '),
       fmtMs(l.cascadeMs),
       `${fmtMs(l.routedMs)} (${l.routedTasks} task)`,
       `${fmtMs(l.fanOutMs)} (${l.fanOutTasks} tasks)`,
@@ -191,39 +228,68 @@ export const bench: Bench = {
     return {
       targets: [
         {
-          label: 'with 2 workers, the smaller worker\'s share of the workers\' CPU time during the turns',
-          figure: `${(share * 100).toFixed(1)} %`, limit: '25 %', ratio: fmtRatio(share / 0.25), target: '≥ 25 %', met: share >= 0.25,
+          label: "with 2 workers, the smaller worker's share of the workers' CPU time during the turns",
+          figure: `${(share * 100).toFixed(1)} %`,
+          limit: '25 %',
+          ratio: fmtRatio(share / 0.25),
+          target: '≥ 25 %',
+          met: share >= 0.25,
         },
         {
-          label: 'a fleet\'s statement is routed to one node, the cross-fleet one fans out to every shard',
-          figure: `${two.routedTasks} task / ${two.fanOutTasks} tasks`, limit: '1 task', ratio: `${two.fanOutTasks}× tasks`, target: '1 and > 1',
+          label: "a fleet's statement is routed to one node, the cross-fleet one fans out to every shard",
+          figure: `${two.routedTasks} task / ${two.fanOutTasks} tasks`,
+          limit: '1 task',
+          ratio: `${two.fanOutTasks}× tasks`,
+          target: '1 and > 1',
           met: layouts.every((l) => l.routedTasks === 1 && l.fanOutTasks > 1),
         },
         {
           label: 'turns given up after the retry budget (SQLSTATE 40001 on every attempt), both layouts',
-          figure: String(givenUp), limit: '0', ratio: givenUp === 0 ? '–' : `${givenUp} turns`, target: '0', met: givenUp === 0,
+          figure: String(givenUp),
+          limit: '0',
+          ratio: givenUp === 0 ? '–' : `${givenUp} turns`,
+          target: '0',
+          met: givenUp === 0,
         },
         {
           label: 'turns/s with 2 workers vs 1 (reported; one 2-core machine runs every node)',
-          figure: two.turnsPerSecond.toFixed(1), limit: layouts[0]!.turnsPerSecond.toFixed(1),
-          ratio: fmtRatio(two.turnsPerSecond / layouts[0]!.turnsPerSecond), target: 'reported', met: true,
+          figure: two.turnsPerSecond.toFixed(1),
+          limit: layouts[0]!.turnsPerSecond.toFixed(1),
+          ratio: fmtRatio(two.turnsPerSecond / layouts[0]!.turnsPerSecond),
+          target: 'reported',
+          met: true,
         },
       ],
       table: {
-        columns: ['workers', 'fleets placed', 'turns', 'asserted / contradicted / given up', 'turns/s', 'CPU ms/turn', 'CPU coord / w1 / w2', `retract ${tree} tree`, 'fleet statement', 'all fleets'],
+        columns: [
+          'workers',
+          'fleets placed',
+          'turns',
+          'asserted / contradicted / given up',
+          'turns/s',
+          'CPU ms/turn',
+          'CPU coord / w1 / w2',
+          `retract ${tree} tree`,
+          'fleet statement',
+          'all fleets',
+        ],
         rows,
         notes: [
           `${FLEETS} fleets, one client loop each, ${seconds} s of assertBelief turns over ${claims} claims per fleet (--claims; the first pass asserts, later ones contradict) with the LocalEmbedder; the tree is retracted over the service in one fleet.`,
-          'CPU ms/turn: every node\'s CPU time during the turns over the turns.',
+          "CPU ms/turn: every node's CPU time during the turns over the turns.",
           'CPU time is every PostgreSQL process of each node, from /proc (the coordinator also runs the client-facing work: planning, 2PC, RLS setup).',
-          'All three nodes share this machine\'s 2 cores: a second worker cannot add CPU, so turns/s measures the distribution overhead, not scale-out.',
+          "All three nodes share this machine's 2 cores: a second worker cannot add CPU, so turns/s measures the distribution overhead, not scale-out.",
           ...layouts.map((l) => `retries during the turns, ${l.workers} worker(s): ${tally(l.retries) || 'none'}`),
-          ...layouts.flatMap((l) => l.givenUp.map((g) => `a turn given up, ${l.workers} worker(s), its attempts: ${tally(g)}`)),
+          ...layouts.flatMap((l) =>
+            l.givenUp.map((g) => `a turn given up, ${l.workers} worker(s), its attempts: ${tally(g)}`),
+          ),
         ],
       },
       data: { layouts, url: url.replace(/\/\/[^@]*@/, '//'), fleets: FLEETS, seconds, claims, tree },
       engineVersions: versions,
-      caveats: ['one machine runs the coordinator and both workers; a real deployment puts each node on its own machine'],
+      caveats: [
+        'one machine runs the coordinator and both workers; a real deployment puts each node on its own machine',
+      ],
     };
   },
 };

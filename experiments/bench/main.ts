@@ -70,7 +70,8 @@ export function parseArgs(argv: string[]): Args {
     } else names.push(a);
   }
   const engine = (flags.engine ?? 'pglite') as string;
-  if (engine !== 'pglite' && engine !== 'postgres') throw new Error(`--engine must be pglite or postgres (got ${String(engine)})`);
+  if (engine !== 'pglite' && engine !== 'postgres')
+    throw new Error(`--engine must be pglite or postgres (got ${String(engine)})`);
   let size: number | undefined;
   if (flags.size !== undefined) {
     const m = typeof flags.size === 'string' ? /^(\d+(?:\.\d+)?)([kKmM]?)$/.exec(flags.size) : null;
@@ -95,7 +96,8 @@ export function benchFiles(dir = import.meta.dirname): Map<string, string> {
 /** Imports one benchmark file and returns its `bench` export; throws when it has none. */
 export async function load(file: string): Promise<Bench> {
   const mod = (await import(pathToFileURL(file).href)) as { bench?: Bench };
-  if (!mod.bench || typeof mod.bench.run !== 'function') throw new Error(`${path.basename(file)} does not export \`bench: Bench\``);
+  if (!mod.bench || typeof mod.bench.run !== 'function')
+    throw new Error(`${path.basename(file)} does not export \`bench: Bench\``);
   return mod.bench;
 }
 
@@ -150,16 +152,26 @@ async function main(): Promise<number> {
     try {
       const result = await b.run(opts);
       const wall = performance.now() - t0;
-      const env = environment(b.engine ?? args.engine, result.engineVersions ?? (await versionsOf(args.engine, serverUrl).catch(() => null)));
+      const env = environment(
+        b.engine ?? args.engine,
+        result.engineVersions ?? (await versionsOf(args.engine, serverUrl).catch(() => null)),
+      );
       console.log(describeEnvironment(env));
       console.log('');
       console.log(formatTable(result.table));
       if (result.caveats?.length) console.log(`\n${result.caveats.map((c) => `note: ${c}`).join('\n')}`);
       if (result.phases && Object.keys(result.phases).length) {
-        console.log(`\nrun phases: ${Object.entries(result.phases).map(([k, v]) => `${k} ${fmtMs(v)}`).join('; ')}; total ${fmtMs(wall)}`);
+        console.log(
+          `\nrun phases: ${Object.entries(result.phases)
+            .map(([k, v]) => `${k} ${fmtMs(v)}`)
+            .join('; ')}; total ${fmtMs(wall)}`,
+        );
       }
       for (const f of writeRecord(b.name, env, result, wall)) console.log(`wrote ${path.relative(process.cwd(), f)}`);
-      for (const t of result.targets) console.log(`target ${t.met ? 'met   ' : 'MISSED'}  ${t.label}: ${t.figure} vs ${t.limit} = ${t.ratio} (target ${t.target})`);
+      for (const t of result.targets)
+        console.log(
+          `target ${t.met ? 'met   ' : 'MISSED'}  ${t.label}: ${t.figure} vs ${t.limit} = ${t.ratio} (target ${t.target})`,
+        );
       console.log(summaryLine(b.name, result.targets));
       if (result.targets.length === 0 || result.targets.some((t) => !t.met)) missed++;
     } catch (e) {

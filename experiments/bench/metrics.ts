@@ -25,7 +25,10 @@ const WORKLOAD = 'distinct';
 async function serverWith(store: Store, metrics: boolean): Promise<App> {
   const app = await createApp({
     config: { port: 0, host: '127.0.0.1', bootstrapToken: TOKEN, logLevel: 'silent' },
-    store, embedder: new LocalEmbedder(), logger: pino({ level: 'silent' }), metrics: { enabled: metrics, token: null },
+    store,
+    embedder: new LocalEmbedder(),
+    logger: pino({ level: 'silent' }),
+    metrics: { enabled: metrics, token: null },
   });
   await app.listen();
   return app;
@@ -37,10 +40,12 @@ function scrapeEverySecond(base: string): { stop(): Promise<number> } {
   let inflight: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
     inflight = new Promise<void>((resolve) => {
-      http.get(`${base}/metrics`, (res) => {
-        if (res.statusCode === 200) ok++;
-        res.resume().on('end', resolve);
-      }).on('error', () => resolve());
+      http
+        .get(`${base}/metrics`, (res) => {
+          if (res.statusCode === 200) ok++;
+          res.resume().on('end', resolve);
+        })
+        .on('error', () => resolve());
     });
   }, 1000);
   return {
@@ -56,7 +61,8 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
   const seconds = Number(opts.flags.seconds ?? 10);
   const clients = Number(opts.flags.clients ?? opts.size ?? 8);
   const rounds = Number(opts.flags.rounds ?? 2);
-  if (!(seconds > 0) || !(clients >= 1) || !(rounds >= 1)) throw new Error('--seconds, --clients and --rounds must be positive numbers');
+  if (!(seconds > 0) || !(clients >= 1) || !(rounds >= 1))
+    throw new Error('--seconds, --clients and --rounds must be positive numbers');
   const db = await freshDb(opts.engine, opts.serverUrl, 'retract_bench_metrics');
   const results: Array<{ metrics: 'off' | 'on'; round: number; scrapes: number; r: ArmResult }> = [];
   try {
@@ -64,17 +70,36 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
     const off = await serverWith(store, false);
     const on = await serverWith(store, true);
     try {
-      const { token } = await createAgentDirect(store, { fleet: 'bench-metrics', name: 'turns', scopes: ['beliefs:write', 'beliefs:read'] });
+      const { token } = await createAgentDirect(store, {
+        fleet: 'bench-metrics',
+        name: 'turns',
+        scopes: ['beliefs:write', 'beliefs:read'],
+      });
       const databaseUrl = db.location.engine === 'postgres' ? db.location.databaseUrl : '';
       for (let round = 1; round <= rounds; round++) {
-        for (const [metrics, app] of [['off', off], ['on', on]] as const) {
+        for (const [metrics, app] of [
+          ['off', off],
+          ['on', on],
+        ] as const) {
           const tag = `metrics-${metrics}-${round}`;
           opts.log(`metrics: ${metrics}, round ${round}: ${clients} clients for ${seconds} s`);
           const scraper = metrics === 'on' ? scrapeEverySecond(app.url()) : null;
-          const r = await childArm(store, { arm: 'graphql', workload: WORKLOAD, clients, seconds, tag, url: `${app.url()}/graphql`, token, databaseUrl, agentId: '' });
+          const r = await childArm(store, {
+            arm: 'graphql',
+            workload: WORKLOAD,
+            clients,
+            seconds,
+            tag,
+            url: `${app.url()}/graphql`,
+            token,
+            databaseUrl,
+            agentId: '',
+          });
           const scrapes = (await scraper?.stop()) ?? 0;
           results.push({ metrics, round, scrapes, r });
-          opts.log(`  ${r.commits} commits, ${r.perSecond.toFixed(1)}/s, p50 ${fmtMs(r.p50)}, p99 ${fmtMs(r.p99)}, errors ${r.errors}, scrapes ${scrapes}`);
+          opts.log(
+            `  ${r.commits} commits, ${r.perSecond.toFixed(1)}/s, p50 ${fmtMs(r.p50)}, p99 ${fmtMs(r.p99)}, errors ${r.errors}, scrapes ${scrapes}`,
+          );
         }
       }
     } finally {
@@ -83,7 +108,8 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
     }
     const v = await checkInvariants(store);
     await store.close();
-    if (v.length > 0) throw new Error(`invariants violated after the metrics runs: ${JSON.stringify(v).slice(0, 2000)}`);
+    if (v.length > 0)
+      throw new Error(`invariants violated after the metrics runs: ${JSON.stringify(v).slice(0, 2000)}`);
   } finally {
     if (opts.flags.keep !== true) await db.drop();
   }
@@ -92,16 +118,34 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
     return rs.reduce((n, x) => n + x.r.commits, 0) / rs.reduce((n, x) => n + x.r.seconds, 0);
   };
   const ratio = rate('on') / rate('off');
-  const rows: Cell[][] = results.map(({ metrics, round, scrapes, r }) => [metrics, round, r.clients, r.commits, r.perSecond.toFixed(1), fmtMs(r.p50), fmtMs(r.p99), r.errors, scrapes]);
+  const rows: Cell[][] = results.map(({ metrics, round, scrapes, r }) => [
+    metrics,
+    round,
+    r.clients,
+    r.commits,
+    r.perSecond.toFixed(1),
+    fmtMs(r.p50),
+    fmtMs(r.p99),
+    r.errors,
+    scrapes,
+  ]);
   return {
-    targets: [{
-      label: `GraphQL assertBelief commits/s with GET /metrics on (scraped every 1 s) vs off, ${clients} clients, ${rounds} rounds of ${seconds} s each`,
-      figure: `${rate('on').toFixed(1)}/s`, limit: `${rate('off').toFixed(1)}/s`, ratio: `${(ratio * 100).toFixed(1)} %`, target: '≥ 97 % (≤ 3 % fewer)', met: ratio >= 0.97,
-    }],
+    targets: [
+      {
+        label: `GraphQL assertBelief commits/s with GET /metrics on (scraped every 1 s) vs off, ${clients} clients, ${rounds} rounds of ${seconds} s each`,
+        figure: `${rate('on').toFixed(1)}/s`,
+        limit: `${rate('off').toFixed(1)}/s`,
+        ratio: `${(ratio * 100).toFixed(1)} %`,
+        target: '≥ 97 % (≤ 3 % fewer)',
+        met: ratio >= 0.97,
+      },
+    ],
     table: {
       columns: ['metrics', 'round', 'clients', 'commits', 'commits/s', 'p50', 'p99', 'errors', 'scrapes'],
       rows,
-      notes: ['each row is the turns benchmark\'s GraphQL arm (workload distinct) against a server with metrics off or on; the figure is all rounds\' commits over all rounds\' seconds'],
+      notes: [
+        "each row is the turns benchmark's GraphQL arm (workload distinct) against a server with metrics off or on; the figure is all rounds' commits over all rounds' seconds",
+      ],
     },
     data: { results: results.map(({ metrics, round, scrapes, r }) => ({ metrics, round, scrapes, ...r })) },
     caveats: [
@@ -113,6 +157,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
 
 export const bench: Bench = {
   name: 'metrics',
-  description: 'the cost of GET /metrics: the turns benchmark\'s GraphQL arm against a server with metrics off and one with them on (scraped every second), alternating',
+  description:
+    "the cost of GET /metrics: the turns benchmark's GraphQL arm against a server with metrics off and one with them on (scraped every second), alternating",
   run,
 };

@@ -82,7 +82,9 @@ interface Measured {
 
 /** The scans of a plan, in order: the indexes (or Seq Scan) it reads. */
 function planNode(text: string): string {
-  const nodes = [...text.matchAll(/(Index Only Scan|Index Scan|Bitmap Index Scan) (?:using|on) (\w+)|(Seq Scan)/g)].map((m) => (m[3] ? 'Seq Scan + sort' : `${m[1]} ${m[2]}`));
+  const nodes = [...text.matchAll(/(Index Only Scan|Index Scan|Bitmap Index Scan) (?:using|on) (\w+)|(Seq Scan)/g)].map(
+    (m) => (m[3] ? 'Seq Scan + sort' : `${m[1]} ${m[2]}`),
+  );
   return nodes.length ? [...new Set(nodes)].join(' + ') : text.split('\n')[0]!;
 }
 
@@ -94,7 +96,10 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
   const n = opts.size ?? (opts.engine === 'postgres' ? 100_000 : 20_000);
   // Slot A = ⌊i/CENTRES⌋ mod 100 (independent of the cluster) takes all 100 values only from CENTRES × 100 beliefs on:
   // below that the prefix filters do not hold the fractions they are named for (the 9 % one is empty).
-  if (n < CENTRES * 100) throw new Error(`--size must be at least ${CENTRES * 100} for read (the prefix filters' fractions need every slot A = ⌊i/${CENTRES}⌋ mod 100), got ${n}`);
+  if (n < CENTRES * 100)
+    throw new Error(
+      `--size must be at least ${CENTRES * 100} for read (the prefix filters' fractions need every slot A = ⌊i/${CENTRES}⌋ mod 100), got ${n}`,
+    );
   const batch = Number(opts.flags.batch ?? 2000);
   const phases: Record<string, number> = {};
   const caveats: string[] = [];
@@ -118,8 +123,12 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
         `SELECT current_setting('server_version') AS server, (SELECT extversion FROM pg_extension WHERE extname = 'vector') AS vector`,
       );
       await q.query(`INSERT INTO fleets (id) VALUES ('${FLEET}')`);
-      const [agent] = await q.query<{ id: string }>(`INSERT INTO agents (fleet_id, name, scopes) VALUES ('${FLEET}', 'reader', '{beliefs:read}') RETURNING id::text AS id`);
-      const hnsw = await q.query<{ indexname: string; indexdef: string }>(`SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'beliefs' AND indexdef ILIKE '%using hnsw%'`);
+      const [agent] = await q.query<{ id: string }>(
+        `INSERT INTO agents (fleet_id, name, scopes) VALUES ('${FLEET}', 'reader', '{beliefs:read}') RETURNING id::text AS id`,
+      );
+      const hnsw = await q.query<{ indexname: string; indexdef: string }>(
+        `SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'beliefs' AND indexdef ILIKE '%using hnsw%'`,
+      );
       indexdef = hnsw.map((i) => i.indexdef).join('; ');
       for (const i of hnsw) await q.query(`DROP INDEX ${i.indexname}`);
       await time('bulk insert (INSERT … SELECT FROM unnest, batches)', async () => {
@@ -172,7 +181,10 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
         readTx(store, FLEET, async (tx) => {
           await takeReadPoint(tx, FLEET);
           const prefix = FILTERS[c.filter];
-          if (c.ef !== 'exact') return (await searchInTx(tx, FLEET, { vector: vec, k: K, includeRetracted: false, prefix, ef: c.ef })).hits.map((h) => h.belief.id);
+          if (c.ef !== 'exact')
+            return (
+              await searchInTx(tx, FLEET, { vector: vec, k: K, includeRetracted: false, prefix, ef: c.ef })
+            ).hits.map((h) => h.belief.id);
           await sql`SELECT set_config('enable_indexscan', 'off', true)`.execute(tx);
           const rows = await sql<{ id: string }>`
             SELECT id::text FROM beliefs WHERE fleet_id = ${FLEET} AND status = 'ACTIVE' ${prefix ? sql`AND starts_with(claim_key, ${prefix})` : sql``}
@@ -185,11 +197,21 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
           const prefix = FILTERS[c.filter];
           if (c.ef === 'exact') {
             await sql`SELECT set_config('enable_indexscan', 'off', true)`.execute(tx);
-            const p = await sql<{ 'QUERY PLAN': string }>`EXPLAIN SELECT id FROM beliefs WHERE fleet_id = ${FLEET} AND status = 'ACTIVE'
-                ${prefix ? sql`AND starts_with(claim_key, ${prefix})` : sql``} ORDER BY embedding <=> ${queries[0]!}::vector, id LIMIT ${K}`.execute(tx);
+            const p = await sql<{
+              'QUERY PLAN': string;
+            }>`EXPLAIN SELECT id FROM beliefs WHERE fleet_id = ${FLEET} AND status = 'ACTIVE'
+                ${prefix ? sql`AND starts_with(claim_key, ${prefix})` : sql``} ORDER BY embedding <=> ${queries[0]!}::vector, id LIMIT ${K}`.execute(
+              tx,
+            );
             return planNode(p.rows.map((x) => x['QUERY PLAN']).join('\n'));
           }
-          const near = await nearestBeliefs(tx, FLEET, { vector: queries[0]!, k: K, includeRetracted: false, prefix, ef: c.ef });
+          const near = await nearestBeliefs(tx, FLEET, {
+            vector: queries[0]!,
+            k: K,
+            includeRetracted: false,
+            prefix,
+            ef: c.ef,
+          });
           // Both searches run inside a function, where EXPLAIN does not reach: report what it scanned.
           return `${near.plan}: ${describeScans(await beliefScans(tx, () => near.run(tx)))}`;
         });
@@ -210,7 +232,17 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
         if (ids.some((x) => x.length < K)) throw new Error(`exact search (${filter}) returned fewer than ${K} hits`);
         truth.set(filter, ids);
         lat.sort((a, b) => a - b);
-        measured.push({ ef: 'exact', filter, recall: 1, minRecall: 1, p50: pct(lat, 50), p99: pct(lat, 99), mean: lat.reduce((a, b) => a + b, 0) / lat.length, plan: await planOf({ ef: 'exact', filter }), loadavg: os.loadavg() });
+        measured.push({
+          ef: 'exact',
+          filter,
+          recall: 1,
+          minRecall: 1,
+          p50: pct(lat, 50),
+          p99: pct(lat, 99),
+          mean: lat.reduce((a, b) => a + b, 0) / lat.length,
+          plan: await planOf({ ef: 'exact', filter }),
+          loadavg: os.loadavg(),
+        });
       }
       // Warm the index into the cache before timing.
       await time('warm-up', async () => {
@@ -232,11 +264,20 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
           });
           lat.sort((a, b) => a - b);
           const m: Measured = {
-            ef, filter, recall: recalls.reduce((a, b) => a + b, 0) / recalls.length, minRecall: Math.min(...recalls),
-            p50: pct(lat, 50), p99: pct(lat, 99), mean: lat.reduce((a, b) => a + b, 0) / lat.length, plan: await planOf({ ef, filter }), loadavg: os.loadavg(),
+            ef,
+            filter,
+            recall: recalls.reduce((a, b) => a + b, 0) / recalls.length,
+            minRecall: Math.min(...recalls),
+            p50: pct(lat, 50),
+            p99: pct(lat, 99),
+            mean: lat.reduce((a, b) => a + b, 0) / lat.length,
+            plan: await planOf({ ef, filter }),
+            loadavg: os.loadavg(),
           };
           measured.push(m);
-          opts.log(`read: ef_search ${ef}, filter ${filter}: recall@10 ${m.recall.toFixed(3)}, p50 ${fmtMs(m.p50)}, p99 ${fmtMs(m.p99)} (${m.plan})`);
+          opts.log(
+            `read: ef_search ${ef}, filter ${filter}: recall@10 ${m.recall.toFixed(3)}, p50 ${fmtMs(m.p50)}, p99 ${fmtMs(m.p99)} (${m.plan})`,
+          );
         }
       }
     } finally {
@@ -253,14 +294,27 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
     `search plans: a prefix holding ≤ ${fmtCount(EXACT_PREFIX_MAX)} beliefs is ranked exactly (index-only scan of beliefs_prefix_embedding by halfvec distance, best ${RERANK_FACTOR * K} re-ranked by the full vector), so ef_search does not apply to those rows; 'hnsw' = the HNSW index with iterative scan`,
     `index: ${indexdef} — dropped for the bulk load and rebuilt before measuring; all beliefs ACTIVE in one fleet`,
     'latency = the whole read transaction from the client (BEGIN, set_config, read point, the query, COMMIT) as search() runs it, without GraphQL and without embedding',
-    'exact = the filter\'s rows ranked by full-precision distance in the same kind of transaction with enable_indexscan off (a scan and sort, or a bitmap scan on the prefix)',
-    `machine heavily loaded by other work: load average at the end ${os.loadavg().map((x) => x.toFixed(1)).join(' ')} on ${os.cpus().length} CPUs`,
+    "exact = the filter's rows ranked by full-precision distance in the same kind of transaction with enable_indexscan off (a scan and sort, or a bitmap scan on the prefix)",
+    `machine heavily loaded by other work: load average at the end ${os
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')} on ${os.cpus().length} CPUs`,
   );
-  if (opts.engine === 'pglite' && n < 100_000) caveats.push(`PGlite at ${fmtCount(n)} beliefs (100k is the PostgreSQL size; the embedded engine builds and scans far slower)`);
+  if (opts.engine === 'pglite' && n < 100_000)
+    caveats.push(
+      `PGlite at ${fmtCount(n)} beliefs (100k is the PostgreSQL size; the embedded engine builds and scans far slower)`,
+    );
   return report(measured, n, caveats, phases, versions, opts.engine);
 }
 
-function report(ms: Measured[], n: number, caveats: string[], phases: Record<string, number>, versions: BenchResult['engineVersions'], engine: string): BenchResult {
+function report(
+  ms: Measured[],
+  n: number,
+  caveats: string[],
+  phases: Record<string, number>,
+  versions: BenchResult['engineVersions'],
+  engine: string,
+): BenchResult {
   const approx = ms.filter((m) => m.ef !== 'exact');
   const at = (ef: number) => approx.filter((m) => m.ef === ef);
   const meets = (ef: number) => at(ef).every((m) => m.recall >= 0.95 && m.p50 <= 10);
@@ -269,28 +323,62 @@ function report(ms: Measured[], n: number, caveats: string[], phases: Record<str
   const worstRecall = at(def).reduce((w, m) => (m.recall < w.recall ? m : w));
   const worstP50 = at(def).reduce((w, m) => (m.p50 > w.p50 ? m : w));
   const targets: Target[] = [
-    { label: `recall@10 at ef_search ${def} (current EF_SEARCH), worst filter (${worstRecall.filter})`, figure: worstRecall.recall.toFixed(3), limit: '0.95', ratio: (worstRecall.recall / 0.95).toFixed(3), target: '≥ 0.95', met: worstRecall.recall >= 0.95 },
-    { label: `p50 latency at ef_search ${def}, worst filter (${worstP50.filter})`, figure: fmtMs(worstP50.p50), limit: '10 ms', ratio: `${(worstP50.p50 / 10).toFixed(2)}×`, target: '≤ 10 ms', met: worstP50.p50 <= 10 },
+    {
+      label: `recall@10 at ef_search ${def} (current EF_SEARCH), worst filter (${worstRecall.filter})`,
+      figure: worstRecall.recall.toFixed(3),
+      limit: '0.95',
+      ratio: (worstRecall.recall / 0.95).toFixed(3),
+      target: '≥ 0.95',
+      met: worstRecall.recall >= 0.95,
+    },
+    {
+      label: `p50 latency at ef_search ${def}, worst filter (${worstP50.filter})`,
+      figure: fmtMs(worstP50.p50),
+      limit: '10 ms',
+      ratio: `${(worstP50.p50 / 10).toFixed(2)}×`,
+      target: '≤ 10 ms',
+      met: worstP50.p50 <= 10,
+    },
   ];
   const best = [...EFS].reverse().find((ef) => at(ef).every((m) => m.p50 <= 10));
-  const recommendation = chosen !== null
-    ? `choose ef_search ${chosen}: the smallest measured value with recall@10 ≥ 0.95 and p50 ≤ 10 ms with and without the prefix filter${chosen === EF_SEARCH ? ' (the current default)' : ` (EF_SEARCH is ${EF_SEARCH})`}`
-    : `no measured ef_search meets recall@10 ≥ 0.95 at p50 ≤ 10 ms in both filter variants${best ? `; the largest within 10 ms p50 is ${best}` : ''} (EF_SEARCH is ${EF_SEARCH})`;
-  const rows: Cell[][] = ms.map((m) => [m.filter, m.ef === 'exact' ? 'exact' : m.ef, m.recall.toFixed(3), m.minRecall.toFixed(1), fmtMs(m.p50), fmtMs(m.p99), fmtMs(m.mean), m.plan, m.loadavg.map((x) => x.toFixed(1)).join(' ')]);
-  const charts = [{
-    name: `read-${engine}-recall`,
-    svg: lineChart({
-      title: `read on ${engine}, ${fmtCount(n)} beliefs: recall@10 vs p50 (ef_search ${EFS.join('/')})`,
-      xLabel: 'p50 latency (ms)', yLabel: 'recall@10',
-      series: Object.keys(FILTERS).map((f) => ({ name: `filter ${f}`, points: approx.filter((m) => m.filter === f).map((m) => [m.p50, m.recall] as [number, number]) })),
-    }),
-  }];
+  const recommendation =
+    chosen !== null
+      ? `choose ef_search ${chosen}: the smallest measured value with recall@10 ≥ 0.95 and p50 ≤ 10 ms with and without the prefix filter${chosen === EF_SEARCH ? ' (the current default)' : ` (EF_SEARCH is ${EF_SEARCH})`}`
+      : `no measured ef_search meets recall@10 ≥ 0.95 at p50 ≤ 10 ms in both filter variants${best ? `; the largest within 10 ms p50 is ${best}` : ''} (EF_SEARCH is ${EF_SEARCH})`;
+  const rows: Cell[][] = ms.map((m) => [
+    m.filter,
+    m.ef === 'exact' ? 'exact' : m.ef,
+    m.recall.toFixed(3),
+    m.minRecall.toFixed(1),
+    fmtMs(m.p50),
+    fmtMs(m.p99),
+    fmtMs(m.mean),
+    m.plan,
+    m.loadavg.map((x) => x.toFixed(1)).join(' '),
+  ]);
+  const charts = [
+    {
+      name: `read-${engine}-recall`,
+      svg: lineChart({
+        title: `read on ${engine}, ${fmtCount(n)} beliefs: recall@10 vs p50 (ef_search ${EFS.join('/')})`,
+        xLabel: 'p50 latency (ms)',
+        yLabel: 'recall@10',
+        series: Object.keys(FILTERS).map((f) => ({
+          name: `filter ${f}`,
+          points: approx.filter((m) => m.filter === f).map((m) => [m.p50, m.recall] as [number, number]),
+        })),
+      }),
+    },
+  ];
   return {
     targets,
     table: {
       columns: ['filter', 'ef_search', 'recall@10', 'min', 'p50', 'p99', 'mean', 'plan', 'loadavg 1/5/15'],
       rows,
-      notes: [`${fmtCount(n)} beliefs, ${QUERIES} queries, k = ${K}; recall@10 = mean over queries of |approx ∩ exact| / 10; min = worst query`, recommendation],
+      notes: [
+        `${fmtCount(n)} beliefs, ${QUERIES} queries, k = ${K}; recall@10 = mean over queries of |approx ∩ exact| / 10; min = worst query`,
+        recommendation,
+      ],
     },
     data: { n, measured: ms, recommendation, chosen, defaultEf: EF_SEARCH },
     charts,
@@ -302,6 +390,7 @@ function report(ms: Measured[], n: number, caveats: string[], phases: Record<str
 
 export const bench: Bench = {
   name: 'read',
-  description: 'recall@10 and latency of the search path (HNSW with iterative scan; exact inside a small claim-key prefix) vs exact search over 100k clustered 512-d beliefs, at ef_search 40/100/200, without a filter and with 9 % (20 clusters), 10 % and 1 % (all clusters) claim-prefix filters',
+  description:
+    'recall@10 and latency of the search path (HNSW with iterative scan; exact inside a small claim-key prefix) vs exact search over 100k clustered 512-d beliefs, at ef_search 40/100/200, without a filter and with 9 % (20 clusters), 10 % and 1 % (all clusters) claim-prefix filters',
   run,
 };

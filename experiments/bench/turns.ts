@@ -94,7 +94,8 @@ async function drive(clients: number, seconds: number, turn: (c: number, i: numb
           // in `errors`, reported per arm); anything else failing more than 50 times stops the run.
           const msg = (e as Error)?.message ?? String(e);
           if (/could not serialize|kept conflicting|CONFLICT|40001/.test(msg)) continue;
-          if (errors > 50) throw new Error(`too many failed turns; first: ${(firstError as Error)?.message ?? String(firstError)}`);
+          if (errors > 50)
+            throw new Error(`too many failed turns; first: ${(firstError as Error)?.message ?? String(firstError)}`);
         }
       }
     }),
@@ -111,8 +112,18 @@ const MUTATION = `mutation($i: AssertBeliefInput!) { assertBelief(input: $i) { _
 function postJson(agent: http.Agent, url: URL, token: string, body: string): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { agent, host: url.hostname, port: url.port, path: url.pathname, method: 'POST',
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${token}` } },
+      {
+        agent,
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          authorization: `Bearer ${token}`,
+        },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -126,16 +137,30 @@ function postJson(agent: http.Agent, url: URL, token: string, body: string): Pro
 }
 
 /** The GraphQL arm's clients: `clients` keep-alive HTTP loops of assertBelief, `seconds` long. */
-async function graphqlClients(url: string, token: string, workload: Workload, clients: number, seconds: number, tag: string) {
+async function graphqlClients(
+  url: string,
+  token: string,
+  workload: Workload,
+  clients: number,
+  seconds: number,
+  tag: string,
+) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
   const u = new URL(url);
   try {
     return await drive(clients, seconds, async (c, i) => {
       const { key } = claimOf(tag, workload, c, i);
-      const body = JSON.stringify({ query: MUTATION, variables: { i: { claimKey: key, statement: `turn ${i} of client ${c} on ${key}`, value: { v: 1 } } } });
+      const body = JSON.stringify({
+        query: MUTATION,
+        variables: { i: { claimKey: key, statement: `turn ${i} of client ${c} on ${key}`, value: { v: 1 } } },
+      });
       const res = await postJson(agent, u, token, body);
-      const j = JSON.parse(res.text) as { data?: { assertBelief?: { __typename: string } }; errors?: Array<{ message: string }> };
-      if (res.status !== 200 || j.errors?.length || !j.data?.assertBelief) throw new Error(`HTTP ${res.status}: ${res.text.slice(0, 300)}`);
+      const j = JSON.parse(res.text) as {
+        data?: { assertBelief?: { __typename: string } };
+        errors?: Array<{ message: string }>;
+      };
+      if (res.status !== 200 || j.errors?.length || !j.data?.assertBelief)
+        throw new Error(`HTTP ${res.status}: ${res.text.slice(0, 300)}`);
       return j.data.assertBelief.__typename;
     });
   } finally {
@@ -143,13 +168,31 @@ async function graphqlClients(url: string, token: string, workload: Workload, cl
   }
 }
 
-function finish(arm: ArmKind, workload: Workload, clients: number, r: Omit<ChildOutput, 'retries' | 'cpuMs'>, retries: number, cpuMs: { server: number | null; clients: number | null; postgres: number | null }): ArmResult {
+function finish(
+  arm: ArmKind,
+  workload: Workload,
+  clients: number,
+  r: Omit<ChildOutput, 'retries' | 'cpuMs'>,
+  retries: number,
+  cpuMs: { server: number | null; clients: number | null; postgres: number | null },
+): ArmResult {
   const commits = r.latencies.length;
   const per = (ms: number | null) => (ms === null || commits === 0 ? null : ms / commits);
   return {
-    arm, workload, clients, seconds: r.elapsed, commits, perSecond: commits / r.elapsed,
-    p50: pct(r.latencies, 50), p99: pct(r.latencies, 99), retries, outcomes: r.outcomes, errors: r.errors,
-    firstError: r.firstError, loadavg: os.loadavg(), cpuPerCommit: { server: per(cpuMs.server), clients: per(cpuMs.clients), postgres: per(cpuMs.postgres) },
+    arm,
+    workload,
+    clients,
+    seconds: r.elapsed,
+    commits,
+    perSecond: commits / r.elapsed,
+    p50: pct(r.latencies, 50),
+    p99: pct(r.latencies, 99),
+    retries,
+    outcomes: r.outcomes,
+    errors: r.errors,
+    firstError: r.firstError,
+    loadavg: os.loadavg(),
+    cpuPerCommit: { server: per(cpuMs.server), clients: per(cpuMs.clients), postgres: per(cpuMs.postgres) },
   };
 }
 
@@ -172,7 +215,11 @@ const cpuMs = () => {
 /** CPU of this database's PostgreSQL backends between two calls (the same backends; the pool keeps its connections). */
 async function postgresCpu(store: Store): Promise<() => Promise<number | null>> {
   if (store.engine !== 'postgres' || !fs.existsSync('/proc/self/stat')) return async () => null;
-  const pids = (await store.db.executeQuery<{ pid: number }>(CompiledQuery.raw('SELECT pid FROM pg_stat_activity WHERE datname = current_database()'))).rows.map((r) => r.pid);
+  const pids = (
+    await store.db.executeQuery<{ pid: number }>(
+      CompiledQuery.raw('SELECT pid FROM pg_stat_activity WHERE datname = current_database()'),
+    )
+  ).rows.map((r) => r.pid);
   const before = new Map(pids.map((p) => [p, procCpuMs(p)]));
   return async () => {
     let sum = 0;
@@ -199,7 +246,15 @@ interface RawConn {
 /** PGlite has one connection: the in-process raw arm borrows the store's own (the server is idle during it). */
 function pgliteRawConn(store: Store): RawConn {
   return {
-    with: (fn) => store.db.connection().execute((conn) => fn(async (text, params) => (await conn.executeQuery(CompiledQuery.raw(text, params))).rows as Array<Record<string, unknown>>)),
+    with: (fn) =>
+      store.db
+        .connection()
+        .execute((conn) =>
+          fn(
+            async (text, params) =>
+              (await conn.executeQuery(CompiledQuery.raw(text, params))).rows as Array<Record<string, unknown>>,
+          ),
+        ),
     close: async () => {},
   };
 }
@@ -215,11 +270,21 @@ const BELIEF_COLUMNS = SERVER_BELIEF_COLUMNS.join(', ');
  * then insert the belief under that id + bump the claim + append BeliefAsserted in one statement — or, when the claim already holds the same value, append
  * BeliefCorroborated only; COMMIT. Retries 40001/40P01 like src/store/tx.ts (10 attempts, same backoff).
  */
-async function rawTurn(q: Q, agentId: string, key: string, statement: string, vector: string, counters: { retries: number }): Promise<string> {
+async function rawTurn(
+  q: Q,
+  agentId: string,
+  key: string,
+  statement: string,
+  vector: string,
+  counters: { retries: number },
+): Promise<string> {
   const value = JSON.stringify({ v: 1 });
   for (let attempt = 1; ; attempt++) {
     try {
-      await q(`start transaction isolation level serializable read write; SELECT set_config('role', 'retract_app', true), set_config('retract.fleet', '${FLEET}', true)`, []);
+      await q(
+        `start transaction isolation level serializable read write; SELECT set_config('role', 'retract_app', true), set_config('retract.fleet', '${FLEET}', true)`,
+        [],
+      );
       // One statement: create + lock the claim and read its ACTIVE belief with the value comparison
       // (src/belief/belief.repository.ts lockClaimReadActive; no READ snapshot in this workload).
       const claim = await q(
@@ -236,7 +301,10 @@ async function rawTurn(q: Q, agentId: string, key: string, statement: string, ve
       const active = claim[0]!.id === null ? [] : claim;
       let kind: string;
       if (active.length > 0 && active[0]!.same_value) {
-        await q('INSERT INTO events (fleet_id, type, actor_id, retraction_id, depth, ids, data) VALUES ($1, $2, $3, $4, $5, $6, $7)', [FLEET, 'BeliefCorroborated', agentId, null, null, [String(active[0]!.id)], null]);
+        await q(
+          'INSERT INTO events (fleet_id, type, actor_id, retraction_id, depth, ids, data) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+          [FLEET, 'BeliefCorroborated', agentId, null, null, [String(active[0]!.id)], null],
+        );
         kind = 'BeliefCorroborated';
       } else if (active.length > 0) {
         throw new Error(`raw arm: claim ${key} holds a different value (the workload writes one value per claim)`);
@@ -251,7 +319,18 @@ async function rawTurn(q: Q, agentId: string, key: string, statement: string, ve
              INSERT INTO events (fleet_id, type, actor_id, ids, data) VALUES ($1, 'BeliefAsserted', $6, ARRAY[$10::bigint], $9::jsonb)
            )
            SELECT * FROM b`,
-          [FLEET, key, statement, value, null, agentId, true, vector, JSON.stringify({ claimKey: key }), claim[0]!.next_belief_id],
+          [
+            FLEET,
+            key,
+            statement,
+            value,
+            null,
+            agentId,
+            true,
+            vector,
+            JSON.stringify({ claimKey: key }),
+            claim[0]!.next_belief_id,
+          ],
         );
         kind = 'BeliefAsserted';
       }
@@ -271,7 +350,15 @@ async function rawTurn(q: Q, agentId: string, key: string, statement: string, ve
 }
 
 /** The raw arm's clients: `clients` loops of rawTurn, `seconds` long; the 40001/40P01 retries they made. */
-async function rawClients(conn: RawConn, agentId: string, embedder: LocalEmbedder, workload: Workload, clients: number, seconds: number, tag: string) {
+async function rawClients(
+  conn: RawConn,
+  agentId: string,
+  embedder: LocalEmbedder,
+  workload: Workload,
+  clients: number,
+  seconds: number,
+  tag: string,
+) {
   const counters = { retries: 0 };
   const r = await drive(clients, seconds, async (c, i) => {
     const { key } = claimOf(tag, workload, c, i);
@@ -297,7 +384,11 @@ interface ChildInput {
   agentId: string;
 }
 
-type ChildOutput = Omit<Awaited<ReturnType<typeof drive>>, 'firstError'> & { firstError: string | null; retries: number; cpuMs: number };
+type ChildOutput = Omit<Awaited<ReturnType<typeof drive>>, 'firstError'> & {
+  firstError: string | null;
+  retries: number;
+  cpuMs: number;
+};
 
 /**
  * Child-process entry (lib/child.ts): one arm's clients. Warms the same path for WARM_SECONDS (its
@@ -369,14 +460,30 @@ export async function childArm(store: Store, t: ChildInput): Promise<ArmResult> 
   });
   const end = after ?? { retries: store.tx.stats.retries, cpu: cpuMs() };
   const retries = t.arm === 'graphql' ? end.retries - before.retries : output.retries;
-  return finish(t.arm, t.workload, t.clients, output, retries, { server: end.cpu - before.cpu, clients: output.cpuMs, postgres: pgCpuMs ? await pgCpuMs : null });
+  return finish(t.arm, t.workload, t.clients, output, retries, {
+    server: end.cpu - before.cpu,
+    clients: output.cpuMs,
+    postgres: pgCpuMs ? await pgCpuMs : null,
+  });
 }
 
 /** PGlite: the raw arm runs in this process on the store's one connection (the server is idle during it). */
-async function inProcessRawArm(conn: RawConn, agentId: string, embedder: LocalEmbedder, workload: Workload, clients: number, seconds: number, tag: string): Promise<ArmResult> {
+async function inProcessRawArm(
+  conn: RawConn,
+  agentId: string,
+  embedder: LocalEmbedder,
+  workload: Workload,
+  clients: number,
+  seconds: number,
+  tag: string,
+): Promise<ArmResult> {
   const c0 = cpuMs();
   const r = await rawClients(conn, agentId, embedder, workload, clients, seconds, tag);
-  return finish('raw', workload, clients, { ...r, firstError: errorText(r.firstError) }, r.retries, { server: null, clients: cpuMs() - c0, postgres: null });
+  return finish('raw', workload, clients, { ...r, firstError: errorText(r.firstError) }, r.retries, {
+    server: null,
+    clients: cpuMs() - c0,
+    postgres: null,
+  });
 }
 
 // ------------------------------------------------------------------ the benchmark
@@ -384,7 +491,12 @@ async function inProcessRawArm(conn: RawConn, agentId: string, embedder: LocalEm
 async function run(opts: BenchOptions): Promise<BenchResult> {
   const seconds = Number(opts.flags.seconds ?? 10);
   if (!(seconds > 0)) throw new Error('--seconds must be a positive number');
-  const concurrency = typeof opts.flags.clients === 'string' ? opts.flags.clients.split(',').map(Number) : opts.size ? [opts.size] : [8, 32];
+  const concurrency =
+    typeof opts.flags.clients === 'string'
+      ? opts.flags.clients.split(',').map(Number)
+      : opts.size
+        ? [opts.size]
+        : [8, 32];
   const workloads: Workload[] = ['distinct', 'contended'];
   const serverPool = Number(opts.flags['server-pool'] ?? 10);
   const phases: Record<string, number> = {};
@@ -405,10 +517,16 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
     try {
       await app.listen();
       const url = `${app.url().replace(/\/$/, '')}/graphql`.replace(/\/graphql\/graphql$/, '/graphql');
-      const { agent, token } = await createAgentDirect(store, { fleet: FLEET, name: 'turns', scopes: ['beliefs:write', 'beliefs:read'] });
+      const { agent, token } = await createAgentDirect(store, {
+        fleet: FLEET,
+        name: 'turns',
+        scopes: ['beliefs:write', 'beliefs:read'],
+      });
       const agentId = String((agent as { id: string }).id);
       const ver = await store.db.executeQuery<{ server: string; vector: string | null }>(
-        CompiledQuery.raw(`SELECT current_setting('server_version') AS server, (SELECT extversion FROM pg_extension WHERE extname = 'vector') AS vector`),
+        CompiledQuery.raw(
+          `SELECT current_setting('server_version') AS server, (SELECT extversion FROM pg_extension WHERE extname = 'vector') AS vector`,
+        ),
       );
       versions = ver.rows[0] ?? null;
       const databaseUrl = db.location.engine === 'postgres' ? db.location.databaseUrl : '';
@@ -419,12 +537,15 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
             const tag = `${arm}-${workload}-${clients}`;
             opts.log(`turns: ${arm} ${workload} × ${clients} clients for ${seconds} s`);
             const s = performance.now();
-            const r = arm === 'raw' && db.location.engine === 'pglite'
-              ? await inProcessRawArm(pgliteRawConn(store), agentId, embedder, workload, clients, seconds, tag)
-              : await childArm(store, { arm, workload, clients, seconds, tag, url, token, databaseUrl, agentId });
+            const r =
+              arm === 'raw' && db.location.engine === 'pglite'
+                ? await inProcessRawArm(pgliteRawConn(store), agentId, embedder, workload, clients, seconds, tag)
+                : await childArm(store, { arm, workload, clients, seconds, tag, url, token, databaseUrl, agentId });
             phases[`measure ${tag}`] = Math.round(performance.now() - s);
             results.push(r);
-            opts.log(`  ${r.commits} commits, ${r.perSecond.toFixed(1)}/s, p50 ${fmtMs(r.p50)}, p99 ${fmtMs(r.p99)}, retries ${r.retries}, errors ${r.errors}, load ${r.loadavg.map((x) => x.toFixed(1)).join(' ')}`);
+            opts.log(
+              `  ${r.commits} commits, ${r.perSecond.toFixed(1)}/s, p50 ${fmtMs(r.p50)}, p99 ${fmtMs(r.p99)}, retries ${r.retries}, errors ${r.errors}, load ${r.loadavg.map((x) => x.toFixed(1)).join(' ')}`,
+            );
           }
         }
       }
@@ -439,67 +560,136 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
   } finally {
     if (opts.flags.keep !== true) await db.drop();
   }
-  if (opts.engine === 'pglite') caveats.push('PGlite has ONE connection: every arm\'s transactions run one after another whatever the client count; the raw arm runs in the server\'s process on the store\'s connection (the GraphQL clients in a child process)');
+  if (opts.engine === 'pglite')
+    caveats.push(
+      "PGlite has ONE connection: every arm's transactions run one after another whatever the client count; the raw arm runs in the server's process on the store's connection (the GraphQL clients in a child process)",
+    );
   caveats.push(
     `fixed ${seconds} s per arm after a ${WARM_SECONDS} s warm-up of the same arm; raw and GraphQL arms alternate in the same run on the same database; server pool ${serverPool} connections (the product default), raw arm one pg connection per client`,
-    'each arm\'s clients run in a child process of their own (one per arm), never on the server\'s event loop; the two processes and PostgreSQL share the machine\'s CPUs',
-    'the raw arm sends the statements assertBelief sends (same text shape, parameters, isolation, retries: 10 attempts, same backoff) and inserts the LocalEmbedder embedding of each turn\'s own statement, as the server does; neither arm sends a NOTIFY per turn (the server sends at most one per 50 ms for turns, outside the transaction)',
+    "each arm's clients run in a child process of their own (one per arm), never on the server's event loop; the two processes and PostgreSQL share the machine's CPUs",
+    "the raw arm sends the statements assertBelief sends (same text shape, parameters, isolation, retries: 10 attempts, same backoff) and inserts the LocalEmbedder embedding of each turn's own statement, as the server does; neither arm sends a NOTIFY per turn (the server sends at most one per 50 ms for turns, outside the transaction)",
     'no premises: assertBelief skips the premise FOR SHARE lock when derivedFrom is empty, and so does the raw arm',
     `contended: 10 % of turns on ${HOT_CLAIMS} hot claims with the same value (corroborations after the first)`,
-    `load average at the end ${os.loadavg().map((x) => x.toFixed(1)).join(' ')} on ${os.cpus().length} CPUs (the bench's own processes included)`,
+    `load average at the end ${os
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')} on ${os.cpus().length} CPUs (the bench's own processes included)`,
   );
   return report(results, concurrency, caveats, phases, versions, opts.engine);
 }
 
 const cpu = (ms: number | null) => (ms === null ? null : `${ms.toFixed(2)} ms`);
 
-function report(results: ArmResult[], concurrency: number[], caveats: string[], phases: Record<string, number>, versions: BenchResult['engineVersions'], engine: string): BenchResult {
+function report(
+  results: ArmResult[],
+  concurrency: number[],
+  caveats: string[],
+  phases: Record<string, number>,
+  versions: BenchResult['engineVersions'],
+  engine: string,
+): BenchResult {
   const targets: Target[] = [];
-  const pairs = results.filter((r) => r.arm === 'graphql').map((g) => ({ g, r: results.find((x) => x.arm === 'raw' && x.workload === g.workload && x.clients === g.clients)! }));
-  const worst = pairs.reduce<(typeof pairs)[number] | null>((w, p) => (!w || p.g.perSecond / p.r.perSecond < w.g.perSecond / w.r.perSecond ? p : w), null);
+  const pairs = results
+    .filter((r) => r.arm === 'graphql')
+    .map((g) => ({
+      g,
+      r: results.find((x) => x.arm === 'raw' && x.workload === g.workload && x.clients === g.clients)!,
+    }));
+  const worst = pairs.reduce<(typeof pairs)[number] | null>(
+    (w, p) => (!w || p.g.perSecond / p.r.perSecond < w.g.perSecond / w.r.perSecond ? p : w),
+    null,
+  );
   if (worst) {
     const ratio = worst.g.perSecond / worst.r.perSecond;
     targets.push({
       label: `GraphQL assertBelief commits/s vs raw SQL, worst of ${pairs.length} (${worst.g.workload}, ${worst.g.clients} clients)`,
-      figure: `${worst.g.perSecond.toFixed(1)}/s`, limit: `${worst.r.perSecond.toFixed(1)}/s`, ratio: `${(ratio * 100).toFixed(1)} %`, target: '≥ 40 %', met: ratio >= 0.4,
+      figure: `${worst.g.perSecond.toFixed(1)}/s`,
+      limit: `${worst.r.perSecond.toFixed(1)}/s`,
+      ratio: `${(ratio * 100).toFixed(1)} %`,
+      target: '≥ 40 %',
+      met: ratio >= 0.4,
     });
   }
   for (const p of pairs) {
     if (p === worst) continue;
     const ratio = p.g.perSecond / p.r.perSecond;
     targets.push({
-      label: `${p.g.workload}, ${p.g.clients} clients`, figure: `${p.g.perSecond.toFixed(1)}/s`, limit: `${p.r.perSecond.toFixed(1)}/s`,
-      ratio: `${(ratio * 100).toFixed(1)} %`, target: '≥ 40 %', met: ratio >= 0.4,
+      label: `${p.g.workload}, ${p.g.clients} clients`,
+      figure: `${p.g.perSecond.toFixed(1)}/s`,
+      limit: `${p.r.perSecond.toFixed(1)}/s`,
+      ratio: `${(ratio * 100).toFixed(1)} %`,
+      target: '≥ 40 %',
+      met: ratio >= 0.4,
     });
   }
   const rows: Cell[][] = results.map((r) => {
-    const pair = r.arm === 'graphql' ? results.find((x) => x.arm === 'raw' && x.workload === r.workload && x.clients === r.clients) : undefined;
+    const pair =
+      r.arm === 'graphql'
+        ? results.find((x) => x.arm === 'raw' && x.workload === r.workload && x.clients === r.clients)
+        : undefined;
     return [
-      r.workload, r.clients, r.arm === 'graphql' ? 'GraphQL/HTTP' : 'raw SQL (pg)', r.commits, r.perSecond.toFixed(1),
-      pair ? `${((r.perSecond / pair.perSecond) * 100).toFixed(1)} %` : null, fmtMs(r.p50), fmtMs(r.p99), r.retries, r.errors,
-      cpu(r.cpuPerCommit.server), cpu(r.cpuPerCommit.clients), cpu(r.cpuPerCommit.postgres),
-      Object.entries(r.outcomes).map(([k, v]) => `${k.replace('Belief', '')} ${v}`).join(', '), r.loadavg.map((x) => x.toFixed(1)).join(' '),
+      r.workload,
+      r.clients,
+      r.arm === 'graphql' ? 'GraphQL/HTTP' : 'raw SQL (pg)',
+      r.commits,
+      r.perSecond.toFixed(1),
+      pair ? `${((r.perSecond / pair.perSecond) * 100).toFixed(1)} %` : null,
+      fmtMs(r.p50),
+      fmtMs(r.p99),
+      r.retries,
+      r.errors,
+      cpu(r.cpuPerCommit.server),
+      cpu(r.cpuPerCommit.clients),
+      cpu(r.cpuPerCommit.postgres),
+      Object.entries(r.outcomes)
+        .map(([k, v]) => `${k.replace('Belief', '')} ${v}`)
+        .join(', '),
+      r.loadavg.map((x) => x.toFixed(1)).join(' '),
     ];
   });
   const chart = lineChart({
     title: `turns on ${engine}: commits/s by concurrent clients`,
-    xLabel: 'concurrent clients', yLabel: 'commits/s',
-    series: (['distinct', 'contended'] as const).flatMap((w) => (['graphql', 'raw'] as const).map((a) => ({
-      name: `${a === 'graphql' ? 'GraphQL' : 'raw SQL'} (${w})`, dashed: a === 'raw',
-      points: results.filter((r) => r.arm === a && r.workload === w).map((r) => [r.clients, r.perSecond] as [number, number]),
-    }))),
+    xLabel: 'concurrent clients',
+    yLabel: 'commits/s',
+    series: (['distinct', 'contended'] as const).flatMap((w) =>
+      (['graphql', 'raw'] as const).map((a) => ({
+        name: `${a === 'graphql' ? 'GraphQL' : 'raw SQL'} (${w})`,
+        dashed: a === 'raw',
+        points: results
+          .filter((r) => r.arm === a && r.workload === w)
+          .map((r) => [r.clients, r.perSecond] as [number, number]),
+      })),
+    ),
   });
   return {
     targets,
     table: {
-      columns: ['workload', 'clients', 'arm', 'commits', 'commits/s', 'of raw', 'p50', 'p99', 'retries', 'errors', 'server CPU', 'client CPU', 'pg CPU', 'outcomes', 'loadavg 1/5/15'],
+      columns: [
+        'workload',
+        'clients',
+        'arm',
+        'commits',
+        'commits/s',
+        'of raw',
+        'p50',
+        'p99',
+        'retries',
+        'errors',
+        'server CPU',
+        'client CPU',
+        'pg CPU',
+        'outcomes',
+        'loadavg 1/5/15',
+      ],
       rows,
       notes: [
         'of raw = GraphQL commits/s ÷ raw-SQL commits/s at the same workload and client count; latency = one turn from send to answer, retries included',
-        'server / client / pg CPU = CPU ms (user + system) per commit in the timed window: the server\'s process (idle in the raw arm), the clients\' child process, the bench database\'s PostgreSQL backends (/proc, 10 ms ticks; background processes such as the WAL writer not counted)',
+        "server / client / pg CPU = CPU ms (user + system) per commit in the timed window: the server's process (idle in the raw arm), the clients' child process, the bench database's PostgreSQL backends (/proc, 10 ms ticks; background processes such as the WAL writer not counted)",
         'retries: GraphQL = tx.stats.retries of the server store (SQLSTATE 40001/40P01 retried by src/store/tx.ts); raw = 40001/40P01 caught and retried by the raw arm',
         `arms measured: ${concurrency.join(', ')} clients`,
-        ...results.filter((r) => r.firstError).map((r) => `${r.arm} ${r.workload} × ${r.clients}: ${r.errors} failed turns, first: ${r.firstError}`),
+        ...results
+          .filter((r) => r.firstError)
+          .map((r) => `${r.arm} ${r.workload} × ${r.clients}: ${r.errors} failed turns, first: ${r.firstError}`),
       ],
     },
     data: { results },
@@ -512,6 +702,7 @@ function report(results: ArmResult[], concurrency: number[], caveats: string[], 
 
 export const bench: Bench = {
   name: 'turns',
-  description: 'assertBelief over HTTP GraphQL from 8 and 32 concurrent agents (distinct claims; 10 % contended) vs the raw SQL of the same transaction through pg, same run, same database',
+  description:
+    'assertBelief over HTTP GraphQL from 8 and 32 concurrent agents (distinct claims; 10 % contended) vs the raw SQL of the same transaction through pg, same run, same database',
   run,
 };

@@ -23,11 +23,26 @@ const claims = Number(process.env.CLAIMS ?? Number.MAX_SAFE_INTEGER);
 const nodes = (await citusNodes(url)).slice(0, 1 + Number(process.env.WORKERS ?? 2));
 const name = `retract_probe_cotenant_${process.pid}`;
 await createCitusDatabase(url, nodes, name);
-const store = await openStore({ databaseUrl: nodeUrl(url, nodes[0]!, name), engine: 'citus', poolSize: fleets * 2 + 4 });
+const store = await openStore({
+  databaseUrl: nodeUrl(url, nodes[0]!, name),
+  engine: 'citus',
+  poolSize: fleets * 2 + 4,
+});
 try {
-  const shards = Number((await sql<{ n: string }>`SELECT count(*) AS n FROM pg_dist_shard WHERE logicalrelid = 'claims'::regclass`.execute(store.db)).rows[0]!.n);
+  const shards = Number(
+    (
+      await sql<{ n: string }>`SELECT count(*) AS n FROM pg_dist_shard WHERE logicalrelid = 'claims'::regclass`.execute(
+        store.db,
+      )
+    ).rows[0]!.n,
+  );
   if (fleets >= shards) throw new Error(`${fleets} fleets on shards of their own need more than ${shards} shards`);
-  const shardOf = async (f: string) => (await sql<{ s: string }>`SELECT get_shard_id_for_distribution_column('claims', ${f}::text)::text AS s`.execute(store.db)).rows[0]!.s;
+  const shardOf = async (f: string) =>
+    (
+      await sql<{ s: string }>`SELECT get_shard_id_for_distribution_column('claims', ${f}::text)::text AS s`.execute(
+        store.db,
+      )
+    ).rows[0]!.s;
   // Name fleets until `fleets` of them share one shard and `fleets` other shards hold at least one each.
   const byShard = new Map<string, string[]>();
   const packed = () => [...byShard.values()].find((fs) => fs.length >= fleets);
@@ -37,12 +52,25 @@ try {
     byShard.set(s, [...(byShard.get(s) ?? []), f]);
   }
   const shared = packed()!.slice(0, fleets);
-  const apart = [...byShard.values()].filter((fs) => fs !== packed()).slice(0, fleets).map((fs) => fs[0]!);
+  const apart = [...byShard.values()]
+    .filter((fs) => fs !== packed())
+    .slice(0, fleets)
+    .map((fs) => fs[0]!);
   const core = { store, embedder: new LocalEmbedder() };
-  for (const [label, layout] of [['one-shard', shared], ['own-shards', apart]] as const) {
-    const actors = await Promise.all(layout.map(async (fleet) => ({ fleet, agentId: (await createAgentDirect(store, { fleet, name: 'probe', scopes: SCOPES })).agent.id })));
+  for (const [label, layout] of [
+    ['one-shard', shared],
+    ['own-shards', apart],
+  ] as const) {
+    const actors = await Promise.all(
+      layout.map(async (fleet) => ({
+        fleet,
+        agentId: (await createAgentDirect(store, { fleet, name: 'probe', scopes: SCOPES })).agent.id,
+      })),
+    );
     const { kinds, turns, retries } = await turnLoops(core, actors, seconds, (f, i) => `p/${label}/${f}/${i % claims}`);
-    console.log(`${label}: ${layout.length} fleets, ${turns} turns, given up ${kinds['given up'] ?? 0}; retries: ${tally(retries) || 'none'}`);
+    console.log(
+      `${label}: ${layout.length} fleets, ${turns} turns, given up ${kinds['given up'] ?? 0}; retries: ${tally(retries) || 'none'}`,
+    );
   }
 } finally {
   await store.close();

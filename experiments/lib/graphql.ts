@@ -3,7 +3,15 @@
  * (src/client): each subscription speaks for one agent (one bearer token), exactly as an agent
  * process would, and keeps every payload so a run can ask afterwards who was told what, and when.
  */
-import { subscribe as clientSubscribe, wsClient, wsUrl, type AnyDocument, type Checked, type ResultOf, type VariablesOf } from '../../src/client/node';
+import {
+  subscribe as clientSubscribe,
+  wsClient,
+  wsUrl,
+  type AnyDocument,
+  type Checked,
+  type ResultOf,
+  type VariablesOf,
+} from '../../src/client/node';
 
 export interface Subscription<T> {
   /** Every payload received so far, in order. */
@@ -17,7 +25,13 @@ export interface Subscription<T> {
  * Holds one graphql-ws subscription to `url` (the /graphql endpoint) for `token` and records every
  * payload as `pick` maps it. Errors from the server reject pending waits.
  */
-export function subscribe<D extends AnyDocument, T>(url: string, token: string, document: D & Checked<D>, variables: VariablesOf<D>, pick: (data: ResultOf<D>) => T): Subscription<T> {
+export function subscribe<D extends AnyDocument, T>(
+  url: string,
+  token: string,
+  document: D & Checked<D>,
+  variables: VariablesOf<D>,
+  pick: (data: ResultOf<D>) => T,
+): Subscription<T> {
   const client = wsClient(wsUrl(url), token, { lazy: false });
   const received: T[] = [];
   const waiters = new Set<{ pred: (e: T) => boolean; resolve: (e: T) => void; reject: (e: Error) => void }>();
@@ -29,7 +43,8 @@ export function subscribe<D extends AnyDocument, T>(url: string, token: string, 
   };
   const { unsubscribe } = clientSubscribe(client, document, variables, {
     next: (msg) => {
-      if (msg.errors?.length) return fail(new Error(`subscription error: ${msg.errors.map((e) => e.message).join('; ')}`));
+      if (msg.errors?.length)
+        return fail(new Error(`subscription error: ${msg.errors.map((e) => e.message).join('; ')}`));
       if (!msg.data) return;
       const e = pick(msg.data);
       received.push(e);
@@ -52,7 +67,8 @@ export function subscribe<D extends AnyDocument, T>(url: string, token: string, 
         const w = { pred, resolve, reject };
         waiters.add(w);
         setTimeout(() => {
-          if (waiters.delete(w)) reject(new Error(`no matching subscription event within ${ms} ms (received ${received.length})`));
+          if (waiters.delete(w))
+            reject(new Error(`no matching subscription event within ${ms} ms (received ${received.length})`));
         }, ms).unref();
       });
     },

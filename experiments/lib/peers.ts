@@ -12,7 +12,11 @@ export const STORY = {
     eligible: 'eligible for a refund of order 9120',
     kyc: 'KYC tier gold',
   },
-  unrelated: { entity: 'customer 7788', type: 'customer', observations: ['prefers email over phone', 'identity verified by video call #V-12'] },
+  unrelated: {
+    entity: 'customer 7788',
+    type: 'customer',
+    observations: ['prefers email over phone', 'identity verified by video call #V-12'],
+  },
   /** Executed: the refund can be reversed (owed back), the card charge cannot (unreachable). Pending: the payout. */
   refund: { kind: 'refund', amountMinor: 124_000, rests: 'eligible', ref: 'bank-ref-1' },
   charge: { kind: 'card_charge', amountMinor: 8_900, rests: 'kyc', ref: 'card-ref-1' },

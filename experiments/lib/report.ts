@@ -14,14 +14,23 @@ export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)
 export interface Environment {
   date: string;
   engine: { name: string; description: string; server: string; vector: string | null };
-  machine: { os: string; arch: string; cpu: string; cores: number; memoryGiB: number; hostname: string; loadAverage: number[] };
+  machine: {
+    os: string;
+    arch: string;
+    cpu: string;
+    cores: number;
+    memoryGiB: number;
+    hostname: string;
+    loadAverage: number[];
+  };
   versions: Record<string, string>;
   commit: string | null;
 }
 
 function pkgVersion(name: string | null): string {
   try {
-    const file = name === null ? path.join(repoRoot, 'package.json') : path.join(repoRoot, 'node_modules', name, 'package.json');
+    const file =
+      name === null ? path.join(repoRoot, 'package.json') : path.join(repoRoot, 'node_modules', name, 'package.json');
     return (JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version;
   } catch {
     return 'unknown';
@@ -30,8 +39,16 @@ function pkgVersion(name: string | null): string {
 
 function gitCommit(): string | null {
   try {
-    const head = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const head = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
     return dirty ? `${head} (working tree modified)` : head;
   } catch {
     return null;
@@ -43,7 +60,18 @@ export async function environment(store: Store, extraPackages: string[] = []): P
   const v = await engineVersions(store.db);
   const cpus = os.cpus();
   const versions: Record<string, string> = { node: process.versions.node };
-  for (const p of ['typescript', 'tsx', 'kysely', 'pg', '@electric-sql/pglite', 'graphql', 'graphql-yoga', 'graphql-ws', ...extraPackages]) versions[p] = pkgVersion(p);
+  for (const p of [
+    'typescript',
+    'tsx',
+    'kysely',
+    'pg',
+    '@electric-sql/pglite',
+    'graphql',
+    'graphql-yoga',
+    'graphql-ws',
+    ...extraPackages,
+  ])
+    versions[p] = pkgVersion(p);
   versions.retract = pkgVersion(null);
   return {
     date: new Date().toISOString(),
@@ -64,7 +92,10 @@ export async function environment(store: Store, extraPackages: string[] = []): P
 
 /** The environment as the lines every report prints first. */
 export function environmentLines(env: Environment): string[] {
-  const pg = env.engine.name === 'pglite' ? `PGlite ${env.versions['@electric-sql/pglite']} (PostgreSQL ${env.engine.server})` : `PostgreSQL ${env.engine.server}`;
+  const pg =
+    env.engine.name === 'pglite'
+      ? `PGlite ${env.versions['@electric-sql/pglite']} (PostgreSQL ${env.engine.server})`
+      : `PostgreSQL ${env.engine.server}`;
   return [
     `date:     ${env.date}`,
     `engine:   ${pg}, pgvector ${env.engine.vector ?? 'none'} — ${env.engine.description}`,
@@ -92,6 +123,10 @@ export function writeJson(file: string, doc: unknown): void {
 /** A fixed-width text table: the first row is the header. */
 export function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   return [line(rows[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
 }

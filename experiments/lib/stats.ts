@@ -12,7 +12,8 @@ export interface Interval {
 
 /** Wilson score interval for k successes in n trials at the given z (1.96: 95%). Bounds stay within [0, 1]. */
 export function wilson(k: number, n: number, z = 1.959963984540054): Interval {
-  if (!Number.isInteger(k) || !Number.isInteger(n) || k < 0 || n < 0 || k > n) throw new Error(`wilson: need integers 0 ≤ k ≤ n (got k=${k}, n=${n})`);
+  if (!Number.isInteger(k) || !Number.isInteger(n) || k < 0 || n < 0 || k > n)
+    throw new Error(`wilson: need integers 0 ≤ k ≤ n (got k=${k}, n=${n})`);
   if (n === 0) return { rate: 0, low: 0, high: 1 };
   const p = k / n;
   const z2 = z * z;
@@ -29,8 +30,18 @@ export function erfc(x: number): number {
   const r =
     t *
     Math.exp(
-      -z * z - 1.26551223 +
-        t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
+      -z * z -
+        1.26551223 +
+        t *
+          (1.00002368 +
+            t *
+              (0.37409196 +
+                t *
+                  (0.09678418 +
+                    t *
+                      (-0.18628806 +
+                        t *
+                          (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
     );
   return x >= 0 ? r : 2 - r;
 }
@@ -64,13 +75,17 @@ function logFactorial(n: number): number {
  * the probability, under fixed margins, of a table at most as likely as the one observed.
  */
 export function fisherExact(a: number, b: number, c: number, d: number): number {
-  for (const x of [a, b, c, d]) if (!Number.isInteger(x) || x < 0) throw new Error('fisherExact: cells must be non-negative integers');
+  for (const x of [a, b, c, d])
+    if (!Number.isInteger(x) || x < 0) throw new Error('fisherExact: cells must be non-negative integers');
   const r1 = a + b;
   const r2 = c + d;
   const c1 = a + c;
   const n = r1 + r2;
   const logP = (x: number) =>
-    logFactorial(r1) + logFactorial(r2) + logFactorial(c1) + logFactorial(n - c1) -
+    logFactorial(r1) +
+    logFactorial(r2) +
+    logFactorial(c1) +
+    logFactorial(n - c1) -
     (logFactorial(n) + logFactorial(x) + logFactorial(r1 - x) + logFactorial(c1 - x) + logFactorial(r2 - c1 + x));
   const observed = logP(a);
   const lo = Math.max(0, c1 - r2);

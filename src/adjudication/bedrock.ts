@@ -1,7 +1,11 @@
 /**
  * Claude on Amazon Bedrock (Converse API) as a contradiction adjudicator.
  */
-import { ConverseCommand, type BedrockRuntimeClient, type ConverseCommandOutput } from '@aws-sdk/client-bedrock-runtime';
+import {
+  ConverseCommand,
+  type BedrockRuntimeClient,
+  type ConverseCommandOutput,
+} from '@aws-sdk/client-bedrock-runtime';
 import {
   BedrockCallError,
   callWithRetry,
@@ -11,7 +15,15 @@ import {
   type BedrockConnectionOptions,
   type RetryPolicy,
 } from '../embedding/bedrock-transport';
-import { VERDICTS, escalate, isVerdict, type AdjudicationCase, type AdjudicationResult, type Adjudicator, type Verdict } from './adjudicator';
+import {
+  VERDICTS,
+  escalate,
+  isVerdict,
+  type AdjudicationCase,
+  type AdjudicationResult,
+  type Adjudicator,
+  type Verdict,
+} from './adjudicator';
 
 /** Default model: the US cross-region inference profile for Claude Sonnet 4.5. */
 export const DEFAULT_CLAUDE_MODEL_ID = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0';
@@ -70,17 +82,22 @@ function parseVerdictReply(text: string): ParsedReply {
   } catch (e) {
     return { ok: false, reason: `reply is not valid JSON (${(e as Error).message}): ${preview(text)}` };
   }
-  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return { ok: false, reason: 'reply JSON is not an object' };
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc))
+    return { ok: false, reason: 'reply JSON is not an object' };
   const keys = Object.keys(doc).sort();
   if (keys.length !== 2 || keys[0] !== 'rationale' || keys[1] !== 'verdict') {
-    return { ok: false, reason: `reply JSON must have exactly "verdict" and "rationale" (got ${keys.map((k) => JSON.stringify(k)).join(', ') || 'none'})` };
+    return {
+      ok: false,
+      reason: `reply JSON must have exactly "verdict" and "rationale" (got ${keys.map((k) => JSON.stringify(k)).join(', ') || 'none'})`,
+    };
   }
   const { verdict, rationale } = doc as { verdict: unknown; rationale: unknown };
   if (!isVerdict(verdict)) {
     const shown = (JSON.stringify(verdict) ?? String(verdict)).slice(0, 80);
     return { ok: false, reason: `unknown verdict ${shown} (expected one of ${VERDICTS.join(', ')})` };
   }
-  if (typeof rationale !== 'string' || rationale.trim() === '') return { ok: false, reason: 'rationale is missing or empty' };
+  if (typeof rationale !== 'string' || rationale.trim() === '')
+    return { ok: false, reason: 'rationale is missing or empty' };
   return { ok: true, verdict, rationale: rationale.trim() };
 }
 
@@ -160,7 +177,9 @@ export class BedrockClaudeAdjudicator implements Adjudicator {
       .join('')
       .trim();
     if (stop !== 'end_turn') {
-      return escalate(`model stopped with stopReason ${stop}${text ? ` (partial reply ${preview(text, 80)})` : ''}; escalated`);
+      return escalate(
+        `model stopped with stopReason ${stop}${text ? ` (partial reply ${preview(text, 80)})` : ''}; escalated`,
+      );
     }
     if (!text) return escalate('model reply contained no text; escalated');
     const parsed = parseVerdictReply(text);

@@ -51,7 +51,10 @@ const STRONG_MARKERS: readonly RegExp[] = [
 ];
 
 /** Classifies one side's evidence (plus its `source`) into a tier; `matched` says which marker decided. */
-export function classifyEvidence(side: Pick<BeliefSide, 'evidence' | 'source'>): { tier: EvidenceTier; matched?: string } {
+export function classifyEvidence(side: Pick<BeliefSide, 'evidence' | 'source'>): {
+  tier: EvidenceTier;
+  matched?: string;
+} {
   if (side.evidence === null || side.evidence.trim() === '') return { tier: 'none' };
   const text = `${side.evidence} ${side.source ?? ''}`.normalize('NFKC').toLowerCase();
   for (const re of WEAK_MARKERS) {
@@ -66,23 +69,75 @@ export function classifyEvidence(side: Pick<BeliefSide, 'evidence' | 'source'>):
 }
 
 const UNIT_ALIASES: Record<string, string> = {
-  $: 'usd', usd: 'usd', 'us$': 'usd', dollar: 'usd', dollars: 'usd',
-  '€': 'eur', eur: 'eur', euro: 'eur', euros: 'eur',
-  '£': 'gbp', gbp: 'gbp', pound: 'gbp', pounds: 'gbp',
-  '¥': 'jpy', jpy: 'jpy', yen: 'jpy',
-  chf: 'chf', cad: 'cad', aud: 'aud', inr: 'inr', '₹': 'inr',
-  kg: 'kg', kgs: 'kg', kilogram: 'kg', kilograms: 'kg',
-  g: 'g', gram: 'g', grams: 'g',
-  lb: 'lb', lbs: 'lb',
-  oz: 'oz', ounce: 'oz', ounces: 'oz',
-  km: 'km', kilometre: 'km', kilometer: 'km', kilometres: 'km', kilometers: 'km',
-  mi: 'mi', mile: 'mi', miles: 'mi',
-  m: 'm', metre: 'm', meter: 'm', metres: 'm', meters: 'm',
-  ft: 'ft', foot: 'ft', feet: 'ft',
-  m2: 'm2', 'm²': 'm2', sqm: 'm2', 'sq m': 'm2',
-  ft2: 'ft2', 'ft²': 'ft2', sqft: 'ft2', 'sq ft': 'ft2',
-  c: 'degc', '°c': 'degc', f: 'degf', '°f': 'degf',
-  l: 'l', litre: 'l', liter: 'l', litres: 'l', liters: 'l', gal: 'gal', gallon: 'gal', gallons: 'gal',
+  $: 'usd',
+  usd: 'usd',
+  us$: 'usd',
+  dollar: 'usd',
+  dollars: 'usd',
+  '€': 'eur',
+  eur: 'eur',
+  euro: 'eur',
+  euros: 'eur',
+  '£': 'gbp',
+  gbp: 'gbp',
+  pound: 'gbp',
+  pounds: 'gbp',
+  '¥': 'jpy',
+  jpy: 'jpy',
+  yen: 'jpy',
+  chf: 'chf',
+  cad: 'cad',
+  aud: 'aud',
+  inr: 'inr',
+  '₹': 'inr',
+  kg: 'kg',
+  kgs: 'kg',
+  kilogram: 'kg',
+  kilograms: 'kg',
+  g: 'g',
+  gram: 'g',
+  grams: 'g',
+  lb: 'lb',
+  lbs: 'lb',
+  oz: 'oz',
+  ounce: 'oz',
+  ounces: 'oz',
+  km: 'km',
+  kilometre: 'km',
+  kilometer: 'km',
+  kilometres: 'km',
+  kilometers: 'km',
+  mi: 'mi',
+  mile: 'mi',
+  miles: 'mi',
+  m: 'm',
+  metre: 'm',
+  meter: 'm',
+  metres: 'm',
+  meters: 'm',
+  ft: 'ft',
+  foot: 'ft',
+  feet: 'ft',
+  m2: 'm2',
+  'm²': 'm2',
+  sqm: 'm2',
+  'sq m': 'm2',
+  ft2: 'ft2',
+  'ft²': 'ft2',
+  sqft: 'ft2',
+  'sq ft': 'ft2',
+  c: 'degc',
+  '°c': 'degc',
+  f: 'degf',
+  '°f': 'degf',
+  l: 'l',
+  litre: 'l',
+  liter: 'l',
+  litres: 'l',
+  liters: 'l',
+  gal: 'gal',
+  gallon: 'gal',
+  gallons: 'gal',
 };
 
 function canonicalUnit(u: string): string {
@@ -174,7 +229,10 @@ export class HeuristicAdjudicator implements Adjudicator {
     try {
       return this.decide(c);
     } catch (e) {
-      return { verdict: 'ESCALATE', rationale: `heuristic could not read the case: ${(e as Error)?.message ?? String(e)}` };
+      return {
+        verdict: 'ESCALATE',
+        rationale: `heuristic could not read the case: ${(e as Error)?.message ?? String(e)}`,
+      };
     }
   }
 
@@ -183,7 +241,10 @@ export class HeuristicAdjudicator implements Adjudicator {
     const { existing: ex, proposed: pr } = c;
 
     if (stableJson(ex.value) === stableJson(pr.value)) {
-      return { verdict: 'KEEP_EXISTING', rationale: 'both sides assert the same value: corroboration, not a contradiction' };
+      return {
+        verdict: 'KEEP_EXISTING',
+        rationale: 'both sides assert the same value: corroboration, not a contradiction',
+      };
     }
 
     const others = otherEntitiesNamed(c.claimKey, pr.statement);
@@ -197,17 +258,27 @@ export class HeuristicAdjudicator implements Adjudicator {
     const ue = unitOf(ex.value);
     const up = unitOf(pr.value);
     if (ue !== undefined && up !== undefined && ue !== up) {
-      return { verdict: 'ESCALATE', rationale: `values are in different units/currencies (${ue} vs ${up}); not comparable without conversion` };
+      return {
+        verdict: 'ESCALATE',
+        rationale: `values are in different units/currencies (${ue} vs ${up}); not comparable without conversion`,
+      };
     }
 
     const ee = classifyEvidence(ex);
     const ep = classifyEvidence(pr);
-    const describe = (e: { tier: EvidenceTier; matched?: string }) => (e.matched ? `${e.tier} ("${e.matched}")` : e.tier);
+    const describe = (e: { tier: EvidenceTier; matched?: string }) =>
+      e.matched ? `${e.tier} ("${e.matched}")` : e.tier;
     if (TIER_RANK[ep.tier] > TIER_RANK[ee.tier]) {
-      return { verdict: 'ACCEPT_PROPOSED', rationale: `proposed evidence is stronger: ${describe(ep)} vs existing ${describe(ee)}` };
+      return {
+        verdict: 'ACCEPT_PROPOSED',
+        rationale: `proposed evidence is stronger: ${describe(ep)} vs existing ${describe(ee)}`,
+      };
     }
     if (TIER_RANK[ep.tier] < TIER_RANK[ee.tier]) {
-      return { verdict: 'KEEP_EXISTING', rationale: `existing evidence is stronger: ${describe(ee)} vs proposed ${describe(ep)}` };
+      return {
+        verdict: 'KEEP_EXISTING',
+        rationale: `existing evidence is stronger: ${describe(ee)} vs proposed ${describe(ep)}`,
+      };
     }
     if (ee.tier === 'none') {
       return { verdict: 'ESCALATE', rationale: 'neither side offers any evidence' };
@@ -217,18 +288,33 @@ export class HeuristicAdjudicator implements Adjudicator {
     const rp = pr.reliability;
     if (typeof re === 'number' && typeof rp === 'number' && Math.abs(re - rp) >= RELIABILITY_MARGIN) {
       return rp > re
-        ? { verdict: 'ACCEPT_PROPOSED', rationale: `equal evidence tier (${ep.tier}); proposed source is more reliable (${rp} vs ${re})` }
-        : { verdict: 'KEEP_EXISTING', rationale: `equal evidence tier (${ee.tier}); existing source is more reliable (${re} vs ${rp})` };
+        ? {
+            verdict: 'ACCEPT_PROPOSED',
+            rationale: `equal evidence tier (${ep.tier}); proposed source is more reliable (${rp} vs ${re})`,
+          }
+        : {
+            verdict: 'KEEP_EXISTING',
+            rationale: `equal evidence tier (${ee.tier}); existing source is more reliable (${re} vs ${rp})`,
+          };
     }
 
     const te = parseTime(ex.at);
     const tp = parseTime(pr.at);
     if (te !== undefined && tp !== undefined && te !== tp) {
       return tp > te
-        ? { verdict: 'ACCEPT_PROPOSED', rationale: `equal evidence tier (${ep.tier}); proposal is newer (${pr.at} > ${ex.at})` }
-        : { verdict: 'KEEP_EXISTING', rationale: `equal evidence tier (${ee.tier}); existing is newer (${ex.at} > ${pr.at})` };
+        ? {
+            verdict: 'ACCEPT_PROPOSED',
+            rationale: `equal evidence tier (${ep.tier}); proposal is newer (${pr.at} > ${ex.at})`,
+          }
+        : {
+            verdict: 'KEEP_EXISTING',
+            rationale: `equal evidence tier (${ee.tier}); existing is newer (${ex.at} > ${pr.at})`,
+          };
     }
 
-    return { verdict: 'ESCALATE', rationale: `evidence is equally strong (${ee.tier}) and there is no usable time or reliability ordering` };
+    return {
+      verdict: 'ESCALATE',
+      rationale: `evidence is equally strong (${ee.tier}) and there is no usable time or reliability ordering`,
+    };
   }
 }

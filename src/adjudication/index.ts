@@ -18,5 +18,7 @@ export const parseAdjudicatorKind = choiceOf('RETRACT_ADJUDICATOR', ['heuristic'
  */
 export function createAdjudicator(env: NodeJS.ProcessEnv = process.env): Promise<Adjudicator> {
   const kind = parseAdjudicatorKind(env.RETRACT_ADJUDICATOR);
-  return kind === 'bedrock' ? import('./bedrock').then((m) => new m.BedrockClaudeAdjudicator({ env })) : Promise.resolve(new HeuristicAdjudicator());
+  return kind === 'bedrock'
+    ? import('./bedrock').then((m) => new m.BedrockClaudeAdjudicator({ env }))
+    : Promise.resolve(new HeuristicAdjudicator());
 }

@@ -60,7 +60,7 @@ const NOUN: Record<Readable, string> = {
   Effect: 'an effect',
   Receipt: 'a receipt (retraction, reinstatement, reversal, totals or retraction event)',
   Contradiction: 'a contradiction (or the belief it proposes)',
-  AgentScopes: 'another agent\'s scopes',
+  AgentScopes: "another agent's scopes",
 };
 
 /** The refusal's text: what was withheld and which scopes would open it. */

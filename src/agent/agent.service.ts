@@ -5,10 +5,16 @@ import { appendEvent } from '../event/event.repository';
 import type { Store } from '../store/engine';
 import { inTx, writeTx } from '../store/tx';
 import * as v from '../validation';
-import { type AgentRow, agentByTokenHash, agentNamed, ensureFleet, insertAgent, upsertOperator } from './agent.repository';
+import {
+  type AgentRow,
+  agentByTokenHash,
+  agentNamed,
+  ensureFleet,
+  insertAgent,
+  upsertOperator,
+} from './agent.repository';
 import { SCOPES } from './scopes';
 import { hashToken, newToken } from './token';
-
 
 const DEFAULT_FLEET = 'default';
 
@@ -22,11 +28,17 @@ function validFleet(field: string, f: unknown): string {
  * Creates an agent with a fresh random token, returned once; only its hash is kept. The agent
  * joins the caller's fleet; only the operator may name another (which is created on first use).
  */
-export async function createAgent(core: Core, actor: Actor & { operator: boolean }, input: { name: string; scopes: readonly string[]; fleet?: string | null }) {
+export async function createAgent(
+  core: Core,
+  actor: Actor & { operator: boolean },
+  input: { name: string; scopes: readonly string[]; fleet?: string | null },
+) {
   const name = v.agentName('name', input.name);
-  if (!Array.isArray(input.scopes) || input.scopes.length === 0) throw badInput('scopes', 'must name at least one scope');
+  if (!Array.isArray(input.scopes) || input.scopes.length === 0)
+    throw badInput('scopes', 'must name at least one scope');
   for (const [i, s] of input.scopes.entries()) {
-    if (!(SCOPES as readonly string[]).includes(s)) throw badInput(`scopes[${i}]`, `unknown scope "${String(s).slice(0, 40)}"; known: ${SCOPES.join(', ')}`);
+    if (!(SCOPES as readonly string[]).includes(s))
+      throw badInput(`scopes[${i}]`, `unknown scope "${String(s).slice(0, 40)}"; known: ${SCOPES.join(', ')}`);
   }
   const fleet = input.fleet == null ? actor.fleet : validFleet('fleet', input.fleet);
   if (fleet !== actor.fleet && !actor.operator) {
@@ -36,8 +48,14 @@ export async function createAgent(core: Core, actor: Actor & { operator: boolean
   const creator = fleet === actor.fleet && actor.agentId !== '0' ? actor.agentId : null;
   const agent = await writeTx(core.store, fleet, async (tx) => {
     await ensureFleet(tx, fleet);
-    if (await agentNamed(tx, fleet, name)) throw new DomainError('CONFLICT', `name: an agent named "${name}" already exists in fleet ${fleet}`, 'name');
-    const row = await insertAgent(tx, fleet, { name, tokenHash: hashToken(token), scopes: [...new Set(input.scopes)], createdBy: creator });
+    if (await agentNamed(tx, fleet, name))
+      throw new DomainError('CONFLICT', `name: an agent named "${name}" already exists in fleet ${fleet}`, 'name');
+    const row = await insertAgent(tx, fleet, {
+      name,
+      tokenHash: hashToken(token),
+      scopes: [...new Set(input.scopes)],
+      createdBy: creator,
+    });
     await appendEvent(tx, { fleet, type: 'AgentCreated', actorId: creator, ids: [row.id] });
     return row;
   });
@@ -63,7 +81,10 @@ export async function ensureBootstrap(store: Store, token: string): Promise<Agen
 }
 
 /** Creates an agent directly, outside the API (CLI `agent create`, tests, demos). */
-export async function createAgentDirect(store: Store, input: { fleet?: string; name: string; scopes: readonly string[] }) {
+export async function createAgentDirect(
+  store: Store,
+  input: { fleet?: string; name: string; scopes: readonly string[] },
+) {
   const fleet = input.fleet ?? DEFAULT_FLEET;
   const core = { store } as Core;
   return createAgent(core, { fleet, agentId: '0', operator: true }, { ...input, fleet });

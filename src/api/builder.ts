@@ -30,7 +30,11 @@ export interface Context {
 }
 
 /** Lets the caller read `ids` of `type` for the rest of this request (a mutation's own answer). */
-export function grantRead(ctx: Context, type: 'Belief' | 'Contradiction' | 'Effect' | 'Retraction' | 'Reversal' | 'Reinstatement', ...ids: Array<string | number | bigint | null | undefined>): void {
+export function grantRead(
+  ctx: Context,
+  type: 'Belief' | 'Contradiction' | 'Effect' | 'Retraction' | 'Reversal' | 'Reinstatement',
+  ...ids: Array<string | number | bigint | null | undefined>
+): void {
   for (const id of ids) if (id != null) ctx.grants.grant(type, id);
 }
 
@@ -39,14 +43,19 @@ export function grantRead(ctx: Context, type: 'Belief' | 'Contradiction' | 'Effe
  * or when this request's own mutation granted it. Run once per object (runScopesOnType), so a
  * refused object is one FORBIDDEN error at the field that reached it, by whatever path.
  */
-export function readRule(ctx: Context, what: Readable, grant?: { type: string; id: string | number | bigint } | null): true | { readable: Readable } {
+export function readRule(
+  ctx: Context,
+  what: Readable,
+  grant?: { type: string; id: string | number | bigint } | null,
+): true | { readable: Readable } {
   return grant && ctx.grants.has(grant.type, grant.id) ? true : { readable: what };
 }
 
 /** The first read rule a failure names, to say in the refusal which scopes would open it. */
 function refusedReadable(f: AuthFailure | undefined): Readable | null {
   if (!f) return null;
-  if (f.kind === AuthScopeFailureType.AuthScope) return f.scope === 'readable' ? (f.parameter as Readable) : f.scope === 'ownScopes' ? 'AgentScopes' : null;
+  if (f.kind === AuthScopeFailureType.AuthScope)
+    return f.scope === 'readable' ? (f.parameter as Readable) : f.scope === 'ownScopes' ? 'AgentScopes' : null;
   if (f.kind === AuthScopeFailureType.AnyAuthScopes || f.kind === AuthScopeFailureType.AllAuthScopes) {
     for (const x of f.failures) {
       const r = refusedReadable(x);
@@ -91,18 +100,30 @@ export const builder = new SchemaBuilder<{
       const what = refusedReadable(result.failure);
       // Which scopes would allow it, in the message and in extensions.requiredScopes (any one of them, or admin).
       const scopes = requiredScopes(result.failure);
-      const message = what ? forbiddenReason(what) : scopes.length ? fieldForbidden(info, scopes) : 'this operation needs a scope your token does not hold';
+      const message = what
+        ? forbiddenReason(what)
+        : scopes.length
+          ? fieldForbidden(info, scopes)
+          : 'this operation needs a scope your token does not hold';
       return ctx.agent
         ? new GraphQLError(message, { extensions: { code: 'FORBIDDEN', requiredScopes: scopes } })
-        : new GraphQLError(ctx.badToken ? 'the bearer token is not valid' : 'a bearer token is required (Authorization: Bearer <token>)', {
-            extensions: { code: 'UNAUTHENTICATED' },
-          });
+        : new GraphQLError(
+            ctx.badToken
+              ? 'the bearer token is not valid'
+              : 'a bearer token is required (Authorization: Bearer <token>)',
+            {
+              extensions: { code: 'UNAUTHENTICATED' },
+            },
+          );
     },
   },
   relay: {
     clientMutationId: 'omit',
     cursorType: 'String',
-    nodeQueryOptions: { authScopes: { scope: 'beliefs:read' }, description: 'Any object of your fleet by its global id.' },
+    nodeQueryOptions: {
+      authScopes: { scope: 'beliefs:read' },
+      description: 'Any object of your fleet by its global id.',
+    },
     nodesQueryOptions: false,
     edgesFieldOptions: { nullable: false },
     nodeFieldOptions: { nullable: false },
@@ -117,7 +138,8 @@ builder.addScalarType(
   'DateTime',
   new GraphQLScalarType({
     name: 'DateTime',
-    description: 'An RFC 3339 instant with its offset, e.g. 2026-12-01T08:00:00.000Z, from 0001-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z.',
+    description:
+      'An RFC 3339 instant with its offset, e.g. 2026-12-01T08:00:00.000Z, from 0001-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z.',
     serialize: (v) => (v instanceof Date ? v.toISOString() : new Date(String(v)).toISOString()),
     // RFC 3339 with an offset, a real calendar instant, years 0001–9999 (src/validation.ts, docs/input-rules.md).
     parseValue: (v) => instant('DateTime', v),
@@ -176,6 +198,6 @@ builder.addScalarType(
   }),
 );
 
-builder.queryType({ description: 'Reads. Every query sees the caller\'s fleet alone.' });
+builder.queryType({ description: "Reads. Every query sees the caller's fleet alone." });
 builder.mutationType({ description: 'Writes. Every write records the acting agent.' });
 builder.subscriptionType({ description: 'Streams, resumable from a cursor.' });

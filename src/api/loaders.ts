@@ -68,10 +68,17 @@ export function listByParent<P extends { id: string }, T, V = T>(
   const bound = listBound(type, field);
   const load = async (ids: string[], ctx: Context): Promise<Array<V[] | Error>> =>
     grouped(ids, await fleetRead(ctx, (tx, fleet) => o.read(tx, fleet, ids)), o.key).map((g) =>
-      g.length > bound ? limitError('list', `${o.field} lists at most ${bound} items, and this one has more`) : g.map(item));
+      g.length > bound
+        ? limitError('list', `${o.field} lists at most ${bound} items, and this one has more`)
+        : g.map(item),
+    );
   return t.loadableList({
-    type: o.type, description: o.description, ...(o.nullableItems ? { nullable: { list: false, items: true } as const } : {}),
-    load: load as never, resolve: (p: P) => p.id, loaderOptions: { maxBatchSize: MAX_BATCH_IDS },
+    type: o.type,
+    description: o.description,
+    ...(o.nullableItems ? { nullable: { list: false, items: true } as const } : {}),
+    load: load as never,
+    resolve: (p: P) => p.id,
+    loaderOptions: { maxBatchSize: MAX_BATCH_IDS },
   });
 }
 
@@ -83,7 +90,11 @@ function validIds(ids: readonly string[]): string[] {
 }
 
 /** A fleet row type with a global id, loaded in batches by its repository's `byIds` (`what` names it in NOT_FOUND). */
-function fleetNodeRef<T extends { id: string }>(name: NodeType, what: string, byIds: (tx: Tx, fleet: string, ids: readonly string[]) => Promise<T[]>) {
+function fleetNodeRef<T extends { id: string }>(
+  name: NodeType,
+  what: string,
+  byIds: (tx: Tx, fleet: string, ids: readonly string[]) => Promise<T[]>,
+) {
   return builder.loadableNodeRef(name, {
     id: { resolve: (r: T) => r.id },
     loaderOptions: { cache: false, maxBatchSize: MAX_BATCH_IDS },
@@ -113,9 +124,13 @@ export function fleetNode<T extends { id: string }>(
 ): FleetNodeRef<T> {
   const ref = fleetNodeRef<T>(name, name.toLowerCase(), byIds);
   const { readable } = o;
-  const rule = readable === undefined ? {} : {
-    authScopes: (r: T, ctx: Context) => readRule(ctx, typeof readable === 'function' ? readable(r) : readable, { type: name, id: r.id }),
-  };
+  const rule =
+    readable === undefined
+      ? {}
+      : {
+          authScopes: (r: T, ctx: Context) =>
+            readRule(ctx, typeof readable === 'function' ? readable(r) : readable, { type: name, id: r.id }),
+        };
   ref.implement({ description: o.description, ...rule, fields: o.fields });
   return ref;
 }
@@ -131,7 +146,10 @@ export function nodeById<T extends { id: string }>(
   description: string,
 ) {
   return t.field({
-    type, nullable: true, authScopes: { scope }, description,
+    type,
+    nullable: true,
+    authScopes: { scope },
+    description,
     args: { id: t.arg.id({ required: true, description: 'Global id.' }) },
     // A loadable node resolves from its database id; the loader reads the row.
     resolve: (_r, a) => parseGid('id', String(a.id), type.name as NodeType) as never,

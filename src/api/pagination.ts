@@ -13,11 +13,21 @@ export interface ConnectionShape<T> {
 }
 
 /** A repository's page as a connection; every edge's cursor by `cursorOf` (the page's own end cursor is the last of them). */
-export function connectionOf<T, N = T>(page: Page<T>, cursorOf: (r: T) => string, hasPrevious: boolean, node: (r: T) => N = (r) => r as unknown as N): ConnectionShape<N> {
+export function connectionOf<T, N = T>(
+  page: Page<T>,
+  cursorOf: (r: T) => string,
+  hasPrevious: boolean,
+  node: (r: T) => N = (r) => r as unknown as N,
+): ConnectionShape<N> {
   const edges = page.items.map((r) => ({ cursor: cursorOf(r), node: node(r) }));
   return {
     edges,
-    pageInfo: { hasNextPage: page.hasNextPage, hasPreviousPage: hasPrevious, startCursor: edges[0]?.cursor ?? null, endCursor: page.endCursor },
+    pageInfo: {
+      hasNextPage: page.hasNextPage,
+      hasPreviousPage: hasPrevious,
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: page.endCursor,
+    },
     totalCount: page.totalCount,
   };
 }
@@ -30,7 +40,11 @@ export async function newestFirst<T extends { id: string }>(
 ): Promise<never> {
   const first = firstArg(args.first);
   const after = decodeIdCursor('after', args.after);
-  return connectionOf(await fleetRead(ctx, (tx, fleet) => read(tx, fleet, first, after)), (r) => encodeIdCursor(r.id), after !== null) as never;
+  return connectionOf(
+    await fleetRead(ctx, (tx, fleet) => read(tx, fleet, first, after)),
+    (r) => encodeIdCursor(r.id),
+    after !== null,
+  ) as never;
 }
 
 export function firstArg(first: number | null | undefined): number {
@@ -51,7 +65,12 @@ export function countedConnection<T, P>(type: ObjectRef<Types, T, P>, what: { pa
       type,
       name: `${name}Connection`,
       description: what.page,
-      fields: (t) => ({ totalCount: t.int({ description: 'How many there are in all.', resolve: (c) => (c as unknown as { totalCount: number }).totalCount }) }),
+      fields: (t) => ({
+        totalCount: t.int({
+          description: 'How many there are in all.',
+          resolve: (c) => (c as unknown as { totalCount: number }).totalCount,
+        }),
+      }),
     },
     { name: `${name}Edge`, description: what.edge },
   );

@@ -22,7 +22,11 @@ export function requiredScopes(f: AuthFailure | undefined): Scope[] {
   return [...out];
 }
 
-const ROOTS: Record<string, string> = { Query: 'the query', Mutation: 'the mutation', Subscription: 'the subscription' };
+const ROOTS: Record<string, string> = {
+  Query: 'the query',
+  Mutation: 'the mutation',
+  Subscription: 'the subscription',
+};
 
 /** "the mutation assertBelief needs the scope beliefs:write …": the refused field, and the scopes that would open it. */
 export function fieldForbidden(info: GraphQLResolveInfo, scopes: readonly Scope[]): string {

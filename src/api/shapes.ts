@@ -10,7 +10,9 @@ import { type Context, actorOf, builder, grantRead } from './builder';
  * name every value of the row type it serves and no other, so the schema and the rows cannot drift apart.
  */
 export function enumOf<V extends string>(name: string, description: string, values: Record<V, string>) {
-  const described = Object.fromEntries(Object.entries<string>(values).map(([value, about]) => [value, { description: about }]));
+  const described = Object.fromEntries(
+    Object.entries<string>(values).map(([value, about]) => [value, { description: about }]),
+  );
   return builder.enumType(name, { description, values: described as Record<V, { description: string }> });
 }
 
@@ -25,7 +27,9 @@ export function inputArg<Fields extends InputFieldMap>(
   about: string,
   fields: (f: PothosSchemaTypes.InputFieldBuilder<Types, 'InputObject'>) => Fields,
 ) {
-  return { input: t.arg({ type: builder.inputType(name, { description, fields }), required: true, description: about }) };
+  return {
+    input: t.arg({ type: builder.inputType(name, { description, fields }), required: true, description: about }),
+  };
 }
 
 /** A union member tagged with its GraphQL type name. */
@@ -33,15 +37,28 @@ export const typed = <T extends object>(__typename: string, o: T) => ({ __typena
 
 /** A union whose resolvers tag each member with its type name (`typed`). */
 export function typedUnion<Member extends ObjectParam<Types>>(name: string, description: string, types: Member[]) {
-  return builder.unionType(name, { description, types, resolveType: (r) => (r as unknown as { __typename: string }).__typename });
+  return builder.unionType(name, {
+    description,
+    types,
+    resolveType: (r) => (r as unknown as { __typename: string }).__typename,
+  });
 }
 
 /**
  * A union member that carries one object: `field` (described by `about`) of the type `type()` returns. A thunk,
  * as a field's type is read only when the schema is built: the types import each other.
  */
-export function carrier<R extends ObjectParam<Types>>(name: string, description: string, field: string, type: () => R, about: string) {
-  return builder.simpleObject(name, { description, fields: (t) => ({ [field]: t.field({ type: type(), description: about }) }) });
+export function carrier<R extends ObjectParam<Types>>(
+  name: string,
+  description: string,
+  field: string,
+  type: () => R,
+  about: string,
+) {
+  return builder.simpleObject(name, {
+    description,
+    fields: (t) => ({ [field]: t.field({ type: type(), description: about }) }),
+  });
 }
 
 /**
@@ -58,7 +75,9 @@ export function writes<I extends object, R extends { id: string }>(
     const input = { ...a.input } as Record<string, unknown>;
     for (const [field, node] of Object.entries(ids) as Array<[string, NodeType]>) {
       const v = input[field];
-      input[field] = Array.isArray(v) ? parseGids(`input.${field}`, v.map(String), node) : parseGid(`input.${field}`, String(v), node);
+      input[field] = Array.isArray(v)
+        ? parseGids(`input.${field}`, v.map(String), node)
+        : parseGid(`input.${field}`, String(v), node);
     }
     const row = await service(ctx.core, actorOf(ctx), input as I);
     grantRead(ctx, type, row.id);

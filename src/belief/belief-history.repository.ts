@@ -39,7 +39,9 @@ function currentlyDownBy(bound: RawBuilder<unknown>) {
 /** The select list of a BeliefAsOfRow over `beliefs b` joined with closedInterval (alias h). */
 function asOfColumns(bound: RawBuilder<unknown>, asOf: RawBuilder<unknown>) {
   const down = currentlyDownBy(bound);
-  const plain = BELIEF_COLUMNS.filter((c) => !['status', 'retraction_id', 'retraction_depth', 'retracted_at', 'id', 'author_id'].includes(c));
+  const plain = BELIEF_COLUMNS.filter(
+    (c) => !['status', 'retraction_id', 'retraction_depth', 'retracted_at', 'id', 'author_id'].includes(c),
+  );
   return sql`b.id::text AS id, b.author_id::text AS author_id, ${sql.join(plain.map((c) => sql.ref(`b.${c}`)))},
     CASE WHEN h.retraction_id IS NOT NULL OR ${down} THEN 'RETRACTED' ELSE 'ACTIVE' END AS status,
     COALESCE(h.retraction_id, CASE WHEN ${down} THEN b.retraction_id END)::text AS retraction_id,
@@ -67,7 +69,12 @@ async function beliefsAsOf(db: Db, fleet: string, ids: readonly string[], at: Da
 }
 
 /** The belief that was ACTIVE on the claim at API instant `at` (at most one: invariant 1 holds at every commit). */
-export async function activeOnClaimAsOf(db: Db, fleet: string, claimKey: string, at: Date): Promise<BeliefAsOfRow | undefined> {
+export async function activeOnClaimAsOf(
+  db: Db,
+  fleet: string,
+  claimKey: string,
+  at: Date,
+): Promise<BeliefAsOfRow | undefined> {
   const bound = boundOf(at);
   const r = await sql<BeliefAsOfRow>`
     SELECT ${asOfColumns(bound, sql`${at.toISOString()}`)}
@@ -83,8 +90,16 @@ export async function activeOnClaimAsOf(db: Db, fleet: string, claimKey: string,
  * fleet, as the page's totalCount already is.
  */
 export async function beliefPageAsOf(
-  db: Db, fleet: string, at: Date,
-  f: { prefix: string | null; status: BeliefRow['status'] | null; ids: string[] | null; afterId: string | null; limit: number },
+  db: Db,
+  fleet: string,
+  at: Date,
+  f: {
+    prefix: string | null;
+    status: BeliefRow['status'] | null;
+    ids: string[] | null;
+    afterId: string | null;
+    limit: number;
+  },
 ): Promise<{ rows: BeliefAsOfRow[]; total: number }> {
   const bound = boundOf(at);
   const where = sql`b.fleet_id = ${fleet} AND b.created_at < ${bound}
@@ -106,7 +121,11 @@ export async function beliefPageAsOf(
  * beliefs only, so a past instant is ranked over the fleet's rows (of the prefix, if any), as includeRetracted
  * is today. Its cost grows with the beliefs the fleet (or prefix) holds.
  */
-function nearestAsOf(fleet: string, at: Date, a: { vector: string; k: number; includeRetracted: boolean; prefix: string | null }): RawBuilder<{ id: string; distance: number }> {
+function nearestAsOf(
+  fleet: string,
+  at: Date,
+  a: { vector: string; k: number; includeRetracted: boolean; prefix: string | null },
+): RawBuilder<{ id: string; distance: number }> {
   const bound = boundOf(at);
   return sql`
     SELECT b.id, b.embedding <=> ${a.vector}::vector AS distance FROM beliefs b
@@ -118,7 +137,11 @@ function nearestAsOf(fleet: string, at: Date, a: { vector: string; k: number; in
 }
 
 /** For each effect id, the beliefs it rested on as they stood when it executed (none for an effect not executed). */
-export async function supportAtExecution(db: Db, fleet: string, effectIds: readonly string[]): Promise<Array<BeliefAsOfRow & { effect_id: string }>> {
+export async function supportAtExecution(
+  db: Db,
+  fleet: string,
+  effectIds: readonly string[],
+): Promise<Array<BeliefAsOfRow & { effect_id: string }>> {
   if (effectIds.length === 0) return [];
   // Inclusive of executed_at itself: what the executor's report was made against.
   const bound = sql`(e.executed_at + interval '1 microsecond')`;
@@ -139,7 +162,11 @@ export async function supportAtExecution(db: Db, fleet: string, effectIds: reado
  * or were reinstated since. `after` is a (depth, id) position.
  */
 export async function retractionBeforePage(
-  db: Db, fleet: string, retractionId: string, after: { depth: number; id: string } | null, limit: number,
+  db: Db,
+  fleet: string,
+  retractionId: string,
+  after: { depth: number; id: string } | null,
+  limit: number,
 ): Promise<{ rows: Array<BeliefAsOfRow & { depth: number }>; total: number }> {
   const radius = sql`
     SELECT b.id AS belief_id, b.retraction_depth AS depth FROM beliefs b WHERE b.fleet_id = ${fleet} AND b.retraction_id = ${retractionId}
@@ -178,8 +205,21 @@ export interface StatusInterval {
 export async function statusIntervals(db: Db, fleet: string, beliefIds: readonly string[]): Promise<StatusInterval[]> {
   if (beliefIds.length === 0) return [];
   const r = await sql<{
-    belief_id: string; author_id: string; created_at: Date; status: BeliefRow['status']; retracted_at: Date | null; retraction_id: string | null;
-    retracted_by: string | null; episodes: Array<{ retraction_id: string; retracted_by: string; retracted_at: string; reinstatement_id: string; reinstated_by: string; reinstated_at: string }>;
+    belief_id: string;
+    author_id: string;
+    created_at: Date;
+    status: BeliefRow['status'];
+    retracted_at: Date | null;
+    retraction_id: string | null;
+    retracted_by: string | null;
+    episodes: Array<{
+      retraction_id: string;
+      retracted_by: string;
+      retracted_at: string;
+      reinstatement_id: string;
+      reinstated_by: string;
+      reinstated_at: string;
+    }>;
   }>`
     SELECT b.id::text AS belief_id, b.author_id::text AS author_id, b.created_at, b.status, b.retracted_at, b.retraction_id::text AS retraction_id,
            (SELECT r.actor_id::text FROM retractions r WHERE r.fleet_id = ${fleet} AND r.id = b.retraction_id) AS retracted_by,
@@ -196,16 +236,61 @@ export async function statusIntervals(db: Db, fleet: string, beliefIds: readonly
     let from = b.created_at;
     let opener = { by: b.author_id, reinstatement: null as string | null };
     for (const e of b.episodes) {
-      out.push({ belief_id: b.belief_id, current_status: b.status, status: 'ACTIVE', from, to: new Date(e.retracted_at), retraction_id: e.retraction_id, reinstatement_id: opener.reinstatement, changed_by: opener.by });
-      out.push({ belief_id: b.belief_id, current_status: b.status, status: 'RETRACTED', from: new Date(e.retracted_at), to: new Date(e.reinstated_at), retraction_id: e.retraction_id, reinstatement_id: e.reinstatement_id, changed_by: e.retracted_by });
+      out.push({
+        belief_id: b.belief_id,
+        current_status: b.status,
+        status: 'ACTIVE',
+        from,
+        to: new Date(e.retracted_at),
+        retraction_id: e.retraction_id,
+        reinstatement_id: opener.reinstatement,
+        changed_by: opener.by,
+      });
+      out.push({
+        belief_id: b.belief_id,
+        current_status: b.status,
+        status: 'RETRACTED',
+        from: new Date(e.retracted_at),
+        to: new Date(e.reinstated_at),
+        retraction_id: e.retraction_id,
+        reinstatement_id: e.reinstatement_id,
+        changed_by: e.retracted_by,
+      });
       from = new Date(e.reinstated_at);
       opener = { by: e.reinstated_by, reinstatement: e.reinstatement_id };
     }
     if (b.status === 'RETRACTED') {
-      out.push({ belief_id: b.belief_id, current_status: b.status, status: 'ACTIVE', from, to: b.retracted_at, retraction_id: b.retraction_id, reinstatement_id: opener.reinstatement, changed_by: opener.by });
-      out.push({ belief_id: b.belief_id, current_status: b.status, status: 'RETRACTED', from: b.retracted_at!, to: null, retraction_id: b.retraction_id, reinstatement_id: null, changed_by: b.retracted_by! });
+      out.push({
+        belief_id: b.belief_id,
+        current_status: b.status,
+        status: 'ACTIVE',
+        from,
+        to: b.retracted_at,
+        retraction_id: b.retraction_id,
+        reinstatement_id: opener.reinstatement,
+        changed_by: opener.by,
+      });
+      out.push({
+        belief_id: b.belief_id,
+        current_status: b.status,
+        status: 'RETRACTED',
+        from: b.retracted_at!,
+        to: null,
+        retraction_id: b.retraction_id,
+        reinstatement_id: null,
+        changed_by: b.retracted_by!,
+      });
     } else {
-      out.push({ belief_id: b.belief_id, current_status: b.status, status: 'ACTIVE', from, to: null, retraction_id: null, reinstatement_id: opener.reinstatement, changed_by: opener.by });
+      out.push({
+        belief_id: b.belief_id,
+        current_status: b.status,
+        status: 'ACTIVE',
+        from,
+        to: null,
+        retraction_id: null,
+        reinstatement_id: opener.reinstatement,
+        changed_by: opener.by,
+      });
     }
   }
   return out;
@@ -236,8 +321,22 @@ export function reinstatedIntervals(fleet: string, r: Reinstated): RawBuilder<{ 
 }
 
 /** The search as of a past instant: exact ranking over the beliefs of that instant (nearestAsOf), each row as it stood then. */
-export async function searchAsOf(db: Db, fleet: string, at: Date, a: { vector: string; k: number; includeRetracted: boolean; prefix: string | null }) {
+export async function searchAsOf(
+  db: Db,
+  fleet: string,
+  at: Date,
+  a: { vector: string; k: number; includeRetracted: boolean; prefix: string | null },
+) {
   const near = (await nearestAsOf(fleet, at, a).execute(db)).rows;
-  const rows = new Map((await beliefsAsOf(db, fleet, near.map((h) => String(h.id)), at)).map((r) => [r.id, r]));
+  const rows = new Map(
+    (
+      await beliefsAsOf(
+        db,
+        fleet,
+        near.map((h) => String(h.id)),
+        at,
+      )
+    ).map((r) => [r.id, r]),
+  );
   return { hits: near.map((h) => ({ belief: rows.get(String(h.id))! as BeliefRow, score: 1 - Number(h.distance) })) };
 }

@@ -12,13 +12,29 @@ import type { Db } from '../store/tx';
 export type BeliefRow = Omit<Selectable<BeliefTable>, 'embedding'>;
 
 export const BELIEF_COLUMNS = [
-  'id', 'fleet_id', 'claim_key', 'statement', 'value', 'evidence', 'author_id', 'grounded', 'status',
-  'created_at', 'retracted_at', 'retraction_id', 'retraction_depth',
+  'id',
+  'fleet_id',
+  'claim_key',
+  'statement',
+  'value',
+  'evidence',
+  'author_id',
+  'grounded',
+  'status',
+  'created_at',
+  'retracted_at',
+  'retraction_id',
+  'retraction_depth',
 ] as const;
 
 export async function beliefsByIds(db: Db, fleet: string, ids: readonly string[]): Promise<BeliefRow[]> {
   if (ids.length === 0) return [];
-  return db.selectFrom('beliefs').select(BELIEF_COLUMNS).where('fleet_id', '=', fleet).where('id', 'in', ids as string[]).execute();
+  return db
+    .selectFrom('beliefs')
+    .select(BELIEF_COLUMNS)
+    .where('fleet_id', '=', fleet)
+    .where('id', 'in', ids as string[])
+    .execute();
 }
 
 /**
@@ -37,7 +53,11 @@ function claimKeyEquals(key: string) {
 
 /** The query for a claim's ACTIVE belief (at most one row), to select from. */
 export function activeOnClaim(db: Db, fleet: string, claimKey: string) {
-  return db.selectFrom('beliefs').where('fleet_id', '=', fleet).where(claimKeyEquals(claimKey)).where('status', '=', 'ACTIVE');
+  return db
+    .selectFrom('beliefs')
+    .where('fleet_id', '=', fleet)
+    .where(claimKeyEquals(claimKey))
+    .where('status', '=', 'ACTIVE');
 }
 
 export async function activeBeliefForClaim(db: Db, fleet: string, claimKey: string): Promise<BeliefRow | undefined> {
@@ -51,13 +71,25 @@ export async function activeBeliefIdForClaim(db: Db, fleet: string, claimKey: st
 
 /** The claim's ACTIVE belief if it has one, else its newest: what "the belief on this claim" means to a reader. */
 export async function beliefIdOnClaim(db: Db, fleet: string, claimKey: string): Promise<string | null> {
-  const r = await db.selectFrom('beliefs').select('id').where('fleet_id', '=', fleet).where(claimKeyEquals(claimKey))
-    .orderBy(sql`(status = 'ACTIVE')`, 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst();
+  const r = await db
+    .selectFrom('beliefs')
+    .select('id')
+    .where('fleet_id', '=', fleet)
+    .where(claimKeyEquals(claimKey))
+    .orderBy(sql`(status = 'ACTIVE')`, 'desc')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
   return r?.id ?? null;
 }
 
 /** The claim's ACTIVE belief, if any, and whether its value equals `value` (JSON text; null equals null): one statement. */
-export async function activeBeliefComparedTo(db: Db, fleet: string, claimKey: string, value: string | null): Promise<{ belief: BeliefRow; sameValue: boolean } | undefined> {
+export async function activeBeliefComparedTo(
+  db: Db,
+  fleet: string,
+  claimKey: string,
+  value: string | null,
+): Promise<{ belief: BeliefRow; sameValue: boolean } | undefined> {
   const row = await activeOnClaim(db, fleet, claimKey)
     .select([...BELIEF_COLUMNS, sql<boolean>`(${value}::jsonb IS NOT DISTINCT FROM value)`.as('same_value')])
     .executeTakeFirst();
@@ -74,7 +106,12 @@ export async function activeBeliefComparedTo(db: Db, fleet: string, claimKey: st
  * predicate-locked every page of the fleet's beliefs, so every belief a concurrent turn inserted
  * made a serialization conflict (FINDINGS, stress).
  */
-export async function lockBeliefs(db: Db, fleet: string, ids: readonly string[], mode: 'share' | 'update'): Promise<BeliefRow[]> {
+export async function lockBeliefs(
+  db: Db,
+  fleet: string,
+  ids: readonly string[],
+  mode: 'share' | 'update',
+): Promise<BeliefRow[]> {
   if (ids.length === 0) return [];
   const { rows } = await sql<BeliefRow>`
     SELECT b.* FROM (SELECT DISTINCT id FROM unnest(${ids as string[]}::bigint[]) AS u(id) ORDER BY id) x
@@ -122,7 +159,17 @@ export async function nextBeliefId(db: Db): Promise<string> {
  */
 export async function insertBeliefBumpClaim(
   db: Db,
-  b: { id: string; fleet: string; authorId: string; claimKey: string; statement: string; value: string | null; evidence: string | null; grounded: boolean; vector: string },
+  b: {
+    id: string;
+    fleet: string;
+    authorId: string;
+    claimKey: string;
+    statement: string;
+    value: string | null;
+    evidence: string | null;
+    grounded: boolean;
+    vector: string;
+  },
 ): Promise<BeliefRow> {
   const { rows } = await sql<BeliefRow>`
     WITH b AS (
@@ -166,7 +213,13 @@ export interface LockedClaim {
  * takes a predicate lock on the index page of the gap, where concurrent turns on neighbouring keys
  * insert: a serialization failure for many of them (FINDINGS §6, turns).
  */
-export async function lockClaimReadActive(db: Db, fleet: string, key: string, value: string | null, snapshot: string | null): Promise<LockedClaim> {
+export async function lockClaimReadActive(
+  db: Db,
+  fleet: string,
+  key: string,
+  value: string | null,
+  snapshot: string | null,
+): Promise<LockedClaim> {
   const { rows } = await lockClaimReadActiveQuery(fleet, key, value, snapshot).execute(db);
   if (rows.length !== 1) throw new Error(`lockClaimReadActive: expected one row for claim ${key}, got ${rows.length}`);
   const { claim_version, claim_visible, snapshot_ahead, same_value, next_belief_id, ...belief } = rows[0]!;
@@ -194,7 +247,15 @@ function snapshotAheadOf(snapshot: string | null) {
 
 /** The statement of lockClaimReadActive (exported for plan tests). */
 export function lockClaimReadActiveQuery(fleet: string, key: string, value: string | null, snapshot: string | null) {
-  return sql<BeliefRow & { claim_version: string; claim_visible: boolean; snapshot_ahead: boolean; same_value: boolean | null; next_belief_id: string | null }>`
+  return sql<
+    BeliefRow & {
+      claim_version: string;
+      claim_visible: boolean;
+      snapshot_ahead: boolean;
+      same_value: boolean | null;
+      next_belief_id: string | null;
+    }
+  >`
     WITH created AS (
       INSERT INTO claims (fleet_id, key) VALUES (${fleet}, ${key}) ON CONFLICT DO NOTHING RETURNING version, last_tx
     ), locked AS (
@@ -217,15 +278,31 @@ export function lockClaimReadActiveQuery(fleet: string, key: string, value: stri
  * lockClaimReadActive does without its row lock. Only for experiments/concurrency_eval.ts (arm B),
  * which measures what SERIALIZABLE alone does without the lock.
  */
-export async function claimReadUnlocked(db: Db, fleet: string, key: string, value: string | null, snapshot: string | null): Promise<LockedClaim> {
-  await db.insertInto('claims').values({ fleet_id: fleet, key }).onConflict((oc) => oc.doNothing()).execute();
+export async function claimReadUnlocked(
+  db: Db,
+  fleet: string,
+  key: string,
+  value: string | null,
+  snapshot: string | null,
+): Promise<LockedClaim> {
+  await db
+    .insertInto('claims')
+    .values({ fleet_id: fleet, key })
+    .onConflict((oc) => oc.doNothing())
+    .execute();
   const row = await db
     .selectFrom('claims')
     .select(['version', lastWriteVisibleIn('last_tx', snapshot).as('visible'), snapshotAheadOf(snapshot).as('ahead')])
     .where('fleet_id', '=', fleet)
     .where('key', '=', key)
     .executeTakeFirstOrThrow();
-  return { version: String(row.version), visibleInSnapshot: row.visible, snapshotAhead: row.ahead, active: await activeBeliefComparedTo(db, fleet, key, value), nextBeliefId: null };
+  return {
+    version: String(row.version),
+    visibleInSnapshot: row.visible,
+    snapshotAhead: row.ahead,
+    active: await activeBeliefComparedTo(db, fleet, key, value),
+    nextBeliefId: null,
+  };
 }
 
 /**
@@ -265,13 +342,27 @@ export async function markRetracted(
 export async function beliefPage(
   db: Db,
   fleet: string,
-  f: { prefix: string | null; status: BeliefRow['status'] | null; ids?: readonly string[] | null; first: number; after: string | null },
+  f: {
+    prefix: string | null;
+    status: BeliefRow['status'] | null;
+    ids?: readonly string[] | null;
+    first: number;
+    after: string | null;
+  },
 ): Promise<Page<BeliefRow>> {
   let q = db.selectFrom('beliefs').where('fleet_id', '=', fleet);
   if (f.ids) q = f.ids.length === 0 ? q.where(sql<boolean>`false`) : q.where('id', 'in', f.ids as string[]);
   if (f.prefix) q = q.where('claim_key', 'like', f.prefix.replace(/[\\%_]/g, (c) => `\\${c}`) + '%');
   if (f.status) q = q.where('status', '=', f.status);
   const listed = q;
-  return newestFirstPage(f.first, (limit) => (f.after ? listed.where('id', '<', f.after) : listed).select(BELIEF_COLUMNS).orderBy('id', 'desc').limit(limit).execute(),
-    async () => (await listed.select((e) => e.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n);
+  return newestFirstPage(
+    f.first,
+    (limit) =>
+      (f.after ? listed.where('id', '<', f.after) : listed)
+        .select(BELIEF_COLUMNS)
+        .orderBy('id', 'desc')
+        .limit(limit)
+        .execute(),
+    async () => (await listed.select((e) => e.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n,
+  );
 }

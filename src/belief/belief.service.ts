@@ -6,7 +6,14 @@ import { DomainError, badInput, notFound } from '../errors/domain-error';
 import { appendEvent } from '../event/event.repository';
 import { type Tx, inTx, writeTx } from '../store/tx';
 import * as v from '../validation';
-import { type BeliefRow, claimReadUnlocked, insertBeliefBumpClaim, lockBeliefs, lockClaimReadActive, nextBeliefId } from './belief.repository';
+import {
+  type BeliefRow,
+  claimReadUnlocked,
+  insertBeliefBumpClaim,
+  lockBeliefs,
+  lockClaimReadActive,
+  nextBeliefId,
+} from './belief.repository';
 import { decodeReadPoint } from './snapshot';
 
 export interface AssertBeliefInput {
@@ -94,29 +101,54 @@ async function commitTurn(
   const claim = experimentFlags.skipClaimLock
     ? await claimReadUnlocked(tx, actor.fleet, i.claimKey, i.value, snapshot)
     : await lockClaimReadActive(tx, actor.fleet, i.claimKey, i.value, snapshot);
-  if (claim.snapshotAhead) throw badInput('basedOn', 'must be a snapshot returned by search; this one is ahead of the database (from the future)');
+  if (claim.snapshotAhead)
+    throw badInput(
+      'basedOn',
+      'must be a snapshot returned by search; this one is ahead of the database (from the future)',
+    );
   const fallen = await checkPremises(tx, actor.fleet, i.derivedFrom, 'derivedFrom');
   await pausePoint('assertBelief:premises-locked');
   if (fallen) throw new Refused({ kind: 'premiseRetracted', premise: fallen });
   const found = claim.active;
   const active = found?.belief;
-  if (!claim.visibleInSnapshot) throw new Refused({ kind: 'claimChanged', claimKey: i.claimKey, current: active ?? null });
+  if (!claim.visibleInSnapshot)
+    throw new Refused({ kind: 'claimChanged', claimKey: i.claimKey, current: active ?? null });
 
   if (active) {
     if (found.sameValue) {
-      if (i.derivedFrom.length > 0 && !active.grounded && !(await hasJustification(tx, actor.fleet, active.id, i.derivedFrom))) {
+      if (
+        i.derivedFrom.length > 0 &&
+        !active.grounded &&
+        !(await hasJustification(tx, actor.fleet, active.id, i.derivedFrom))
+      ) {
         if (!(await firstDescendantAmong(tx, actor.fleet, active.id, i.derivedFrom))) {
           await insertJustification(tx, actor.fleet, active.id, i.derivedFrom, actor.agentId);
         }
       }
-      await appendEvent(tx, { fleet: actor.fleet, type: 'BeliefCorroborated', actorId: actor.agentId, ids: [active.id] });
+      await appendEvent(tx, {
+        fleet: actor.fleet,
+        type: 'BeliefCorroborated',
+        actorId: actor.agentId,
+        ids: [active.id],
+      });
       return { kind: 'corroborated', belief: active };
     }
     const id = await insertContradiction(tx, actor.fleet, {
-      claim_key: i.claimKey, existing_id: active.id, proposed_statement: i.statement, proposed_value: i.value,
-      proposed_evidence: i.evidence, proposed_author_id: actor.agentId, proposed_derived_from: i.derivedFrom,
+      claim_key: i.claimKey,
+      existing_id: active.id,
+      proposed_statement: i.statement,
+      proposed_value: i.value,
+      proposed_evidence: i.evidence,
+      proposed_author_id: actor.agentId,
+      proposed_derived_from: i.derivedFrom,
     });
-    await appendEvent(tx, { fleet: actor.fleet, type: 'ContradictionRaised', actorId: actor.agentId, ids: [id], data: { claimKey: i.claimKey } });
+    await appendEvent(tx, {
+      fleet: actor.fleet,
+      type: 'ContradictionRaised',
+      actorId: actor.agentId,
+      ids: [id],
+      data: { claimKey: i.claimKey },
+    });
     return { kind: 'contradiction', contradictionId: id };
   }
 
@@ -132,11 +164,26 @@ async function commitTurn(
 export async function insertBelief(
   tx: Tx,
   actor: Actor,
-  b: { claimKey: string; statement: string; value: string | null; evidence: string | null; derivedFrom: readonly string[]; vector: string; id?: string | null },
+  b: {
+    claimKey: string;
+    statement: string;
+    value: string | null;
+    evidence: string | null;
+    derivedFrom: readonly string[];
+    vector: string;
+    id?: string | null;
+  },
 ): Promise<BeliefRow> {
   const belief = await insertBeliefBumpClaim(tx, {
-    id: b.id ?? (await nextBeliefId(tx)), fleet: actor.fleet, authorId: actor.agentId, claimKey: b.claimKey, statement: b.statement, value: b.value, evidence: b.evidence,
-    grounded: b.derivedFrom.length === 0, vector: b.vector,
+    id: b.id ?? (await nextBeliefId(tx)),
+    fleet: actor.fleet,
+    authorId: actor.agentId,
+    claimKey: b.claimKey,
+    statement: b.statement,
+    value: b.value,
+    evidence: b.evidence,
+    grounded: b.derivedFrom.length === 0,
+    vector: b.vector,
   });
   if (b.derivedFrom.length > 0) await insertJustification(tx, actor.fleet, belief.id, b.derivedFrom, actor.agentId);
   return belief;
@@ -153,23 +200,42 @@ export async function insertBelief(
  * the derivations' own rate with it: FINDINGS §5.2). Turns (assertBelief) stay concurrent.
  * JustificationAdded is streamed by no subscription and claimed by no worker, hence wake 'soon'.
  */
-export async function addJustification(core: Core, actor: Actor, input: { beliefId: string; premises: readonly string[] }): Promise<BeliefRow> {
+export async function addJustification(
+  core: Core,
+  actor: Actor,
+  input: { beliefId: string; premises: readonly string[] },
+): Promise<BeliefRow> {
   const beliefId = v.id('beliefId', input.beliefId);
   const premises = v.ids('premises', input.premises, 1, v.LIMITS.premisesMax);
   return inTx(core.store, { fleet: actor.fleet, wake: 'soon', fleetLock: 'exclusive' }, async (tx) => {
     const [belief] = await lockBeliefs(tx, actor.fleet, [beliefId], 'update');
     if (!belief) throw notFound('belief', beliefId, 'beliefId');
-    if (belief.status !== 'ACTIVE') throw new DomainError('CONFLICT', `beliefId: belief ${beliefId} is retracted; a retracted belief cannot gain support`, 'beliefId');
+    if (belief.status !== 'ACTIVE')
+      throw new DomainError(
+        'CONFLICT',
+        `beliefId: belief ${beliefId} is retracted; a retracted belief cannot gain support`,
+        'beliefId',
+      );
     if (premises.includes(beliefId)) throw badInput('premises', 'a belief cannot be its own premise');
     const fallen = await checkPremises(tx, actor.fleet, premises, 'premises');
     if (fallen) throw new DomainError('CONFLICT', `premises: belief ${fallen.id} is retracted`, 'premises');
     if (await hasJustification(tx, actor.fleet, beliefId, premises)) return belief;
     const cyclic = await firstDescendantAmong(tx, actor.fleet, beliefId, premises);
     if (cyclic) {
-      throw new DomainError('CONFLICT', `premises: belief ${cyclic} already rests on belief ${beliefId}; this justification would create a cycle`, 'premises');
+      throw new DomainError(
+        'CONFLICT',
+        `premises: belief ${cyclic} already rests on belief ${beliefId}; this justification would create a cycle`,
+        'premises',
+      );
     }
     await insertJustification(tx, actor.fleet, beliefId, premises, actor.agentId);
-    await appendEvent(tx, { fleet: actor.fleet, type: 'JustificationAdded', actorId: actor.agentId, ids: [beliefId], data: { premises } });
+    await appendEvent(tx, {
+      fleet: actor.fleet,
+      type: 'JustificationAdded',
+      actorId: actor.agentId,
+      ids: [beliefId],
+      data: { premises },
+    });
     return belief;
   });
 }

@@ -42,7 +42,9 @@ function prefixEnd(p: string): string | null {
  * hold for that call only, and re-ranks them.
  */
 function prefixNearest(fleet: string, prefix: string, vector: string, k: number): Ranked {
-  return fromJson(sql`SELECT beliefs_prefix_nearest_json(${fleet}, ${prefix}, ${prefixEnd(prefix)}, ${vector}::vector, ${k}, ${RERANK_FACTOR * k}) AS r`);
+  return fromJson(
+    sql`SELECT beliefs_prefix_nearest_json(${fleet}, ${prefix}, ${prefixEnd(prefix)}, ${vector}::vector, ${k}, ${RERANK_FACTOR * k}) AS r`,
+  );
 }
 
 type Ranked = (db: Db) => Promise<Array<{ id: string; distance: number }>>;
@@ -116,11 +118,19 @@ export async function nearestBeliefs(tx: Db, fleet: string, a: NearestArgs): Pro
   }
   if (a.prefix !== null) {
     const est = await sql<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> }>`
-      EXPLAIN (FORMAT JSON) SELECT 1 FROM beliefs WHERE fleet_id = ${fleet} AND status = 'ACTIVE' AND claim_key ^@ ${a.prefix}`.execute(tx);
-    if (planRows(est.rows[0]!['QUERY PLAN']) <= EXACT_PREFIX_MAX) return { plan: 'exact prefix', run: prefixNearest(fleet, a.prefix, a.vector, a.k) };
+      EXPLAIN (FORMAT JSON) SELECT 1 FROM beliefs WHERE fleet_id = ${fleet} AND status = 'ACTIVE' AND claim_key ^@ ${a.prefix}`.execute(
+      tx,
+    );
+    if (planRows(est.rows[0]!['QUERY PLAN']) <= EXACT_PREFIX_MAX)
+      return { plan: 'exact prefix', run: prefixNearest(fleet, a.prefix, a.vector, a.k) };
   }
   const ef = Math.max(a.ef ?? EF_SEARCH, a.k);
-  return { plan: 'hnsw', run: fromJson(sql`SELECT beliefs_hnsw_nearest_json(${fleet}, ${a.prefix}, ${a.vector}::vector, ${a.k}, ${ef}) AS r`) };
+  return {
+    plan: 'hnsw',
+    run: fromJson(
+      sql`SELECT beliefs_hnsw_nearest_json(${fleet}, ${a.prefix}, ${a.vector}::vector, ${a.k}, ${ef}) AS r`,
+    ),
+  };
 }
 
 /** One nearest neighbour: the belief and its cosine similarity (higher is nearer). */
@@ -133,17 +143,25 @@ export interface Hit {
  * The search inside an open fleet transaction: the k nearest beliefs with their rows, nearest
  * first (ties by id), and which plan ranked them. GraphQL, MCP and the READ benchmark run it.
  */
-export async function searchInTx(tx: Db, fleet: string, a: NearestArgs): Promise<{ hits: Hit[]; plan: Nearest['plan'] }> {
+export async function searchInTx(
+  tx: Db,
+  fleet: string,
+  a: NearestArgs,
+): Promise<{ hits: Hit[]; plan: Nearest['plan'] }> {
   const near = await nearestBeliefs(tx, fleet, a);
   const ranked = await near.run(tx);
   const rows = await sql<BeliefRow>`
     SELECT ${sql.join(BELIEF_COLUMNS.map((c) => sql.ref(`b.${c}`)))}
       FROM beliefs b WHERE b.fleet_id = ${fleet} AND b.id = ANY(${ranked.map((h) => h.id)}::bigint[])`.execute(tx);
   const byId = new Map(rows.rows.map((b) => [String(b.id), b]));
-  return { hits: ranked.map((h) => ({ belief: byId.get(String(h.id))!, score: 1 - Number(h.distance) })), plan: near.plan };
+  return {
+    hits: ranked.map((h) => ({ belief: byId.get(String(h.id))!, score: 1 - Number(h.distance) })),
+    plan: near.plan,
+  };
 }
 
 /** The transaction's snapshot on the fleet's node (pg_snapshot text, xmin:xmax:xip): where a READ was taken. */
 export async function currentSnapshot(db: Db, fleet: string): Promise<string> {
-  return (await sql<{ s: string }>`SELECT pg_current_snapshot()::text AS s FROM ${fleetNode(fleet)}`.execute(db)).rows[0]!.s;
+  return (await sql<{ s: string }>`SELECT pg_current_snapshot()::text AS s FROM ${fleetNode(fleet)}`.execute(db))
+    .rows[0]!.s;
 }

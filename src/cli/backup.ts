@@ -10,8 +10,11 @@ import { CliError, type StoreFlags, envWith } from './common';
 function embeddedDir(flags: StoreFlags): string {
   const env = envWith(flags);
   if (env.DATABASE_URL && env.RETRACT_ENGINE !== 'pglite') {
-    throw new CliError('backup and restore here are for the embedded store; for PostgreSQL use pg_dump -Fc / pg_restore (see docs/backup.md), ' +
-      'or pass --data-dir to name an embedded store', 2);
+    throw new CliError(
+      'backup and restore here are for the embedded store; for PostgreSQL use pg_dump -Fc / pg_restore (see docs/backup.md), ' +
+        'or pass --data-dir to name an embedded store',
+      2,
+    );
   }
   return env.RETRACT_DATA_DIR ?? './.retract';
 }
@@ -22,7 +25,8 @@ async function refusals<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (e) {
-    if (e instanceof DataDirLockedError) throw new CliError(`${e.message} A backup or restore needs the store stopped (docs/backup.md).`);
+    if (e instanceof DataDirLockedError)
+      throw new CliError(`${e.message} A backup or restore needs the store stopped (docs/backup.md).`);
     if (e instanceof BackupError) throw new CliError(e.message);
     throw e;
   }
@@ -40,7 +44,9 @@ export async function restore(file: string, flags: StoreFlags & { replace?: bool
   const dir = embeddedDir(flags);
   const { restoreDataDir } = await import('../store/backup');
   const { keptAside } = await refusals(() => restoreDataDir(file, dir, { replace: flags.replace }));
-  process.stderr.write(`restored ${file} into ${dir}${keptAside ? `; the store it replaced is kept in ${keptAside}` : ''}\n` +
-    'Subscribers resuming with a cursor from after the backup are refused (BAD_USER_INPUT on after): they resubscribe without one.\n');
+  process.stderr.write(
+    `restored ${file} into ${dir}${keptAside ? `; the store it replaced is kept in ${keptAside}` : ''}\n` +
+      'Subscribers resuming with a cursor from after the backup are refused (BAD_USER_INPUT on after): they resubscribe without one.\n',
+  );
   return 0;
 }

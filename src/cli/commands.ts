@@ -24,13 +24,17 @@ export async function migrate(flags: StoreFlags): Promise<number> {
   const { migrations } = await import('../../db/migrations/index');
   const store = await openFromFlags(flags, { migrate: false });
   try {
-    const applied = await withSpinner(`migrating ${store.description}`, async () => {
-      try {
-        return await migrateToLatest(store.db);
-      } catch (e) {
-        throw new CliError((e as Error).message);
-      }
-    }, (r) => `migrated ${store.description}`);
+    const applied = await withSpinner(
+      `migrating ${store.description}`,
+      async () => {
+        try {
+          return await migrateToLatest(store.db);
+        } catch (e) {
+          throw new CliError((e as Error).message);
+        }
+      },
+      (r) => `migrated ${store.description}`,
+    );
     const total = Object.keys(migrations).length;
     process.stdout.write(
       applied.length > 0
@@ -44,20 +48,35 @@ export async function migrate(flags: StoreFlags): Promise<number> {
 }
 
 /** `retract agent create`: creates an agent and prints its token once (stdout), the rest on stderr. */
-export async function agentCreate(opts: StoreFlags & { name: string; scopes: string; fleet?: string; json?: boolean }): Promise<number> {
+export async function agentCreate(
+  opts: StoreFlags & { name: string; scopes: string; fleet?: string; json?: boolean },
+): Promise<number> {
   const { createAgentDirect } = await import('../agent/agent.service');
   const { DomainError } = await import('../errors/domain-error');
-  const scopes = opts.scopes.split(',').map((s) => s.trim()).filter(Boolean);
+  const scopes = opts.scopes
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (scopes.length === 0) throw new CliError('--scopes must name at least one scope (comma-separated)', 2);
   const store = await openFromFlags(opts);
   try {
-    const { agent, token } = await createAgentDirect(store, { name: opts.name, scopes, ...(opts.fleet ? { fleet: opts.fleet } : {}) });
+    const { agent, token } = await createAgentDirect(store, {
+      name: opts.name,
+      scopes,
+      ...(opts.fleet ? { fleet: opts.fleet } : {}),
+    });
     if (opts.json) {
-      process.stdout.write(`${JSON.stringify({ agent: { id: agent.id, name: agent.name, fleet: agent.fleet_id, scopes: agent.scopes }, token })}\n`);
+      process.stdout.write(
+        `${JSON.stringify({ agent: { id: agent.id, name: agent.name, fleet: agent.fleet_id, scopes: agent.scopes }, token })}\n`,
+      );
     } else {
-      process.stderr.write(`created agent ${agent.name} (id ${agent.id}) in fleet ${agent.fleet_id}; scopes: ${agent.scopes.join(', ')}\n`);
+      process.stderr.write(
+        `created agent ${agent.name} (id ${agent.id}) in fleet ${agent.fleet_id}; scopes: ${agent.scopes.join(', ')}\n`,
+      );
       process.stdout.write(`${token}\n`);
-      process.stderr.write('Keep this token now: it is shown once, and the store keeps only its hash. Send it as "Authorization: Bearer <token>".\n');
+      process.stderr.write(
+        'Keep this token now: it is shown once, and the store keeps only its hash. Send it as "Authorization: Bearer <token>".\n',
+      );
     }
     return 0;
   } catch (e) {
@@ -92,7 +111,9 @@ export async function mcp(opts: { http?: number; host?: string } & StoreFlags): 
   const { McpStartError, runHttp, runStdio } = await import('../mcp/main');
   const env = envWith(opts);
   try {
-    return opts.http !== undefined ? await runHttp(opts.http, opts.host ?? env.HOST ?? '127.0.0.1', env) : await runStdio(env);
+    return opts.http !== undefined
+      ? await runHttp(opts.http, opts.host ?? env.HOST ?? '127.0.0.1', env)
+      : await runStdio(env);
   } catch (e) {
     if (e instanceof McpStartError) throw new CliError(e.message, e.exitCode);
     throw e;

@@ -6,7 +6,10 @@ import { projectRoot } from '../store/template';
 
 /** An expected failure: the CLI prints `retract: <message>` (one line, no stack) and exits with `exitCode`. */
 export class CliError extends Error {
-  constructor(message: string, readonly exitCode = 1) {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
     super(message);
     this.name = 'CliError';
   }
@@ -51,7 +54,7 @@ export function runScript(relPath: string, args: readonly string[], what: string
       process.off('SIGINT', forward);
       process.off('SIGTERM', forward);
       const signals: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
-      resolve(code ?? 128 + (signal ? signals[signal] ?? 1 : 1));
+      resolve(code ?? 128 + (signal ? (signals[signal] ?? 1) : 1));
     });
   });
 }
@@ -72,4 +75,3 @@ export function envWith(flags: StoreFlags, env: NodeJS.ProcessEnv = process.env)
   }
   return out;
 }
-

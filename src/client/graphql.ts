@@ -22,21 +22,22 @@ export type { ResultOf, VariablesOf };
  * than failing; transports take documents through `Checked`, so such a document fails `tsc --noEmit`
  * instead of reaching the server.
  */
-type HasUnknown<T> = unknown extends T
-  ? true
-  : [T] extends [Json]
-    ? [Json] extends [T] ? false : Walk<T>
-    : Walk<T>;
+type HasUnknown<T> = unknown extends T ? true : [T] extends [Json] ? ([Json] extends [T] ? false : Walk<T>) : Walk<T>;
 type Walk<T> = T extends readonly (infer E)[]
   ? HasUnknown<E>
   : T extends object
-    ? true extends { [K in keyof T]-?: HasUnknown<T[K]> }[keyof T] ? true : false
+    ? true extends { [K in keyof T]-?: HasUnknown<T[K]> }[keyof T]
+      ? true
+      : false
     : false;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyDocument = TadaDocumentNode<any, any>;
-export type Checked<D extends AnyDocument> = HasUnknown<ResultOf<D>> extends true
-  ? { 'the document selects a field or scalar the schema does not type: run npm run codegen, then fix the document': never }
-  : HasUnknown<VariablesOf<D>> extends true
-    ? { 'the document declares a variable of a type the schema lacks': never }
-    : unknown;
+export type Checked<D extends AnyDocument> =
+  HasUnknown<ResultOf<D>> extends true
+    ? {
+        'the document selects a field or scalar the schema does not type: run npm run codegen, then fix the document': never;
+      }
+    : HasUnknown<VariablesOf<D>> extends true
+      ? { 'the document declares a variable of a type the schema lacks': never }
+      : unknown;

@@ -9,7 +9,16 @@ import { type BeliefReads, beliefReads } from './scopes.js';
 
 export { graphql, type Json, type ResultOf, type VariablesOf, type AnyDocument, type Checked } from './graphql.js';
 export { BeliefFields, MoneyFields, TotalsFields } from './fragments.js';
-export { dataOf, post, postRaw, queryText, RetractApiError, type GqlResponse, type PostOptions, type WireError } from './transport.js';
+export {
+  dataOf,
+  post,
+  postRaw,
+  queryText,
+  RetractApiError,
+  type GqlResponse,
+  type PostOptions,
+  type WireError,
+} from './transport.js';
 export { iterate, subscribe, wsClient, wsUrl, type SubscribeSink } from './subscriptions.js';
 export { beliefReads, grants, type BeliefReads } from './scopes.js';
 export * as operations from './operations.js';
@@ -78,14 +87,20 @@ export class RetractClient {
   }
 
   /** Sends one typed operation over HTTP; resolves to its typed `data`, throws RetractApiError on errors. */
-  async request<D extends AnyDocument>(document: D & Checked<D>, ...variables: {} extends VariablesOf<D> ? [VariablesOf<D>?] : [VariablesOf<D>]): Promise<ResultOf<D>> {
+  async request<D extends AnyDocument>(
+    document: D & Checked<D>,
+    ...variables: {} extends VariablesOf<D> ? [VariablesOf<D>?] : [VariablesOf<D>]
+  ): Promise<ResultOf<D>> {
     const opts: PostOptions = { token: this.opts.token, fetch: this.opts.fetch };
     return dataOf(await post(this.opts.url, document, (variables[0] ?? {}) as VariablesOf<D>, opts));
   }
 
   /** This client's graphql-ws connection (opened on first use, closed by close()). */
   socket(): WsClient {
-    this.ws ??= wsClient(wsUrl(this.opts.url), this.opts.token, { webSocketImpl: this.opts.webSocketImpl, retryAttempts: 5 });
+    this.ws ??= wsClient(wsUrl(this.opts.url), this.opts.token, {
+      webSocketImpl: this.opts.webSocketImpl,
+      retryAttempts: 5,
+    });
     return this.ws;
   }
 
@@ -120,10 +135,12 @@ export class RetractClient {
 
   /** What this token may read back: its own scopes, asked once (concurrent first calls share the question), again after a failure. */
   private readVars(): Promise<BeliefReads> {
-    this.reads ??= this.viewer().then((v) => beliefReads(v.scopes)).catch((e: unknown) => {
-      this.reads = null;
-      throw e;
-    });
+    this.reads ??= this.viewer()
+      .then((v) => beliefReads(v.scopes))
+      .catch((e: unknown) => {
+        this.reads = null;
+        throw e;
+      });
     return this.reads;
   }
 
@@ -147,11 +164,19 @@ export class RetractClient {
    * Streams retraction events over graphql-ws from after `after` (or from now), one per item or, with
    * `granularity: 'LEVEL'`, one per cascade level and kind. Call the returned function to stop.
    */
-  onRetractionEvents(handler: (e: RetractionEvent) => void, opts: { after?: string | null; granularity?: RetractionEventGranularity; onError?: (e: unknown) => void } = {}): () => void {
-    return subscribe(this.socket(), op.RETRACTION_EVENTS, { after: opts.after ?? null, granularity: opts.granularity ?? 'BELIEF' }, {
-      next: (m) => m.data && handler(m.data.retractionEvents),
-      error: (e) => opts.onError?.(e),
-    }).unsubscribe;
+  onRetractionEvents(
+    handler: (e: RetractionEvent) => void,
+    opts: { after?: string | null; granularity?: RetractionEventGranularity; onError?: (e: unknown) => void } = {},
+  ): () => void {
+    return subscribe(
+      this.socket(),
+      op.RETRACTION_EVENTS,
+      { after: opts.after ?? null, granularity: opts.granularity ?? 'BELIEF' },
+      {
+        next: (m) => m.data && handler(m.data.retractionEvents),
+        error: (e) => opts.onError?.(e),
+      },
+    ).unsubscribe;
   }
 
   /**
@@ -159,7 +184,9 @@ export class RetractClient {
    * basedOn). On PremiseRetracted or ClaimChangedSinceRead it re-runs READ and THINK, up to
    * maxAttempts in all, then throws TurnGaveUp with every reason. Other outcomes are returned.
    */
-  async turn<D extends Omit<AssertBeliefInput, 'basedOn'>>(o: TurnOptions<D>): Promise<{ result: AssertBeliefResult | null; attempts: number }> {
+  async turn<D extends Omit<AssertBeliefInput, 'basedOn'>>(
+    o: TurnOptions<D>,
+  ): Promise<{ result: AssertBeliefResult | null; attempts: number }> {
     const max = o.maxAttempts ?? 3;
     const reasons: string[] = [];
     // Asked before the first READ, so no extra round trip falls between a READ and its COMMIT.
@@ -168,9 +195,15 @@ export class RetractClient {
       const read = await this.search(typeof o.read === 'function' ? o.read(attempt) : o.read);
       const decision = await o.think(read, attempt);
       if (!decision) return { result: null, attempts: attempt };
-      const result = o.commit ? await o.commit(decision, read.snapshot) : await this.assertBelief({ ...decision, basedOn: read.snapshot });
-      if (result.__typename === 'PremiseRetracted') reasons.push(`premise ${result.premise ? `${result.premise.id} (${result.premise.claimKey})` : '(not readable with this token)'} was retracted after the READ`);
-      else if (result.__typename === 'ClaimChangedSinceRead') reasons.push(`claim ${result.claimKey} was written after the READ`);
+      const result = o.commit
+        ? await o.commit(decision, read.snapshot)
+        : await this.assertBelief({ ...decision, basedOn: read.snapshot });
+      if (result.__typename === 'PremiseRetracted')
+        reasons.push(
+          `premise ${result.premise ? `${result.premise.id} (${result.premise.claimKey})` : '(not readable with this token)'} was retracted after the READ`,
+        );
+      else if (result.__typename === 'ClaimChangedSinceRead')
+        reasons.push(`claim ${result.claimKey} was written after the READ`);
       else return { result, attempts: attempt };
     }
     throw new TurnGaveUp(reasons);

@@ -47,6 +47,10 @@ export function subscribe<D extends AnyDocument>(
 }
 
 /** The results of a typed subscription as an async iterator (return() unsubscribes). */
-export function iterate<D extends AnyDocument>(client: Client, document: D & Checked<D>, variables: VariablesOf<D>): AsyncIterableIterator<FormattedExecutionResult<ResultOf<D>, unknown>> {
+export function iterate<D extends AnyDocument>(
+  client: Client,
+  document: D & Checked<D>,
+  variables: VariablesOf<D>,
+): AsyncIterableIterator<FormattedExecutionResult<ResultOf<D>, unknown>> {
   return client.iterate<ResultOf<D>>({ query: queryText(document), variables: variables as Record<string, unknown> });
 }

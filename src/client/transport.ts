@@ -36,7 +36,10 @@ export class RetractApiError extends Error {
 
   /** The token is missing, wrong or revoked: signing in again is the only remedy. */
   get unauthenticated(): boolean {
-    return this.status === 401 || this.errors.some((e) => e.extensions?.code === 'UNAUTHENTICATED' || e.extensions?.code === 'UNAUTHORIZED');
+    return (
+      this.status === 401 ||
+      this.errors.some((e) => e.extensions?.code === 'UNAUTHENTICATED' || e.extensions?.code === 'UNAUTHORIZED')
+    );
   }
 }
 
@@ -92,18 +95,43 @@ export async function postRaw(url: string, body: string, opts: PostOptions = {})
 }
 
 /** Sends one typed operation; the answer is typed by the document. Never throws on a GraphQL error. */
-export async function post<D extends AnyDocument>(url: string, document: D & Checked<D>, variables: VariablesOf<D>, opts?: PostOptions): Promise<GqlResponse<ResultOf<D>>>;
+export async function post<D extends AnyDocument>(
+  url: string,
+  document: D & Checked<D>,
+  variables: VariablesOf<D>,
+  opts?: PostOptions,
+): Promise<GqlResponse<ResultOf<D>>>;
 /** Sends an untyped document (hostile tests send what no schema types). */
-export async function post(url: string, document: string, variables?: Record<string, unknown>, opts?: PostOptions): Promise<GqlResponse<unknown>>;
-export async function post(url: string, document: AnyDocument | string, variables: unknown = {}, opts: PostOptions = {}): Promise<GqlResponse<unknown>> {
-  return postRaw(url, JSON.stringify({ query: queryText(document), variables: variables ?? {}, operationName: operationName(document) }), opts);
+export async function post(
+  url: string,
+  document: string,
+  variables?: Record<string, unknown>,
+  opts?: PostOptions,
+): Promise<GqlResponse<unknown>>;
+export async function post(
+  url: string,
+  document: AnyDocument | string,
+  variables: unknown = {},
+  opts: PostOptions = {},
+): Promise<GqlResponse<unknown>> {
+  return postRaw(
+    url,
+    JSON.stringify({ query: queryText(document), variables: variables ?? {}, operationName: operationName(document) }),
+    opts,
+  );
 }
 
 /** The data of an answer, or RetractApiError with the server's first code when it carries errors or no data. */
 export function dataOf<T>(r: GqlResponse<T>): T {
   if (r.errors?.length) {
     const e = r.errors[0]!;
-    throw new RetractApiError(r.errors.map((x) => x.message).join('; '), e.extensions?.code, e.extensions?.field, r.errors, r.status);
+    throw new RetractApiError(
+      r.errors.map((x) => x.message).join('; '),
+      e.extensions?.code,
+      e.extensions?.field,
+      r.errors,
+      r.status,
+    );
   }
   if (r.data == null) throw new RetractApiError(`HTTP ${r.status} with no data`, undefined, undefined, [], r.status);
   return r.data;

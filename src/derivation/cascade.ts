@@ -20,12 +20,27 @@ import { settle } from './settle';
  * nor with the depth (a statement per level would add a round trip and a plan per level, so a deep
  * chain would pay for its depth).
  */
-export async function cascade(tx: Tx, fleet: string, retractionId: string, rootId: string, actorId: string): Promise<number> {
+export async function cascade(
+  tx: Tx,
+  fleet: string,
+  retractionId: string,
+  rootId: string,
+  actorId: string,
+): Promise<number> {
   const { ids, levels } = settle(Number(rootId), await closure(tx, fleet, rootId));
   const events = eventRows(ids, levels);
-  const n = await markRetracted(tx, fleet, retractionId, actorId, { ids: intArray(ids), levels: intArray(levels) }, {
-    depth: intArray(events.depth), ids: textArray(events.ids), sizes: textArray(events.sizes),
-  });
+  const n = await markRetracted(
+    tx,
+    fleet,
+    retractionId,
+    actorId,
+    { ids: intArray(ids), levels: intArray(levels) },
+    {
+      depth: intArray(events.depth),
+      ids: textArray(events.ids),
+      sizes: textArray(events.sizes),
+    },
+  );
   // The closure was read in this transaction's snapshot; a concurrent change that slipped between
   // the two statements would have failed the transaction, so a shortfall is a bug, never a race.
   if (n !== ids.length) throw new Error(`cascade: ${ids.length} beliefs settled to fall but ${n} were ACTIVE to mark`);
@@ -39,7 +54,10 @@ export async function cascade(tx: Tx, fleet: string, retractionId: string, rootI
  * not levels, cost the statement (three foreign keys checked per row): a 100,000-deep chain is 200
  * rows, not 100,000.
  */
-export function eventRows(ids: readonly number[], levels: readonly number[]): { depth: number[]; ids: string[]; sizes: Array<string | null> } {
+export function eventRows(
+  ids: readonly number[],
+  levels: readonly number[],
+): { depth: number[]; ids: string[]; sizes: Array<string | null> } {
   const out = { depth: [] as number[], ids: [] as string[], sizes: [] as Array<string | null> };
   let start = 0;
   const flush = (end: number, sizes: number[]) => {
@@ -50,7 +68,7 @@ export function eventRows(ids: readonly number[], levels: readonly number[]): { 
     start = end;
   };
   let sizes: number[] = [];
-  for (let i = 0; i < ids.length; ) {
+  for (let i = 0; i < ids.length;) {
     let e = i;
     while (e < ids.length && levels[e] === levels[i]) e++;
     if (e - start > LEVEL_ROW && i > start) {

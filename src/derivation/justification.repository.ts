@@ -10,7 +10,13 @@ import type { SupportRow } from './settle';
  */
 
 /** Inserts one justification with its premises. */
-export async function insertJustification(db: Db, fleet: string, beliefId: string, premises: readonly string[], agentId: string): Promise<string> {
+export async function insertJustification(
+  db: Db,
+  fleet: string,
+  beliefId: string,
+  premises: readonly string[],
+  agentId: string,
+): Promise<string> {
   const j = await db
     .insertInto('justifications')
     .values({ fleet_id: fleet, belief_id: beliefId, created_by: agentId })
@@ -24,7 +30,12 @@ export async function insertJustification(db: Db, fleet: string, beliefId: strin
 }
 
 /** True when `beliefId` already has a justification with exactly this premise set. */
-export async function hasJustification(db: Db, fleet: string, beliefId: string, premises: readonly string[]): Promise<boolean> {
+export async function hasJustification(
+  db: Db,
+  fleet: string,
+  beliefId: string,
+  premises: readonly string[],
+): Promise<boolean> {
   const r = await sql<{ found: boolean }>`
     SELECT EXISTS (
       SELECT 1 FROM justifications j
@@ -43,7 +54,12 @@ export async function hasJustification(db: Db, fleet: string, beliefId: string, 
  * table without statistics was hash-joined from a sequential scan, whose relation-wide predicate
  * lock made every concurrent justification a serialization conflict (FINDINGS, stress).
  */
-export async function firstDescendantAmong(db: Db, fleet: string, beliefId: string, premises: readonly string[]): Promise<string | null> {
+export async function firstDescendantAmong(
+  db: Db,
+  fleet: string,
+  beliefId: string,
+  premises: readonly string[],
+): Promise<string | null> {
   const r = await sql<{ id: string }>`
     WITH RECURSIVE down(id) AS (
       SELECT ${beliefId}::bigint
@@ -83,7 +99,12 @@ export async function closure(db: Db, fleet: string, rootId: string): Promise<Su
       JOIN justifications j ON j.belief_id = c.id AND j.fleet_id = ${fleet}
       LEFT JOIN justification_premises p ON p.justification_id = j.id AND p.fleet_id = ${fleet}
      WHERE c.id <> ${rootId}::bigint`.execute(db);
-  return r.rows.map((x) => ({ belief: Number(x.b), justification: Number(x.j), premise: x.p === null ? null : Number(x.p), premiseActive: x.up === true }));
+  return r.rows.map((x) => ({
+    belief: Number(x.b),
+    justification: Number(x.j),
+    premise: x.p === null ? null : Number(x.p),
+    premiseActive: x.up === true,
+  }));
 }
 
 /** Beliefs that rest on something this retraction took down but still stand (another justification holds, or grounded). */
@@ -110,7 +131,11 @@ export interface JustificationShape {
 }
 
 /** The justifications of these beliefs, by belief then id. */
-export async function justificationsOf(db: Db, fleet: string, beliefIds: readonly string[]): Promise<JustificationShape[]> {
+export async function justificationsOf(
+  db: Db,
+  fleet: string,
+  beliefIds: readonly string[],
+): Promise<JustificationShape[]> {
   const r = await sql<JustificationShape & { fallen_ids: string[] | null }>`
     SELECT j.id::text AS id, j.belief_id::text AS belief_id,
            array_agg(p.premise_id::text ORDER BY p.premise_id) AS premise_ids,
@@ -125,7 +150,11 @@ export async function justificationsOf(db: Db, fleet: string, beliefIds: readonl
 }
 
 /** (dependent, premise) pairs: the beliefs citing any of `premiseIds` in a justification. */
-export async function dependentsOf(db: Db, fleet: string, premiseIds: readonly string[]): Promise<Array<{ belief_id: string; premise_id: string }>> {
+export async function dependentsOf(
+  db: Db,
+  fleet: string,
+  premiseIds: readonly string[],
+): Promise<Array<{ belief_id: string; premise_id: string }>> {
   const r = await sql<{ belief_id: string; premise_id: string }>`
     SELECT DISTINCT j.belief_id::text AS belief_id, p.premise_id::text AS premise_id
       FROM justification_premises p JOIN justifications j ON j.fleet_id = p.fleet_id AND j.id = p.justification_id
@@ -134,7 +163,13 @@ export async function dependentsOf(db: Db, fleet: string, premiseIds: readonly s
 }
 
 /** A newest-first page of the beliefs that cite `beliefId` as a premise, with their count. */
-export async function dependentPage(db: Db, fleet: string, beliefId: string, first: number, after: string | null): Promise<Page<BeliefRow>> {
+export async function dependentPage(
+  db: Db,
+  fleet: string,
+  beliefId: string,
+  first: number,
+  after: string | null,
+): Promise<Page<BeliefRow>> {
   const rows = await sql<BeliefRow>`
     SELECT DISTINCT ${sql.join(BELIEF_COLUMNS.map((c) => sql.ref(`b.${c}`)))} FROM beliefs b
       JOIN justifications j ON j.fleet_id = b.fleet_id AND j.belief_id = b.id

@@ -55,7 +55,8 @@ export function settle(root: number, rows: readonly SupportRow[]): Settled {
   // A justification is broken once any premise is down; `standing` counts a belief's unbroken ones.
   const broken = new Uint8Array(nj);
   for (const r of rows) {
-    if (r.premise !== null && r.premise !== root && beliefIndex.get(r.premise) < 0 && !r.premiseActive) broken[jIndex.get(r.justification)] = 1;
+    if (r.premise !== null && r.premise !== root && beliefIndex.get(r.premise) < 0 && !r.premiseActive)
+      broken[jIndex.get(r.justification)] = 1;
   }
   const standing = new Int32Array(nb);
   for (let j = 0; j < nj; j++) if (!broken[j]) standing[jBelief[j]!]!++;

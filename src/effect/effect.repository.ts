@@ -11,28 +11,67 @@ export type EffectRow = Selectable<EffectTable>;
 
 export async function effectsByIds(db: Db, fleet: string, ids: readonly string[]): Promise<EffectRow[]> {
   if (ids.length === 0) return [];
-  return db.selectFrom('effects').selectAll().where('fleet_id', '=', fleet).where('id', 'in', ids as string[]).execute();
+  return db
+    .selectFrom('effects')
+    .selectAll()
+    .where('fleet_id', '=', fleet)
+    .where('id', 'in', ids as string[])
+    .execute();
 }
 
 export async function lockEffect(db: Db, fleet: string, id: string): Promise<EffectRow | undefined> {
-  return db.selectFrom('effects').selectAll().where('fleet_id', '=', fleet).where('id', '=', id).forUpdate().executeTakeFirst();
+  return db
+    .selectFrom('effects')
+    .selectAll()
+    .where('fleet_id', '=', fleet)
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirst();
 }
 
 export async function effectByKey(db: Db, fleet: string, key: string): Promise<EffectRow | undefined> {
-  return db.selectFrom('effects').selectAll().where('fleet_id', '=', fleet).where('idempotency_key', '=', key).executeTakeFirst();
+  return db
+    .selectFrom('effects')
+    .selectAll()
+    .where('fleet_id', '=', fleet)
+    .where('idempotency_key', '=', key)
+    .executeTakeFirst();
 }
 
-export async function effectKind(db: Db, fleet: string, kind: string): Promise<{ kind: string; reversible: boolean } | undefined> {
-  return db.selectFrom('effect_kinds').select(['kind', 'reversible']).where('fleet_id', '=', fleet).where('kind', '=', kind).executeTakeFirst();
+export async function effectKind(
+  db: Db,
+  fleet: string,
+  kind: string,
+): Promise<{ kind: string; reversible: boolean } | undefined> {
+  return db
+    .selectFrom('effect_kinds')
+    .select(['kind', 'reversible'])
+    .where('fleet_id', '=', fleet)
+    .where('kind', '=', kind)
+    .executeTakeFirst();
 }
 
-export async function insertEffectKind(db: Db, fleet: string, kind: string, reversible: boolean): Promise<{ kind: string; reversible: boolean }> {
-  return db.insertInto('effect_kinds').values({ fleet_id: fleet, kind, reversible }).returning(['kind', 'reversible']).executeTakeFirstOrThrow();
+export async function insertEffectKind(
+  db: Db,
+  fleet: string,
+  kind: string,
+  reversible: boolean,
+): Promise<{ kind: string; reversible: boolean }> {
+  return db
+    .insertInto('effect_kinds')
+    .values({ fleet_id: fleet, kind, reversible })
+    .returning(['kind', 'reversible'])
+    .executeTakeFirstOrThrow();
 }
 
 /** The fleet's effect kinds, by name. */
 export async function effectKinds(db: Db, fleet: string): Promise<Array<{ kind: string; reversible: boolean }>> {
-  return db.selectFrom('effect_kinds').select(['kind', 'reversible']).where('fleet_id', '=', fleet).orderBy('kind').execute();
+  return db
+    .selectFrom('effect_kinds')
+    .select(['kind', 'reversible'])
+    .where('fleet_id', '=', fleet)
+    .orderBy('kind')
+    .execute();
 }
 
 /**
@@ -43,13 +82,25 @@ export async function effectKinds(db: Db, fleet: string): Promise<Array<{ kind: 
  */
 export async function insertEffect(
   db: Db,
-  e: { fleet: string; kind: string; amount: { amountMinor: number; currency: string } | null; payload: string | null; key: string; proposedBy: string },
+  e: {
+    fleet: string;
+    kind: string;
+    amount: { amountMinor: number; currency: string } | null;
+    payload: string | null;
+    key: string;
+    proposedBy: string;
+  },
 ): Promise<EffectRow | undefined> {
   return db
     .insertInto('effects')
     .values({
-      fleet_id: e.fleet, kind: e.kind, amount_minor: e.amount?.amountMinor ?? null, currency: e.amount?.currency ?? null,
-      payload: e.payload, idempotency_key: e.key, proposed_by: e.proposedBy,
+      fleet_id: e.fleet,
+      kind: e.kind,
+      amount_minor: e.amount?.amountMinor ?? null,
+      currency: e.amount?.currency ?? null,
+      payload: e.payload,
+      idempotency_key: e.key,
+      proposed_by: e.proposedBy,
     })
     .onConflict((oc) => oc.columns(['fleet_id', 'idempotency_key']).doNothing())
     .returningAll()
@@ -57,12 +108,25 @@ export async function insertEffect(
 }
 
 /** Records the beliefs an effect rests on. */
-export async function insertSupports(db: Db, fleet: string, effectId: string, supports: readonly string[]): Promise<void> {
-  await db.insertInto('effect_supports').values(supports.map((b) => ({ effect_id: effectId, belief_id: b, fleet_id: fleet }))).execute();
+export async function insertSupports(
+  db: Db,
+  fleet: string,
+  effectId: string,
+  supports: readonly string[],
+): Promise<void> {
+  await db
+    .insertInto('effect_supports')
+    .values(supports.map((b) => ({ effect_id: effectId, belief_id: b, fleet_id: fleet })))
+    .execute();
 }
 
 /** Whether the effect's payload equals `payload` (as jsonb), and its supports in id order. */
-export async function payloadAndSupports(db: Db, fleet: string, effectId: string, payload: string | null): Promise<{ samePayload: boolean; supports: string[] }> {
+export async function payloadAndSupports(
+  db: Db,
+  fleet: string,
+  effectId: string,
+  payload: string | null,
+): Promise<{ samePayload: boolean; supports: string[] }> {
   const r = await sql<{ same_payload: boolean; supports: string[] }>`
     SELECT (e.payload IS NOT DISTINCT FROM ${payload}::jsonb) AS same_payload,
            ARRAY(SELECT s.belief_id::text FROM effect_supports s WHERE s.fleet_id = ${fleet} AND s.effect_id = e.id ORDER BY s.belief_id) AS supports
@@ -71,7 +135,11 @@ export async function payloadAndSupports(db: Db, fleet: string, effectId: string
 }
 
 /** The id of the oldest PENDING effect (of these kinds) whose supports are all ACTIVE, locked, skipping rows others hold. */
-export async function lockNextReady(db: Db, fleet: string, kinds: readonly string[] | null): Promise<string | undefined> {
+export async function lockNextReady(
+  db: Db,
+  fleet: string,
+  kinds: readonly string[] | null,
+): Promise<string | undefined> {
   const r = await sql<{ id: string }>`
     SELECT e.id::text AS id FROM effects e
      WHERE e.fleet_id = ${fleet} AND e.status = 'PENDING'
@@ -87,13 +155,26 @@ export async function lockNextReady(db: Db, fleet: string, kinds: readonly strin
 /** Whether the fleet has a PENDING effect of these kinds (a read-only look before claiming). */
 export async function anyPending(db: Db, fleet: string, kinds: readonly string[]): Promise<boolean> {
   const r = await sql<{ any: boolean }>`
-    SELECT EXISTS (SELECT 1 FROM effects WHERE fleet_id = ${fleet} AND status = 'PENDING' AND kind = ANY(${kinds as string[]}::text[])) AS any`.execute(db);
+    SELECT EXISTS (SELECT 1 FROM effects WHERE fleet_id = ${fleet} AND status = 'PENDING' AND kind = ANY(${kinds as string[]}::text[])) AS any`.execute(
+    db,
+  );
   return r.rows[0]!.any;
 }
 
 /** Moves one effect on (its new status and what comes with it), returning the row. */
-export async function updateEffect(db: Db, fleet: string, id: string, set: Updateable<EffectTable> & { status: EffectStatus }): Promise<EffectRow> {
-  return db.updateTable('effects').set(set).where('fleet_id', '=', fleet).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+export async function updateEffect(
+  db: Db,
+  fleet: string,
+  id: string,
+  set: Updateable<EffectTable> & { status: EffectStatus },
+): Promise<EffectRow> {
+  return db
+    .updateTable('effects')
+    .set(set)
+    .where('fleet_id', '=', fleet)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 /**
@@ -102,7 +183,11 @@ export async function updateEffect(db: Db, fleet: string, id: string, set: Updat
  * table without statistics was read over the whole fleet, predicate-locking every belief page against
  * concurrent inserts (as in lockBeliefs).
  */
-export async function reachingRetraction(db: Db, fleet: string, effect: { id: string; reached_by: string | null }): Promise<string | null> {
+export async function reachingRetraction(
+  db: Db,
+  fleet: string,
+  effect: { id: string; reached_by: string | null },
+): Promise<string | null> {
   const r = await sql<{ rid: string | null }>`
     SELECT coalesce(${effect.reached_by}::bigint,
       (SELECT min((SELECT b.retraction_id FROM beliefs b WHERE b.fleet_id = ${fleet} AND b.id = s.belief_id)) FROM effect_supports s
@@ -138,33 +223,72 @@ export async function markReachedBy(db: Db, fleet: string, retractionId: string)
 }
 
 /** (belief, effect) support pairs of these beliefs or of these effects. */
-export async function supportsOf(db: Db, fleet: string, by: 'belief_id' | 'effect_id', ids: readonly string[]): Promise<Array<{ belief_id: string; effect_id: string }>> {
+export async function supportsOf(
+  db: Db,
+  fleet: string,
+  by: 'belief_id' | 'effect_id',
+  ids: readonly string[],
+): Promise<Array<{ belief_id: string; effect_id: string }>> {
   if (ids.length === 0) return [];
-  return db.selectFrom('effect_supports').select(['belief_id', 'effect_id']).where('fleet_id', '=', fleet).where(by, 'in', ids.map(String))
-    .orderBy(by === 'belief_id' ? 'effect_id' : 'belief_id').execute();
+  return db
+    .selectFrom('effect_supports')
+    .select(['belief_id', 'effect_id'])
+    .where('fleet_id', '=', fleet)
+    .where(by, 'in', ids.map(String))
+    .orderBy(by === 'belief_id' ? 'effect_id' : 'belief_id')
+    .execute();
 }
 
 /** A newest-first page of the fleet's effects (of one status when given). */
-export async function effectPage(db: Db, fleet: string, f: { status: EffectStatus | null; first: number; after: string | null }): Promise<Page<EffectRow>> {
-  const q = db.selectFrom('effects').where('fleet_id', '=', fleet).$if(f.status !== null, (w) => w.where('status', '=', f.status!));
+export async function effectPage(
+  db: Db,
+  fleet: string,
+  f: { status: EffectStatus | null; first: number; after: string | null },
+): Promise<Page<EffectRow>> {
+  const q = db
+    .selectFrom('effects')
+    .where('fleet_id', '=', fleet)
+    .$if(f.status !== null, (w) => w.where('status', '=', f.status!));
   const below = f.after === null ? q : q.where('id', '<', f.after);
-  return newestFirstPage(f.first, (limit) => below.selectAll().orderBy('id', 'desc').limit(limit).execute(),
-    async () => (await q.select((e) => e.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n);
+  return newestFirstPage(
+    f.first,
+    (limit) => below.selectAll().orderBy('id', 'desc').limit(limit).execute(),
+    async () => (await q.select((e) => e.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n,
+  );
 }
 
 /** The effects a retraction cancelled, reached while EXECUTING, or owes a reversal for, by id. */
 export async function effectsTouchedBy(db: Db, fleet: string, retractionId: string): Promise<EffectRow[]> {
-  return db.selectFrom('effects').selectAll().where('fleet_id', '=', fleet)
-    .where((w) => w.or([
-      w('cancelled_by', '=', retractionId),
-      w('reached_by', '=', retractionId),
-      w('id', 'in', w.selectFrom('reversals').select('effect_id').where('fleet_id', '=', fleet).where('retraction_id', '=', retractionId)),
-    ]))
-    .orderBy('id').execute();
+  return db
+    .selectFrom('effects')
+    .selectAll()
+    .where('fleet_id', '=', fleet)
+    .where((w) =>
+      w.or([
+        w('cancelled_by', '=', retractionId),
+        w('reached_by', '=', retractionId),
+        w(
+          'id',
+          'in',
+          w
+            .selectFrom('reversals')
+            .select('effect_id')
+            .where('fleet_id', '=', fleet)
+            .where('retraction_id', '=', retractionId),
+        ),
+      ]),
+    )
+    .orderBy('id')
+    .execute();
 }
 
 /** Up to `limit` effects resting on any of `beliefIds`, by id, each with the ones of them it rests on. */
-export async function effectsRestingOn(db: Db, fleet: string, beliefIds: readonly string[], limit: number): Promise<Array<EffectRow & { rests_on: string[] }>> {
+export async function effectsRestingOn(
+  db: Db,
+  fleet: string,
+  beliefIds: readonly string[],
+  limit: number,
+): Promise<Array<EffectRow & { rests_on: string[] }>> {
   const r = await sql<EffectRow & { rests_on: string[] }>`
     SELECT e.*, s.rests_on FROM (
       SELECT effect_id, array_agg(belief_id::text ORDER BY belief_id) AS rests_on FROM effect_supports

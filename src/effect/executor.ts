@@ -96,7 +96,10 @@ export async function runExecutor(opts: ExecutorOptions): Promise<ExecutorStats>
     }
     if (!result) {
       stats.abandoned++;
-      log.error(ctx, 'effect left EXECUTING: the adapter never gave a definite outcome; an operator must complete or fail it');
+      log.error(
+        ctx,
+        'effect left EXECUTING: the adapter never gave a definite outcome; an operator must complete or fail it',
+      );
       return;
     }
     const ok = result.ok;

@@ -83,7 +83,15 @@ export class BedrockCallError extends Error {
 
 const THROTTLING_NAMES = new Set(['ThrottlingException', 'TooManyRequestsException', 'ModelNotReadyException']);
 const SERVER_NAMES = new Set(['InternalServerException', 'ServiceUnavailableException', 'ModelErrorException']);
-const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'ENOTFOUND', 'ECONNABORTED']);
+const NETWORK_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'ECONNABORTED',
+]);
 
 interface ErrorLike {
   name?: unknown;
@@ -107,7 +115,8 @@ export function classifyFailure(e: unknown): FailureKind {
   if (status === 429 || THROTTLING_NAMES.has(name)) return 'throttled';
   if (status === 408 || name === 'ModelTimeoutException' || name === 'TimeoutError') return 'timeout';
   if ((status !== undefined && status >= 500) || SERVER_NAMES.has(name)) return 'server';
-  if (NETWORK_CODES.has(code) || code.startsWith('ERR_HTTP2') || code === 'ERR_STREAM_PREMATURE_CLOSE') return 'network';
+  if (NETWORK_CODES.has(code) || code.startsWith('ERR_HTTP2') || code === 'ERR_STREAM_PREMATURE_CLOSE')
+    return 'network';
   if (err.$retryable) return err.$retryable.throttling ? 'throttled' : 'server';
   if (status !== undefined && status >= 200 && status < 300) return 'malformed';
   return 'client';
@@ -206,22 +215,29 @@ export async function callWithRetry<T>(
     }
   }
   const tried = `after ${made} attempt${made === 1 ? '' : 's'}${RETRYABLE.has(lastKind) ? '' : ' (not retryable)'}`;
-  throw new BedrockCallError(`${operation} failed ${tried}: ${KIND_TEXT[lastKind]} — ${describeError(last)}`, lastKind, made, {
-    cause: last,
-  });
+  throw new BedrockCallError(
+    `${operation} failed ${tried}: ${KIND_TEXT[lastKind]} — ${describeError(last)}`,
+    lastKind,
+    made,
+    {
+      cause: last,
+    },
+  );
 }
 
 /** Outcome of {@link checkBedrockAccess}. */
 export type BedrockAccessCheck =
-  | { ok: true; region: string; credentials: string }
-  | { ok: false; missing: 'credentials' | 'region'; reason: string };
+  { ok: true; region: string; credentials: string } | { ok: false; missing: 'credentials' | 'region'; reason: string };
 
 /**
  * Tells whether a Bedrock call could be signed here, without calling Bedrock: a region must resolve, and
  * credentials must resolve (a bearer token in `AWS_BEARER_TOKEN_BEDROCK`, or the default SigV4 provider
  * chain). Never throws; gives up after `timeoutMs` (the instance-metadata lookup can hang off-cloud).
  */
-export async function checkBedrockAccess(o: BedrockConnectionOptions = {}, timeoutMs = 5000): Promise<BedrockAccessCheck> {
+export async function checkBedrockAccess(
+  o: BedrockConnectionOptions = {},
+  timeoutMs = 5000,
+): Promise<BedrockAccessCheck> {
   const env = o.env ?? process.env;
   const client = createBedrockRuntimeClient(o);
   let timer: NodeJS.Timeout | undefined;
@@ -240,7 +256,8 @@ export async function checkBedrockAccess(o: BedrockConnectionOptions = {}, timeo
     } catch (e) {
       return { ok: false, missing: 'region', reason: `no AWS region resolvable (set AWS_REGION): ${describeError(e)}` };
     }
-    if (env.AWS_BEARER_TOKEN_BEDROCK?.trim()) return { ok: true, region, credentials: 'bearer token from AWS_BEARER_TOKEN_BEDROCK' };
+    if (env.AWS_BEARER_TOKEN_BEDROCK?.trim())
+      return { ok: true, region, credentials: 'bearer token from AWS_BEARER_TOKEN_BEDROCK' };
     try {
       const creds = await within(client.config.credentials(), 'credential');
       if (!creds?.accessKeyId) throw new Error('the provider chain returned no access key');

@@ -52,7 +52,8 @@ export class BedrockTitanEmbedder implements Embedder {
     if (!Array.isArray(texts)) throw new EmbedderError(this.id, 'embed() expects an array of strings');
     texts.forEach((t, i) => {
       if (typeof t !== 'string') throw new EmbedderError(this.id, `input #${i} is ${typeof t}, expected a string`);
-      if (t.length === 0) throw new EmbedderError(this.id, `input #${i} is empty; ${this.modelId} cannot embed an empty text`);
+      if (t.length === 0)
+        throw new EmbedderError(this.id, `input #${i} is empty; ${this.modelId} cannot embed an empty text`);
     });
 
     const out = new Array<number[]>(texts.length);
@@ -90,7 +91,12 @@ export class BedrockTitanEmbedder implements Embedder {
         `InvokeModel ${this.modelId}`,
         (attemptSignal) =>
           this.client.send(
-            new InvokeModelCommand({ modelId: this.modelId, contentType: 'application/json', accept: 'application/json', body }),
+            new InvokeModelCommand({
+              modelId: this.modelId,
+              contentType: 'application/json',
+              accept: 'application/json',
+              body,
+            }),
             { abortSignal: attemptSignal },
           ),
         this.policy,
@@ -105,7 +111,8 @@ export class BedrockTitanEmbedder implements Embedder {
   }
 
   private parse(raw: Uint8Array | undefined, index: number): number[] {
-    const fail = (why: string) => new EmbedderError(this.id, `input #${index}: invalid response from ${this.modelId}: ${why}`);
+    const fail = (why: string) =>
+      new EmbedderError(this.id, `input #${index}: invalid response from ${this.modelId}: ${why}`);
     let doc: unknown;
     try {
       doc = JSON.parse(new TextDecoder().decode(raw ?? new Uint8Array()));
@@ -119,7 +126,8 @@ export class BedrockTitanEmbedder implements Embedder {
     }
     let sum = 0;
     for (const x of embedding) {
-      if (typeof x !== 'number' || !Number.isFinite(x)) throw fail('embedding contains a non-finite or non-numeric value');
+      if (typeof x !== 'number' || !Number.isFinite(x))
+        throw fail('embedding contains a non-finite or non-numeric value');
       sum += x * x;
     }
     if (sum === 0) throw fail('embedding is the zero vector');

@@ -18,5 +18,7 @@ export const parseEmbedderKind = choiceOf('RETRACT_EMBEDDER', ['local', 'bedrock
  */
 export function createEmbedder(env: NodeJS.ProcessEnv = process.env): Promise<Embedder> {
   const kind = parseEmbedderKind(env.RETRACT_EMBEDDER);
-  return kind === 'bedrock' ? import('./bedrock').then((m) => new m.BedrockTitanEmbedder({ env })) : Promise.resolve(new LocalEmbedder());
+  return kind === 'bedrock'
+    ? import('./bedrock').then((m) => new m.BedrockTitanEmbedder({ env }))
+    : Promise.resolve(new LocalEmbedder());
 }

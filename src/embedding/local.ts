@@ -66,12 +66,22 @@ export function fnv1a32(s: string): number {
 }
 
 /** FNV states after each feature's prefix: a feature's hash continues from its prefix's. */
-const PREFIX = { unigram: fnvUpdate(FNV_OFFSET, 'w:'), bigram: fnvUpdate(FNV_OFFSET, 'b:'), char3: fnvUpdate(FNV_OFFSET, 'c3:'), char4: fnvUpdate(FNV_OFFSET, 'c4:') };
+const PREFIX = {
+  unigram: fnvUpdate(FNV_OFFSET, 'w:'),
+  bigram: fnvUpdate(FNV_OFFSET, 'b:'),
+  char3: fnvUpdate(FNV_OFFSET, 'c3:'),
+  char4: fnvUpdate(FNV_OFFSET, 'c4:'),
+};
 const SPACE = 0x20;
 
 /** Lower-cased, NFKC-normalised word tokens: maximal runs of letters, marks and digits. */
 export function tokenize(text: string): string[] {
-  return text.normalize('NFKC').toLowerCase().match(/[\p{L}\p{M}\p{N}]+/gu) ?? [];
+  return (
+    text
+      .normalize('NFKC')
+      .toLowerCase()
+      .match(/[\p{L}\p{M}\p{N}]+/gu) ?? []
+  );
 }
 
 /**
@@ -128,14 +138,18 @@ export class LocalEmbedder implements Embedder {
       const w = words[i]!;
       const hw = fnvUpdate(PREFIX.unigram, w);
       add(hw, WEIGHTS.unigram);
-      if (i + 1 < words.length) add(fnvUpdate(Math.imul(fnvUpdate(PREFIX.bigram, w) ^ SPACE, FNV_PRIME), words[i + 1]!), WEIGHTS.bigram);
+      if (i + 1 < words.length)
+        add(fnvUpdate(Math.imul(fnvUpdate(PREFIX.bigram, w) ^ SPACE, FNV_PRIME), words[i + 1]!), WEIGHTS.bigram);
       const chars = Array.from(`<${w}>`); // code points, so astral characters are not split
       for (let j = 0; j + 3 <= chars.length; j++) {
         const h3 = fnvUpdate(fnvUpdate(fnvUpdate(PREFIX.char3, chars[j]!), chars[j + 1]!), chars[j + 2]!);
         add(h3, WEIGHTS.char3);
       }
       for (let j = 0; j + 4 <= chars.length; j++) {
-        const h4 = fnvUpdate(fnvUpdate(fnvUpdate(fnvUpdate(PREFIX.char4, chars[j]!), chars[j + 1]!), chars[j + 2]!), chars[j + 3]!);
+        const h4 = fnvUpdate(
+          fnvUpdate(fnvUpdate(fnvUpdate(PREFIX.char4, chars[j]!), chars[j + 1]!), chars[j + 2]!),
+          chars[j + 3]!,
+        );
         add(h4, WEIGHTS.char4);
       }
     }

@@ -1,7 +1,8 @@
 import { GraphQLError } from 'graphql';
 
 /** Which limit a LIMIT_EXCEEDED refusal is about (`extensions.limit`); its value is not echoed. */
-export type LimitName = 'depth' | 'aliases' | 'cost' | 'tokens' | 'directives' | 'batch' | 'subscriptionsPerToken' | 'list';
+export type LimitName =
+  'depth' | 'aliases' | 'cost' | 'tokens' | 'directives' | 'batch' | 'subscriptionsPerToken' | 'list';
 
 /**
  * A refusal for exceeding a limit: `extensions.code` LIMIT_EXCEEDED and `extensions.limit` naming it.

@@ -1,5 +1,9 @@
 import { sql } from 'kysely';
-import { decodeCursor as decodeKernelCursor, encodeCursor as encodeKernelCursor, tryDecodeCursor } from '../kernel/cursor';
+import {
+  decodeCursor as decodeKernelCursor,
+  encodeCursor as encodeKernelCursor,
+  tryDecodeCursor,
+} from '../kernel/cursor';
 import { fleetNode } from '../store/fleet-node';
 import type { Db } from '../store/tx';
 
@@ -119,7 +123,9 @@ export function parseCursor(field: string, s: string): Cursor {
  * wait, silently, until the transaction counter caught up — possibly forever.
  */
 export async function isAhead(db: Db, fleet: string, c: Cursor): Promise<boolean> {
-  const r = await sql<{ ahead: boolean }>`SELECT ${c.tx}::xid8 >= pg_snapshot_xmax(pg_current_snapshot()) AS ahead FROM ${fleetNode(fleet)}`.execute(db);
+  const r = await sql<{
+    ahead: boolean;
+  }>`SELECT ${c.tx}::xid8 >= pg_snapshot_xmax(pg_current_snapshot()) AS ahead FROM ${fleetNode(fleet)}`.execute(db);
   return r.rows[0]!.ahead;
 }
 
@@ -132,7 +138,9 @@ export async function isAhead(db: Db, fleet: string, c: Cursor): Promise<boolean
 export async function isKnown(db: Db, fleet: string, c: Cursor): Promise<boolean> {
   if (c.tx === START.tx && c.seq === START.seq) return true;
   const r = await sql<{ known: boolean }>`
-    SELECT EXISTS (SELECT 1 FROM events WHERE fleet_id = ${fleet} AND tx = ${c.tx}::xid8 AND seq = ${c.seq}::bigint) AS known`.execute(db);
+    SELECT EXISTS (SELECT 1 FROM events WHERE fleet_id = ${fleet} AND tx = ${c.tx}::xid8 AND seq = ${c.seq}::bigint) AS known`.execute(
+    db,
+  );
   return r.rows[0]!.known;
 }
 
@@ -141,7 +149,13 @@ export async function isKnown(db: Db, fleet: string, c: Cursor): Promise<boolean
  * consumed), oldest first, never past the horizon of transactions that might still commit.
  * `types` filters by event type (the filter is applied after ordering, so cursors stay valid).
  */
-export async function tail(db: Db, fleet: string, after: Cursor, limit: number, types?: readonly EventType[]): Promise<EventRow[]> {
+export async function tail(
+  db: Db,
+  fleet: string,
+  after: Cursor,
+  limit: number,
+  types?: readonly EventType[],
+): Promise<EventRow[]> {
   const r = await sql<EventRow>`
     SELECT seq::text AS seq, tx::text AS tx, type, retraction_id::text AS retraction_id, depth,
            ids::text[] AS ids, data, at

@@ -5,9 +5,17 @@ import type { Totals } from '../kernel/money';
 import { type Cursor, type EventRow, encodeCursor, headCursor, tail } from './event.repository';
 
 const RETRACTION_EVENT_TYPES = [
-  'RetractionStarted', 'BeliefRetracted', 'EffectCancelled', 'ReversalRecorded', 'RetractionCommitted',
+  'RetractionStarted',
+  'BeliefRetracted',
+  'EffectCancelled',
+  'ReversalRecorded',
+  'RetractionCommitted',
   // A reinstatement is the cascade running back, on the same stream (its rows carry the retraction it takes back).
-  'ReinstatementStarted', 'BeliefReinstated', 'ReversalVoided', 'EffectRestored', 'ReinstatementCommitted',
+  'ReinstatementStarted',
+  'BeliefReinstated',
+  'ReversalVoided',
+  'EffectRestored',
+  'ReinstatementCommitted',
 ] as const;
 type RetractionEventType = (typeof RETRACTION_EVENT_TYPES)[number];
 
@@ -37,8 +45,12 @@ export interface StreamEvent {
 export type Granularity = 'BELIEF' | 'LEVEL';
 /** The LEVEL event that carries a batch of each per-item event type. */
 const BATCH_OF = {
-  BeliefRetracted: 'BeliefsRetracted', EffectCancelled: 'EffectsCancelled', ReversalRecorded: 'ReversalsRecorded',
-  BeliefReinstated: 'BeliefsReinstated', ReversalVoided: 'ReversalsVoided', EffectRestored: 'EffectsRestored',
+  BeliefRetracted: 'BeliefsRetracted',
+  EffectCancelled: 'EffectsCancelled',
+  ReversalRecorded: 'ReversalsRecorded',
+  BeliefReinstated: 'BeliefsReinstated',
+  ReversalVoided: 'ReversalsVoided',
+  EffectRestored: 'EffectsRestored',
 } as const;
 type BatchEventType = (typeof BATCH_OF)[keyof typeof BATCH_OF];
 /** Largest number of ids one LEVEL event carries. */
@@ -81,7 +93,8 @@ export class Waker {
  */
 function levelsOf(row: EventRow): Array<{ depth: number; start: number; end: number }> {
   const sizes = (row.data as { levels?: number[] } | null)?.levels;
-  if ((row.type !== 'BeliefRetracted' && row.type !== 'BeliefReinstated') || !Array.isArray(sizes)) return [{ depth: row.depth ?? 0, start: 0, end: row.ids.length }];
+  if ((row.type !== 'BeliefRetracted' && row.type !== 'BeliefReinstated') || !Array.isArray(sizes))
+    return [{ depth: row.depth ?? 0, start: 0, end: row.ids.length }];
   let start = 0;
   return sizes.map((n, k) => ({ depth: (row.depth ?? 0) + k, start, end: (start += n) }));
 }
@@ -89,21 +102,41 @@ function levelsOf(row: EventRow): Array<{ depth: number; start: number; end: num
 function expand(row: EventRow, skipThrough: number, granularity: Granularity): StreamEvent[] {
   const type = row.type as RetractionEventType;
   const reinstatementId = (row.data as { reinstatementId?: string } | null)?.reinstatementId;
-  const base = { retractionId: String(row.retraction_id), at: row.at, ...(reinstatementId ? { reinstatementId: String(reinstatementId) } : {}) };
+  const base = {
+    retractionId: String(row.retraction_id),
+    at: row.at,
+    ...(reinstatementId ? { reinstatementId: String(reinstatementId) } : {}),
+  };
   const cursorAt = (i: number) => encodeCursor({ tx: row.tx, seq: row.seq, index: i >= row.ids.length - 1 ? -1 : i });
-  if (type === 'RetractionStarted' || type === 'RetractionCommitted' || type === 'ReinstatementStarted' || type === 'ReinstatementCommitted') {
+  if (
+    type === 'RetractionStarted' ||
+    type === 'RetractionCommitted' ||
+    type === 'ReinstatementStarted' ||
+    type === 'ReinstatementCommitted'
+  ) {
     if (skipThrough >= 0) return [];
-    const figures = type === 'RetractionCommitted' ? { totals: row.data as Totals } : type === 'ReinstatementCommitted' ? { reinstatementTotals: row.data as Record<string, unknown> } : {};
+    const figures =
+      type === 'RetractionCommitted'
+        ? { totals: row.data as Totals }
+        : type === 'ReinstatementCommitted'
+          ? { reinstatementTotals: row.data as Record<string, unknown> }
+          : {};
     return [{ __typename: type, ...base, cursor: cursorAt(-1), ...figures }];
   }
   const out: StreamEvent[] = [];
   const levels = levelsOf(row);
   if (granularity === 'LEVEL') {
     // Batches are cut at fixed offsets of each level, so a resumed subscription cut mid-batch finishes that batch.
-    for (let from = skipThrough + 1; from < row.ids.length; ) {
+    for (let from = skipThrough + 1; from < row.ids.length;) {
       const level = levels.find((l) => from < l.end)!;
       const to = Math.min(level.end, level.start + (Math.floor((from - level.start) / LEVEL_BATCH) + 1) * LEVEL_BATCH);
-      out.push({ __typename: BATCH_OF[type as keyof typeof BATCH_OF], ...base, cursor: cursorAt(to - 1), ids: row.ids.slice(from, to).map(String), ...(type === 'BeliefRetracted' || type === 'BeliefReinstated' ? { depth: level.depth } : {}) });
+      out.push({
+        __typename: BATCH_OF[type as keyof typeof BATCH_OF],
+        ...base,
+        cursor: cursorAt(to - 1),
+        ids: row.ids.slice(from, to).map(String),
+        ...(type === 'BeliefRetracted' || type === 'BeliefReinstated' ? { depth: level.depth } : {}),
+      });
       from = to;
     }
     return out;
@@ -113,8 +146,10 @@ function expand(row: EventRow, skipThrough: number, granularity: Granularity): S
     if (i <= skipThrough) return;
     const cursor = cursorAt(i);
     while (i >= levels[level]!.end) level++;
-    if (type === 'BeliefRetracted' || type === 'BeliefReinstated') out.push({ __typename: type, ...base, cursor, beliefId: id, depth: levels[level]!.depth });
-    else if (type === 'EffectCancelled' || type === 'EffectRestored') out.push({ __typename: type, ...base, cursor, effectId: id });
+    if (type === 'BeliefRetracted' || type === 'BeliefReinstated')
+      out.push({ __typename: type, ...base, cursor, beliefId: id, depth: levels[level]!.depth });
+    else if (type === 'EffectCancelled' || type === 'EffectRestored')
+      out.push({ __typename: type, ...base, cursor, effectId: id });
     else out.push({ __typename: type, ...base, cursor, reversalId: id });
   });
   return out;
@@ -170,7 +205,15 @@ export function subscriptionLag(store: Store, now = Date.now()): { open: number;
  * cursors are the same kind: either resumes a subscription of either granularity. It ends when
  * `cancelled` aborts or the waker stops.
  */
-export async function* retractionEvents(store: Store, waker: Waker, fleet: string, after: Cursor | null, cancelled: AbortSignal, granularity: Granularity = 'BELIEF', pollMs = 1000): AsyncGenerator<StreamEvent> {
+export async function* retractionEvents(
+  store: Store,
+  waker: Waker,
+  fleet: string,
+  after: Cursor | null,
+  cancelled: AbortSignal,
+  granularity: Granularity = 'BELIEF',
+  pollMs = 1000,
+): AsyncGenerator<StreamEvent> {
   // Ends when its consumer cancels it or the server stops (the stream then completes: no event is lost,
   // a subscriber resumes after its last cursor on the next server).
   const signal = AbortSignal.any([cancelled, waker.stopped]);

@@ -46,7 +46,9 @@ function parse(s: string, tag: string, shape: readonly Component[]): { parts: st
   const bad = parts.findIndex((p, i) => !inRange(shape[i]!, p));
   if (bad < 0) return { parts };
   const [lo, hi] = RANGE[shape[bad]!];
-  return { why: `its ${shape[bad]} component ${JSON.stringify(parts[bad]!.slice(0, 30))} is not an integer from ${lo} to ${hi}` };
+  return {
+    why: `its ${shape[bad]} component ${JSON.stringify(parts[bad]!.slice(0, 30))} is not an integer from ${lo} to ${hi}`,
+  };
 }
 
 /** The components of a cursor of this tag and shape, as decimal strings; null when it is not one. */
@@ -56,7 +58,13 @@ export function tryDecodeCursor(s: string, tag: string, shape: readonly Componen
 }
 
 /** As tryDecodeCursor, but a cursor that is not one of this shape is BAD_USER_INPUT naming `field`. */
-export function decodeCursor(field: string, s: string, tag: string, shape: readonly Component[], rule = 'must be a cursor returned by this connection'): string[] {
+export function decodeCursor(
+  field: string,
+  s: string,
+  tag: string,
+  shape: readonly Component[],
+  rule = 'must be a cursor returned by this connection',
+): string[] {
   const r = parse(s, tag, shape);
   if ('parts' in r) return r.parts;
   throw badInput(field, r.why ? `${rule}; ${r.why}` : rule);

@@ -2,7 +2,16 @@ import { decodeGlobalID, encodeGlobalID } from '@pothos/plugin-relay';
 import { DomainError, badInput } from '../errors/domain-error';
 import { inRange } from './cursor';
 
-export const NODE_TYPES = ['Agent', 'Belief', 'Effect', 'Reversal', 'Retraction', 'Contradiction', 'Justification', 'Reinstatement'] as const;
+export const NODE_TYPES = [
+  'Agent',
+  'Belief',
+  'Effect',
+  'Reversal',
+  'Retraction',
+  'Contradiction',
+  'Justification',
+  'Reinstatement',
+] as const;
 export type NodeType = (typeof NODE_TYPES)[number];
 
 export const gid = (type: NodeType, id: string | number) => encodeGlobalID(type, String(id));
@@ -19,7 +28,8 @@ export function parseGid(field: string, value: string, type: NodeType): string {
     throw badInput(field, 'must be a global id returned by this API');
   }
   // The id part must fit the bigint column it is compared with, or the database would refuse the cast.
-  if (!decoded?.typename || !inRange('id', decoded.id ?? '')) throw badInput(field, 'must be a global id returned by this API');
+  if (!decoded?.typename || !inRange('id', decoded.id ?? ''))
+    throw badInput(field, 'must be a global id returned by this API');
   if (decoded.typename !== type) throw new DomainError('NOT_FOUND', `${field}: no ${type} with id ${value}`, field);
   return decoded.id;
 }

@@ -46,5 +46,15 @@ export function capped(amountMinor: string | number | bigint): { amountMinor: nu
 
 /** The totals of a retraction that took nothing down (a preview of a belief already retracted). */
 export function emptyTotals(): Totals {
-  return { beliefsRetracted: 0, effectsCancelled: 0, effectsReached: 0, reversalsOwed: 0, unreachable: 0, exposure: [], owed: [], unreachableAmount: [], settled: [] };
+  return {
+    beliefsRetracted: 0,
+    effectsCancelled: 0,
+    effectsReached: 0,
+    reversalsOwed: 0,
+    unreachable: 0,
+    exposure: [],
+    owed: [],
+    unreachableAmount: [],
+    settled: [],
+  };
 }

@@ -10,7 +10,8 @@ export const MAX_PAGE = 500;
 /** Validates a page size: 1…MAX_PAGE, default 50. */
 export function pageSize(field: string, first: number | null | undefined, dflt = 50): number {
   if (first === undefined || first === null) return dflt;
-  if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE) throw badInput(field, `must be an integer from 1 to ${MAX_PAGE}`);
+  if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE)
+    throw badInput(field, `must be an integer from 1 to ${MAX_PAGE}`);
   return first;
 }
 
@@ -33,7 +34,11 @@ export function pageOf<T>(rows: T[], first: number, cursorOf: (r: T) => string, 
  * A newest-first keyset page: `rows(limit)` reads up to `limit` rows below the cursor, newest first; `count()` counts
  * every row of the listing (a database count: a number, or int8 as a string).
  */
-export async function newestFirstPage<T extends { id: string }>(first: number, rows: (limit: number) => Promise<T[]>, count: () => Promise<number | string | bigint>): Promise<Page<T>> {
+export async function newestFirstPage<T extends { id: string }>(
+  first: number,
+  rows: (limit: number) => Promise<T[]>,
+  count: () => Promise<number | string | bigint>,
+): Promise<Page<T>> {
   return pageOf(await rows(first + 1), first, (r) => encodeIdCursor(r.id), Number(await count()));
 }
 

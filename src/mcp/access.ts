@@ -53,7 +53,8 @@ export function toolScopes(): Scope[] {
 export function toolRefusal(agent: AgentRow, tool: string): string | null {
   if (mayUseTool(agent, tool)) return null;
   const missing = (TOOL_NEEDS[tool] ?? []).find((any) => !any.some((s) => hasScope(agent, s)));
-  const readable = missing && (Object.keys(READ_SCOPES) as Array<keyof typeof READ_SCOPES>).find((r) => READ_SCOPES[r] === missing);
+  const readable =
+    missing && (Object.keys(READ_SCOPES) as Array<keyof typeof READ_SCOPES>).find((r) => READ_SCOPES[r] === missing);
   if (readable && !mayRead(agent, readable)) return `FORBIDDEN: ${tool}: ${forbiddenReason(readable)}`;
   return `FORBIDDEN: ${tool} needs the scope ${(missing ?? []).join(' or ')} (admin implies every scope), which your token does not hold`;
 }

@@ -10,7 +10,11 @@ import * as v from '../validation';
 import { beliefOut, effectOut, parseAnyId, retractionOut, reversalsByEffect } from './receipts';
 import type { ExplainOut } from './schemas';
 
-export interface ExplainArgs { beliefId?: string; claimKey?: string; maxDepth?: number }
+export interface ExplainArgs {
+  beliefId?: string;
+  claimKey?: string;
+  maxDepth?: number;
+}
 
 /** Most beliefs listed in each direction before the walk stops and says `truncated`. */
 const EXPLAIN_NODE_CAP = 200;
@@ -44,8 +48,11 @@ export async function explainBelief(tx: Tx, fleet: string, args: ExplainArgs): P
     const next: string[] = [];
     for (const j of await justificationsOf(tx, fleet, frontier)) {
       justifications.push({
-        id: gid('Justification', j.id), beliefId: gid('Belief', j.belief_id), holds: j.holds,
-        premiseIds: j.premise_ids.map((p) => gid('Belief', p)), fallenPremiseIds: j.fallen_ids.map((p) => gid('Belief', p)),
+        id: gid('Justification', j.id),
+        beliefId: gid('Belief', j.belief_id),
+        holds: j.holds,
+        premiseIds: j.premise_ids.map((p) => gid('Belief', p)),
+        fallenPremiseIds: j.fallen_ids.map((p) => gid('Belief', p)),
       });
       for (const p of j.premise_ids) {
         if (upDepth.has(p)) continue;
@@ -84,34 +91,57 @@ export async function explainBelief(tx: Tx, fleet: string, args: ExplainArgs): P
     frontier = next;
   }
 
-  const rows = new Map((await beliefsByIds(tx, fleet, [id, ...upDepth.keys(), ...downDepth.keys()])).map((b) => [b.id, b]));
-  const byDepth = (m: Map<string, number>) => [...m.entries()].filter(([b]) => b !== id).sort((a, b) => a[1] - b[1] || Number(a[0]) - Number(b[0]));
+  const rows = new Map(
+    (await beliefsByIds(tx, fleet, [id, ...upDepth.keys(), ...downDepth.keys()])).map((b) => [b.id, b]),
+  );
+  const byDepth = (m: Map<string, number>) =>
+    [...m.entries()].filter(([b]) => b !== id).sort((a, b) => a[1] - b[1] || Number(a[0]) - Number(b[0]));
   const effects = await effectsRestingOn(tx, fleet, [id, ...downDepth.keys()], EXPLAIN_NODE_CAP);
-  const reversals = await reversalsByEffect(tx, fleet, effects.map((e) => e.id));
+  const reversals = await reversalsByEffect(
+    tx,
+    fleet,
+    effects.map((e) => e.id),
+  );
   const [t] = self.retraction_id ? await retractionsByIds(tx, fleet, [self.retraction_id]) : [];
   const [root] = t ? await beliefsByIds(tx, fleet, [t.root_id]) : [];
-  const names = await agentNames(tx, fleet, [...[...rows.values(), ...(root ? [root] : [])].map((b) => b.author_id), ...(t ? [t.actor_id] : [])]);
+  const names = await agentNames(tx, fleet, [
+    ...[...rows.values(), ...(root ? [root] : [])].map((b) => b.author_id),
+    ...(t ? [t.actor_id] : []),
+  ]);
 
   let retraction: ExplainOut['retraction'] = null;
   if (t && root) {
     const out = retractionOut(t, root, names);
     const depth = self.retraction_depth ?? 0;
     const actor = out.actor.name;
-    const why = depth === 0
-      ? `retracted directly by ${actor}: ${t.reason}`
-      : `fell at depth ${depth} of the cascade from ${out.root.claimKey} (retracted by ${actor}: ${t.reason}); ` +
-        `none of its justifications still held once a premise fell`;
+    const why =
+      depth === 0
+        ? `retracted directly by ${actor}: ${t.reason}`
+        : `fell at depth ${depth} of the cascade from ${out.root.claimKey} (retracted by ${actor}: ${t.reason}); ` +
+          `none of its justifications still held once a premise fell`;
     retraction = { ...out, depth, why };
   }
 
   return {
     belief: beliefOut(self, names),
-    lineage: { justifications, beliefs: byDepth(upDepth).map(([b, d]) => ({ ...beliefOut(rows.get(b)!, names), depth: d })), truncated: upTruncated },
+    lineage: {
+      justifications,
+      beliefs: byDepth(upDepth).map(([b, d]) => ({ ...beliefOut(rows.get(b)!, names), depth: d })),
+      truncated: upTruncated,
+    },
     dependents: {
-      beliefs: byDepth(downDepth).map(([b, d]) => ({ ...beliefOut(rows.get(b)!, names), depth: d, via: (via.get(b) ?? []).map((p) => gid('Belief', p)) })),
+      beliefs: byDepth(downDepth).map(([b, d]) => ({
+        ...beliefOut(rows.get(b)!, names),
+        depth: d,
+        via: (via.get(b) ?? []).map((p) => gid('Belief', p)),
+      })),
       truncated: downTruncated,
     },
-    effects: effects.map((e) => ({ ...effectOut(e, reversals.get(e.id)), restsOn: e.rests_on.map((b) => gid('Belief', b)), direct: e.rests_on.includes(id) })),
+    effects: effects.map((e) => ({
+      ...effectOut(e, reversals.get(e.id)),
+      restsOn: e.rests_on.map((b) => gid('Belief', b)),
+      direct: e.rests_on.includes(id),
+    })),
     retraction,
   };
 }

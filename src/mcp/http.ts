@@ -18,7 +18,13 @@ function bearerToken(value: string | undefined): string | null {
 }
 
 /** A JSON-RPC error answered before any MCP processing (no id: the request was never read as one). */
-function rpcError(res: http.ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}) {
+function rpcError(
+  res: http.ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+) {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
 }
@@ -41,8 +47,10 @@ export async function readBody(req: http.IncomingMessage, max: number): Promise<
  * past authentication: `npm start` serves /mcp beside GraphQL, and they are over a megabyte of
  * bundled code that every start compiled whether or not an MCP client ever came.
  */
-let tools: Promise<[typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js'), typeof import('./server')]> | undefined;
-const loadTools = () => (tools ??= Promise.all([import('@modelcontextprotocol/sdk/server/streamableHttp.js'), import('./server')]));
+let tools:
+  Promise<[typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js'), typeof import('./server')]> | undefined;
+const loadTools = () =>
+  (tools ??= Promise.all([import('@modelcontextprotocol/sdk/server/streamableHttp.js'), import('./server')]));
 
 /**
  * The MCP tools over Streamable HTTP, stateless: each POST carries `Authorization: Bearer` and is
@@ -51,25 +59,41 @@ const loadTools = () => (tools ??= Promise.all([import('@modelcontextprotocol/sd
  * JSON-RPC error saying so;
  * GET and DELETE get 405 (there is no session stream to open or end).
  */
-export function createMcpHttpHandler(opts: McpHttpOptions): (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void> {
+export function createMcpHttpHandler(
+  opts: McpHttpOptions,
+): (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void> {
   const max = opts.maxBodyBytes ?? 1_048_576;
   const maxBatch = opts.maxBatch ?? 5;
   return async (req, res) => {
     if (req.method !== 'POST') {
-      return rpcError(res, 405, -32000, 'this MCP endpoint is stateless: send JSON-RPC requests with POST', { allow: 'POST' });
+      return rpcError(res, 405, -32000, 'this MCP endpoint is stateless: send JSON-RPC requests with POST', {
+        allow: 'POST',
+      });
     }
     const token = bearerToken(req.headers.authorization);
     let agent: AgentRow | null = null;
     if (token) agent = await authenticateReader(opts.store, token);
     if (!agent) {
-      return rpcError(res, 401, -32001, token ? 'the bearer token is not valid' : 'a bearer token is required (Authorization: Bearer <token>)', {
-        'www-authenticate': `Bearer realm="retract", scope="${toolScopes().join(' ')}"`,
-      });
+      return rpcError(
+        res,
+        401,
+        -32001,
+        token ? 'the bearer token is not valid' : 'a bearer token is required (Authorization: Bearer <token>)',
+        {
+          'www-authenticate': `Bearer realm="retract", scope="${toolScopes().join(' ')}"`,
+        },
+      );
     }
     if (toolsFor(agent).length === 0) {
-      return rpcError(res, 403, -32003, `agent ${agent.name} (fleet ${agent.fleet_id}) holds none of the scopes that open an MCP tool (${toolScopes().join(', ')})`, {
-        'www-authenticate': `Bearer realm="retract", error="insufficient_scope", scope="${toolScopes().join(' ')}"`,
-      });
+      return rpcError(
+        res,
+        403,
+        -32003,
+        `agent ${agent.name} (fleet ${agent.fleet_id}) holds none of the scopes that open an MCP tool (${toolScopes().join(', ')})`,
+        {
+          'www-authenticate': `Bearer realm="retract", error="insufficient_scope", scope="${toolScopes().join(' ')}"`,
+        },
+      );
     }
     const body = await readBody(req, max);
     if (!body) return rpcError(res, 413, -32600, `request body exceeds ${max} bytes`);
@@ -80,7 +104,12 @@ export function createMcpHttpHandler(opts: McpHttpOptions): (req: http.IncomingM
       return rpcError(res, 400, -32700, 'parse error: the body is not JSON');
     }
     if (Array.isArray(parsed) && parsed.length > maxBatch) {
-      return rpcError(res, 413, -32600, `a batch may hold at most ${maxBatch} JSON-RPC messages (RETRACT_MCP_MAX_BATCH); send the others in further requests`);
+      return rpcError(
+        res,
+        413,
+        -32600,
+        `a batch may hold at most ${maxBatch} JSON-RPC messages (RETRACT_MCP_MAX_BATCH); send the others in further requests`,
+      );
     }
     const [{ StreamableHTTPServerTransport }, { createMcpServer }] = await loadTools();
     const server = createMcpServer(opts, agent);

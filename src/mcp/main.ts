@@ -11,7 +11,10 @@ import { type McpDeps, createMcpServer, noToolsReason } from './server';
 
 /** An expected failure of `retract mcp`: reported as one line on stderr, with its exit status. */
 export class McpStartError extends Error {
-  constructor(message: string, readonly exitCode: number) {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
     super(message);
     this.name = 'McpStartError';
   }
@@ -43,13 +46,17 @@ export async function openMcpStore(env: Env): Promise<{ store: Store; proof: str
   }
   try {
     if (!(await isMigrated(store))) {
-      throw new McpStartError(`${store.description} holds no RETRACT schema (or an old one); run \`retract migrate\` first`, 1);
+      throw new McpStartError(
+        `${store.description} holds no RETRACT schema (or an old one); run \`retract migrate\` first`,
+        1,
+      );
     }
     const proof = await proveReadOnly(store);
     const writable = await proveWriterBounds(store);
     return {
       store,
-      proof: `read tools: read-only verified (a write was refused with SQLSTATE ${proof.refusedWith}; retract_reader holds no write privilege); ` +
+      proof:
+        `read tools: read-only verified (a write was refused with SQLSTATE ${proof.refusedWith}; retract_reader holds no write privilege); ` +
         `write tools: as retract_mcp, which may write ${writable.length} tables and none of agents, agent_tokens, fleets, store_meta, effect_kinds`,
     };
   } catch (e) {
@@ -63,7 +70,8 @@ async function deps(store: Store, env: Env): Promise<McpDeps> {
   return {
     store,
     embedder: await createEmbedder(env as NodeJS.ProcessEnv),
-    onUnexpected: (err, requestId, tool) => say(`unexpected error in ${tool} (request id ${requestId}): ${(err as Error)?.stack ?? String(err)}`),
+    onUnexpected: (err, requestId, tool) =>
+      say(`unexpected error in ${tool} (request id ${requestId}): ${(err as Error)?.stack ?? String(err)}`),
   };
 }
 
@@ -74,7 +82,11 @@ async function deps(store: Store, env: Env): Promise<McpDeps> {
  */
 export async function runStdio(env: Env = process.env): Promise<number> {
   const token = env.RETRACT_TOKEN?.trim();
-  if (!token) throw new McpStartError('RETRACT_TOKEN is required: the bearer token of the agent the tools act for (its scopes decide which tools it gets)', 2);
+  if (!token)
+    throw new McpStartError(
+      'RETRACT_TOKEN is required: the bearer token of the agent the tools act for (its scopes decide which tools it gets)',
+      2,
+    );
   const { store, proof } = await openMcpStore(env);
   try {
     const agent = await authenticateReader(store, token);
@@ -93,10 +105,13 @@ export async function runStdio(env: Env = process.env): Promise<number> {
     });
     await server.connect(transport);
     const pending = countPending(transport);
-    say(`serving ${toolsFor(agent).join(', ')} for agent ${agent.name} (fleet ${agent.fleet_id}) from ${store.description} over stdio; ${proof}`);
+    say(
+      `serving ${toolsFor(agent).join(', ')} for agent ${agent.name} (fleet ${agent.fleet_id}) from ${store.description} over stdio; ${proof}`,
+    );
     await closed;
     // Input ended (a piped session): answer what was already asked before closing.
-    for (let waited = 0; inputEnded && pending() > 0 && waited < 30_000; waited += 20) await new Promise((r) => setTimeout(r, 20));
+    for (let waited = 0; inputEnded && pending() > 0 && waited < 30_000; waited += 20)
+      await new Promise((r) => setTimeout(r, 20));
     await server.close().catch(() => {});
     return 0;
   } finally {
@@ -127,7 +142,10 @@ function countPending(transport: StdioServerTransport): () => number {
  */
 export async function runHttp(port: number, host: string, env: Env = process.env): Promise<number> {
   const { store, proof } = await openMcpStore(env);
-  const handler = createMcpHttpHandler({ ...(await deps(store, env)), maxBodyBytes: Number(env.RETRACT_MAX_BODY_BYTES ?? 1_048_576) });
+  const handler = createMcpHttpHandler({
+    ...(await deps(store, env)),
+    maxBodyBytes: Number(env.RETRACT_MAX_BODY_BYTES ?? 1_048_576),
+  });
   const server = http.createServer((req, res) => {
     const p = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (p === '/mcp') {
@@ -151,7 +169,8 @@ export async function runHttp(port: number, host: string, env: Env = process.env
     throw new McpStartError(`cannot listen on ${host}:${port}: ${(e as Error).message}`, 1);
   }
   const a = server.address();
-  const url = a && typeof a !== 'string' ? `http://${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}/mcp` : '';
+  const url =
+    a && typeof a !== 'string' ? `http://${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}/mcp` : '';
   say(`serving the MCP tools at ${url} from ${store.description}; ${proof}`);
   await new Promise<void>((resolve) => {
     for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => resolve());

@@ -15,7 +15,11 @@ import type { BeliefOut, EffectOut } from './schemas';
 
 /** Beliefs (rows) as answers show them, with their authors' names. */
 async function beliefsOut(tx: Tx, fleet: string, rows: readonly BeliefRow[]): Promise<BeliefOut[]> {
-  const names = await agentNames(tx, fleet, rows.map((b) => b.author_id));
+  const names = await agentNames(
+    tx,
+    fleet,
+    rows.map((b) => b.author_id),
+  );
   return rows.map((b) => beliefOut(b, names));
 }
 
@@ -32,7 +36,14 @@ export async function effectsById(tx: Tx, fleet: string, ids: readonly string[])
   return ids.flatMap((id) => (rows.has(id) ? [effectOut(rows.get(id)!, reversals.get(id))] : []));
 }
 
-export interface AsOfArgs { at: string; claimKeyPrefix?: string; status?: 'ACTIVE' | 'RETRACTED'; ids?: string[]; first?: number; after?: string }
+export interface AsOfArgs {
+  at: string;
+  claimKeyPrefix?: string;
+  status?: 'ACTIVE' | 'RETRACTED';
+  ids?: string[];
+  first?: number;
+  after?: string;
+}
 
 /** The fleet as it stood at `at`: a page of beliefs, newest first, each with its status then and now. */
 export async function beliefsAsOf(tx: Tx, fleet: string, a: AsOfArgs) {
@@ -41,12 +52,24 @@ export async function beliefsAsOf(tx: Tx, fleet: string, a: AsOfArgs) {
   const after = decodeIdCursor('after', a.after || null);
   const prefix = v.claimKeyPrefix('claimKeyPrefix', a.claimKeyPrefix);
   const ids = a.ids ? a.ids.map((id, i) => parseAnyId(`ids[${i}]`, id, 'Belief')) : null;
-  const page = await beliefPageAsOf(tx, fleet, at, { prefix, status: a.status ?? null, ids, afterId: after, limit: first + 1 });
+  const page = await beliefPageAsOf(tx, fleet, at, {
+    prefix,
+    status: a.status ?? null,
+    ids,
+    afterId: after,
+    limit: first + 1,
+  });
   const p = pageOf(page.rows, first, (r) => encodeIdCursor(r.id), page.total);
-  const names = await agentNames(tx, fleet, p.items.map((b) => b.author_id));
+  const names = await agentNames(
+    tx,
+    fleet,
+    p.items.map((b) => b.author_id),
+  );
   return {
     at: at.toISOString(),
     items: p.items.map((b) => ({ ...beliefOut(b, names), statusNow: b.current_status })),
-    totalCount: p.totalCount, hasNextPage: p.hasNextPage, endCursor: p.endCursor,
+    totalCount: p.totalCount,
+    hasNextPage: p.hasNextPage,
+    endCursor: p.endCursor,
   };
 }

@@ -12,22 +12,48 @@ import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const JSON_VALUE = ['string', 'number', 'boolean', 'object', 'array', 'null'] as const;
 const SUBSCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];
-const SUBSCHEMA_ONE = ['items', 'additionalProperties', 'not', 'if', 'then', 'else', 'contains', 'propertyNames', 'unevaluatedProperties', 'unevaluatedItems', 'additionalItems'];
+const SUBSCHEMA_ONE = [
+  'items',
+  'additionalProperties',
+  'not',
+  'if',
+  'then',
+  'else',
+  'contains',
+  'propertyNames',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  'additionalItems',
+];
 const SUBSCHEMA_LISTS = ['anyOf', 'oneOf', 'allOf', 'prefixItems'];
 
 type Schema = Record<string, unknown>;
-const ANNOTATIONS = new Set(['description', 'title', 'default', 'examples', '$schema', 'deprecated', 'readOnly', 'writeOnly', '$comment']);
+const ANNOTATIONS = new Set([
+  'description',
+  'title',
+  'default',
+  'examples',
+  '$schema',
+  'deprecated',
+  'readOnly',
+  'writeOnly',
+  '$comment',
+]);
 
 /** One schema (and everything below it), rewritten portably. */
 function portable(node: unknown): unknown {
-  if (node === true || (node && typeof node === 'object' && !Array.isArray(node) && Object.keys(node).every((k) => ANNOTATIONS.has(k)))) {
+  if (
+    node === true ||
+    (node && typeof node === 'object' && !Array.isArray(node) && Object.keys(node).every((k) => ANNOTATIONS.has(k)))
+  ) {
     const notes = node === true ? {} : (node as Schema);
     return { ...notes, anyOf: JSON_VALUE.map((type) => ({ type })) };
   }
   if (!node || typeof node !== 'object' || Array.isArray(node)) return node;
   const s: Schema = { ...(node as Schema) };
   for (const k of SUBSCHEMA_MAPS) {
-    if (s[k] && typeof s[k] === 'object') s[k] = Object.fromEntries(Object.entries(s[k] as Schema).map(([n, x]) => [n, portable(x)]));
+    if (s[k] && typeof s[k] === 'object')
+      s[k] = Object.fromEntries(Object.entries(s[k] as Schema).map(([n, x]) => [n, portable(x)]));
   }
   for (const k of SUBSCHEMA_ONE) if (k in s && typeof s[k] !== 'boolean') s[k] = portable(s[k]);
   // `additionalProperties: {}` or `items: {}` on a free-form container: any JSON value, spelled out.
@@ -36,7 +62,12 @@ function portable(node: unknown): unknown {
     const { type, ...rest } = s;
     const notes = Object.fromEntries(Object.entries(rest).filter(([k]) => ANNOTATIONS.has(k)));
     const constraints = Object.fromEntries(Object.entries(rest).filter(([k]) => !ANNOTATIONS.has(k)));
-    return { ...notes, anyOf: (type as string[]).map((t) => (t === 'null' ? { type: 'null' } : { type: t, ...withoutNull(constraints) })) };
+    return {
+      ...notes,
+      anyOf: (type as string[]).map((t) =>
+        t === 'null' ? { type: 'null' } : { type: t, ...withoutNull(constraints) },
+      ),
+    };
   }
   return s;
 }
@@ -51,7 +82,14 @@ export function portableListing(server: McpServer): void {
   const list = sdkHandler(server, 'tools/list');
   server.server.setRequestHandler(ListToolsRequestSchema, async (req, extra) => {
     const r = (await list(req, extra)) as { tools: Array<Schema> };
-    return { ...r, tools: r.tools.map((t) => ({ ...t, inputSchema: portable(t.inputSchema), ...(t.outputSchema ? { outputSchema: portable(t.outputSchema) } : {}) })) } as never;
+    return {
+      ...r,
+      tools: r.tools.map((t) => ({
+        ...t,
+        inputSchema: portable(t.inputSchema),
+        ...(t.outputSchema ? { outputSchema: portable(t.outputSchema) } : {}),
+      })),
+    } as never;
   });
 }
 

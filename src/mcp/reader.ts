@@ -24,7 +24,6 @@ export async function authenticateReader(store: Store, token: string | null | un
   return readerTx(store, null, (tx) => agentByTokenHash(tx, hashToken(token)));
 }
 
-
 export interface ReadOnlyProof {
   /** SQLSTATE the database raised when the probe tried to write through the reader path. */
   refusedWith: string;
@@ -48,7 +47,9 @@ export async function proveReadOnly(store: Store): Promise<ReadOnlyProof> {
   if (!refusedWith) throw new Error('the reader path wrote to the database; refusing to serve receipts through it');
   const writableTables = await readerTx(store, null, (tx) => writableBy(tx, READER_ROLE));
   if (writableTables.length > 0) {
-    throw new Error(`role ${READER_ROLE} holds write privileges on ${writableTables.join(', ')}; revoke them before serving receipts`);
+    throw new Error(
+      `role ${READER_ROLE} holds write privileges on ${writableTables.join(', ')}; revoke them before serving receipts`,
+    );
   }
   return { refusedWith, writableTables };
 }
@@ -65,11 +66,15 @@ export async function proveWriterBounds(store: Store): Promise<string[]> {
   try {
     writable = await readerTx(store, null, (tx) => writableBy(tx, 'retract_mcp'));
   } catch (e) {
-    if ((e as { code?: string }).code === '42704') throw new Error('the role retract_mcp does not exist; run `retract migrate` first (0012_mcp_writer)');
+    if ((e as { code?: string }).code === '42704')
+      throw new Error('the role retract_mcp does not exist; run `retract migrate` first (0012_mcp_writer)');
     throw e;
   }
   const bad = writable.filter((t) => NEVER_WRITTEN_BY_MCP.includes(t));
-  if (bad.length > 0) throw new Error(`role retract_mcp holds write privileges on ${bad.join(', ')}; revoke them before serving the write tools`);
+  if (bad.length > 0)
+    throw new Error(
+      `role retract_mcp holds write privileges on ${bad.join(', ')}; revoke them before serving the write tools`,
+    );
   return writable;
 }
 

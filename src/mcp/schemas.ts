@@ -15,7 +15,8 @@ import { LIMITS } from '../validation';
 
 /** An input id: a global id or a plain numeric id, as a string or a number; the tools see a trimmed string. */
 export const anyId = (what: string) =>
-  z.union([z.string().trim().min(1).max(200), z.number().int().min(1).max(Number.MAX_SAFE_INTEGER)])
+  z
+    .union([z.string().trim().min(1).max(200), z.number().int().min(1).max(Number.MAX_SAFE_INTEGER)])
     .transform((x) => String(x).trim())
     .describe(`${what}: a global id from the tools or the GraphQL API, or the plain numeric id (number or string)`);
 const page = {
@@ -31,20 +32,34 @@ export const getReceiptInput = {
 
 export const explainBeliefInput = {
   beliefId: anyId('The belief').optional(),
-  claimKey: z.string().max(LIMITS.claimKeyMax).optional().describe('Instead of beliefId: the ACTIVE belief on this claim, else its newest belief.'),
-  maxDepth: z.number().int().min(1).max(20).optional().describe('How far to follow justifications up and dependents down (default 6).'),
+  claimKey: z
+    .string()
+    .max(LIMITS.claimKeyMax)
+    .optional()
+    .describe('Instead of beliefId: the ACTIVE belief on this claim, else its newest belief.'),
+  maxDepth: z
+    .number()
+    .int()
+    .min(1)
+    .max(20)
+    .optional()
+    .describe('How far to follow justifications up and dependents down (default 6).'),
 };
 
 const OWED_STATUSES = ['OWED', 'DISPATCHED', 'FAILED'] as const;
 export const listOwedReversalsInput = {
-  statuses: z.array(z.enum(OWED_STATUSES)).min(1).max(3).optional()
+  statuses: z
+    .array(z.enum(OWED_STATUSES))
+    .min(1)
+    .max(3)
+    .optional()
     .describe('Which unsettled states to list (default all three: OWED, DISPATCHED, FAILED).'),
   ...page,
 };
 
 const SEARCH_K_MAX = 100;
 export const searchBeliefsInput = {
-  text: z.string().min(1).max(LIMITS.statementMax).describe('What to look for; embedded with the store\'s embedder.'),
+  text: z.string().min(1).max(LIMITS.statementMax).describe("What to look for; embedded with the store's embedder."),
   k: z.number().int().min(1).max(SEARCH_K_MAX).optional().describe(`How many hits, 1 to ${SEARCH_K_MAX} (default 10).`),
   includeRetracted: z.boolean().optional().describe('Include RETRACTED beliefs (default false: ACTIVE only).'),
   claimKeyPrefix: z.string().max(LIMITS.claimKeyMax).optional().describe('Only claims whose key starts with this.'),
@@ -56,7 +71,9 @@ const isoOrNull = iso.nullable();
 export const Money = z.object({
   amountMinor: z.number().int().describe('Integer minor units; capped at 2^53−1 (see amountMinorCapped)'),
   amountMinorExact: z.string().describe('Exact integer minor units as a decimal string, at any size'),
-  amountMinorCapped: z.boolean().describe('True when the exact amount is beyond 2^53−1 and amountMinor shows 2^53−1 instead'),
+  amountMinorCapped: z
+    .boolean()
+    .describe('True when the exact amount is beyond 2^53−1 and amountMinor shows 2^53−1 instead'),
   currency: z.string(),
   formatted: z.string().describe('e.g. $1,240.00'),
 });
@@ -99,12 +116,14 @@ const ReversalSummary = z.object({
   reason: z.string().nullable(),
   amount: Money.nullable(),
   idempotencyKey: z.string(),
-  providerRef: z.string().nullable().describe('Only ever set from a provider\'s confirmation.'),
+  providerRef: z.string().nullable().describe("Only ever set from a provider's confirmation."),
   lastError: z.string().nullable(),
   createdAt: iso,
   dispatchedAt: isoOrNull,
   confirmedAt: isoOrNull,
-  effect: z.object({ id: z.string(), kind: z.string(), idempotencyKey: z.string(), externalRef: z.string().nullable() }).nullable(),
+  effect: z
+    .object({ id: z.string(), kind: z.string(), idempotencyKey: z.string(), externalRef: z.string().nullable() })
+    .nullable(),
   retraction: z.object({ id: z.string(), reason: z.string() }).nullable(),
 });
 
@@ -127,15 +146,20 @@ const RetractionSummary = z.object({
   reason: z.string(),
   createdAt: iso,
   actor: AgentRef,
-  root: BeliefSummary.nullable().describe('Null when the token may not read it: a root reinstated since is ACTIVE again, open to beliefs:read only.'),
+  root: BeliefSummary.nullable().describe(
+    'Null when the token may not read it: a root reinstated since is ACTIVE again, open to beliefs:read only.',
+  ),
 });
 
 export const getReceiptOutput = {
   retraction: RetractionSummary,
-  beliefs: z.object({ items: z.array(BeliefSummary.extend({ depth: z.number().int() })), ...PageInfo })
+  beliefs: z
+    .object({ items: z.array(BeliefSummary.extend({ depth: z.number().int() })), ...PageInfo })
     .describe('Every belief it took down, root first, then in cascade order (depth, id).'),
   cancelledEffects: z.array(EffectSummary).describe('PENDING effects it cancelled: they can never run.'),
-  reachedInFlight: z.array(EffectSummary).describe('EXECUTING effects it reached; their reversal is recorded when they complete.'),
+  reachedInFlight: z
+    .array(EffectSummary)
+    .describe('EXECUTING effects it reached; their reversal is recorded when they complete.'),
   reversals: z.array(ReversalSummary).describe('One per EXECUTED effect it reached: OWED…CONFIRMED, or UNREACHABLE.'),
   totals: Totals,
 };
@@ -152,19 +176,26 @@ export const explainBeliefOutput = {
   belief: BeliefSummary,
   lineage: z.object({
     justifications: z.array(Justification).describe('How each belief up the graph was derived; empty for premises.'),
-    beliefs: z.array(BeliefSummary.extend({ depth: z.number().int() })).describe('Premises, their premises, …; depth 1 = direct premises.'),
+    beliefs: z
+      .array(BeliefSummary.extend({ depth: z.number().int() }))
+      .describe('Premises, their premises, …; depth 1 = direct premises.'),
     truncated: z.boolean(),
   }),
   dependents: z.object({
-    beliefs: z.array(BeliefSummary.extend({ depth: z.number().int(), via: z.array(z.string()) })).describe('Beliefs citing it, then theirs; depth 1 = direct dependents.'),
+    beliefs: z
+      .array(BeliefSummary.extend({ depth: z.number().int(), via: z.array(z.string()) }))
+      .describe('Beliefs citing it, then theirs; depth 1 = direct dependents.'),
     truncated: z.boolean(),
   }),
-  effects: z.array(EffectSummary.extend({ restsOn: z.array(z.string()), direct: z.boolean() }))
+  effects: z
+    .array(EffectSummary.extend({ restsOn: z.array(z.string()), direct: z.boolean() }))
     .describe('Effects resting on the belief (direct) or on one of its dependents.'),
   retraction: RetractionSummary.extend({
     depth: z.number().int().describe('Where it fell in that cascade; 0 = it was the root.'),
     why: z.string(),
-  }).nullable().describe('When RETRACTED: which retraction took it down, and why.'),
+  })
+    .nullable()
+    .describe('When RETRACTED: which retraction took it down, and why.'),
 };
 
 export const listOwedReversalsOutput = {
@@ -175,7 +206,9 @@ export const listOwedReversalsOutput = {
 
 export const searchBeliefsOutput = {
   snapshot: z.string().describe('The read point; pass it to the GraphQL assertBelief as basedOn.'),
-  hits: z.array(z.object({ belief: BeliefSummary, score: z.number().describe('Cosine similarity, higher is nearer.') })),
+  hits: z.array(
+    z.object({ belief: BeliefSummary, score: z.number().describe('Cosine similarity, higher is nearer.') }),
+  ),
 };
 
 type Out<S extends Record<string, z.ZodType>> = { [K in keyof S]: z.infer<S[K]> };

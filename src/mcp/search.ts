@@ -19,6 +19,9 @@ async function checkEmbedder(deps: McpDeps): Promise<void> {
   const want = `${deps.embedder.id}@${deps.embedder.dimensions}`;
   const have = await readerTx(deps.store, null, storedEmbedder);
   if (have && have !== want) {
-    throw new DomainError('CONFLICT', `this store's embeddings were written by ${have}, but this server embeds with ${want}; set RETRACT_EMBEDDER to match`);
+    throw new DomainError(
+      'CONFLICT',
+      `this store's embeddings were written by ${have}, but this server embeds with ${want}; set RETRACT_EMBEDDER to match`,
+    );
   }
 }

@@ -40,7 +40,11 @@ export interface ToolSpec<I extends Shape, O extends Shape> {
  */
 export class Toolkit {
   readonly fleet: string;
-  constructor(readonly server: McpServer, readonly deps: McpDeps, readonly agent: AgentRow) {
+  constructor(
+    readonly server: McpServer,
+    readonly deps: McpDeps,
+    readonly agent: AgentRow,
+  ) {
     this.fleet = agent.fleet_id;
   }
 
@@ -66,7 +70,10 @@ export class Toolkit {
         const result = await run(args, grants);
         const shown = await visibleTo(deps.store, agent, grants, result);
         const texts = text(shown as Out<O>);
-        return { structuredContent: shown, content: (Array.isArray(texts) ? texts : [texts]).map((t) => ({ type: 'text' as const, text: t })) };
+        return {
+          structuredContent: shown,
+          content: (Array.isArray(texts) ? texts : [texts]).map((t) => ({ type: 'text' as const, text: t })),
+        };
       } catch (e) {
         if (e instanceof DomainError) return toolError(e.code, e.message, e.field, e.extensions);
         const requestId = randomUUID();
@@ -94,12 +101,22 @@ export function sealTools(kit: Toolkit): void {
     const r = (await call(req, extra)) as CallToolResult;
     // The SDK's own refusal of arguments that fail the input schema: GraphQL calls that BAD_USER_INPUT.
     const text = r.isError && r.content[0]?.type === 'text' ? r.content[0].text : '';
-    if (/^MCP error -32602: Input validation error/.test(text)) return toolError('BAD_USER_INPUT', text.replace(/^MCP error -32602: /, '')) as never;
+    if (/^MCP error -32602: Input validation error/.test(text))
+      return toolError('BAD_USER_INPUT', text.replace(/^MCP error -32602: /, '')) as never;
     return r as never;
   });
 }
 
 /** A tool error: `isError`, the text `CODE: message`, and the code (GraphQL's extensions.code) and field in `_meta`. */
-function toolError(code: string, message: string, field?: string | null, extensions?: Readonly<Record<string, string>>): CallToolResult {
-  return { isError: true, content: [{ type: 'text', text: `${code}: ${message}` }], _meta: { ...extensions, code, ...(field ? { field } : {}) } };
+function toolError(
+  code: string,
+  message: string,
+  field?: string | null,
+  extensions?: Readonly<Record<string, string>>,
+): CallToolResult {
+  return {
+    isError: true,
+    content: [{ type: 'text', text: `${code}: ${message}` }],
+    _meta: { ...extensions, code, ...(field ? { field } : {}) },
+  };
 }

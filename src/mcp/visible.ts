@@ -19,8 +19,14 @@ import { readerTx } from './reader';
 
 /** The rule for each node type; Agent and Justification have none of their own in GraphQL. */
 const RULE: Record<NodeType, Readable | 'open' | 'belief'> = {
-  Agent: 'open', Justification: 'open', Belief: 'belief', Effect: 'Effect', Reversal: 'Receipt', Retraction: 'Receipt',
-  Reinstatement: 'Receipt', Contradiction: 'Contradiction',
+  Agent: 'open',
+  Justification: 'open',
+  Belief: 'belief',
+  Effect: 'Effect',
+  Reversal: 'Receipt',
+  Retraction: 'Receipt',
+  Reinstatement: 'Receipt',
+  Contradiction: 'Contradiction',
 };
 
 /** The node a string names, when it is exactly one of our global ids. */
@@ -64,7 +70,8 @@ export async function visibleTo<T>(store: Store, agent: AgentRow, grants: ReadGr
   const status = new Map<string, string>();
   if (ids.length > 0 && !mayRead(agent, 'Belief')) {
     // Only a token that cannot read ACTIVE beliefs needs their status; beliefs:read opens every one.
-    for (const b of await readerTx(store, agent.fleet_id, (tx) => beliefsByIds(tx, agent.fleet_id, ids))) status.set(b.id, b.status);
+    for (const b of await readerTx(store, agent.fleet_id, (tx) => beliefsByIds(tx, agent.fleet_id, ids)))
+      status.set(b.id, b.status);
   }
   const readable = (n: { type: NodeType; id: string }): boolean => {
     if (grants.has(n.type, n.id)) return true;

@@ -20,21 +20,45 @@ const COLUMNS = sql`id::text AS id, fleet_id, retraction_id::text AS retraction_
 
 export async function reinstatementsByIds(db: Db, fleet: string, ids: readonly string[]): Promise<ReinstatementRow[]> {
   if (ids.length === 0) return [];
-  return (await sql<ReinstatementRow>`SELECT ${COLUMNS} FROM reinstatements WHERE fleet_id = ${fleet} AND id = ANY(${ids as string[]}::bigint[])`.execute(db)).rows;
+  return (
+    await sql<ReinstatementRow>`SELECT ${COLUMNS} FROM reinstatements WHERE fleet_id = ${fleet} AND id = ANY(${ids as string[]}::bigint[])`.execute(
+      db,
+    )
+  ).rows;
 }
 
 /** The reinstatement of a retraction, locked, if there is one. */
-export async function lockReinstatementOf(tx: Tx, fleet: string, retractionId: string): Promise<ReinstatementRow | undefined> {
-  return (await sql<ReinstatementRow>`SELECT ${COLUMNS} FROM reinstatements WHERE fleet_id = ${fleet} AND retraction_id = ${retractionId} FOR UPDATE`.execute(tx)).rows[0];
+export async function lockReinstatementOf(
+  tx: Tx,
+  fleet: string,
+  retractionId: string,
+): Promise<ReinstatementRow | undefined> {
+  return (
+    await sql<ReinstatementRow>`SELECT ${COLUMNS} FROM reinstatements WHERE fleet_id = ${fleet} AND retraction_id = ${retractionId} FOR UPDATE`.execute(
+      tx,
+    )
+  ).rows[0];
 }
 
 /** The retraction to reinstate, locked (FOR UPDATE): root and whether it was already taken back. */
-export async function lockRetraction(tx: Tx, fleet: string, retractionId: string): Promise<{ id: string; root_id: string; reinstated_at: Date | null } | undefined> {
-  return (await sql<{ id: string; root_id: string; reinstated_at: Date | null }>`
-    SELECT id::text AS id, root_id::text AS root_id, reinstated_at FROM retractions WHERE fleet_id = ${fleet} AND id = ${retractionId} FOR UPDATE`.execute(tx)).rows[0];
+export async function lockRetraction(
+  tx: Tx,
+  fleet: string,
+  retractionId: string,
+): Promise<{ id: string; root_id: string; reinstated_at: Date | null } | undefined> {
+  return (
+    await sql<{ id: string; root_id: string; reinstated_at: Date | null }>`
+    SELECT id::text AS id, root_id::text AS root_id, reinstated_at FROM retractions WHERE fleet_id = ${fleet} AND id = ${retractionId} FOR UPDATE`.execute(
+      tx,
+    )
+  ).rows[0];
 }
 
-export async function insertReinstatement(tx: Tx, fleet: string, r: { retractionId: string; reason: string; actorId: string }): Promise<string> {
+export async function insertReinstatement(
+  tx: Tx,
+  fleet: string,
+  r: { retractionId: string; reason: string; actorId: string },
+): Promise<string> {
   // Written BLOCKED-free: the status is set by completeReinstatement or blockReinstatement in the same transaction.
   const row = await sql<{ id: string }>`
     INSERT INTO reinstatements (fleet_id, retraction_id, status, reason, actor_id, completed_at)
@@ -44,20 +68,32 @@ export async function insertReinstatement(tx: Tx, fleet: string, r: { retraction
 }
 
 /** Receipts newest first (of one retraction when named), below `before` (an id) when given; all of them when `first` is null. */
-export async function reinstatementPage(db: Db, fleet: string, q: { retractionId?: string; first: number | null; before: string | null }): Promise<ReinstatementRow[]> {
-  return (await sql<ReinstatementRow>`
+export async function reinstatementPage(
+  db: Db,
+  fleet: string,
+  q: { retractionId?: string; first: number | null; before: string | null },
+): Promise<ReinstatementRow[]> {
+  return (
+    await sql<ReinstatementRow>`
     SELECT ${COLUMNS} FROM reinstatements WHERE fleet_id = ${fleet}
        ${q.retractionId ? sql`AND retraction_id = ${q.retractionId}` : sql``}
        ${q.before ? sql`AND id < ${q.before}::bigint` : sql``}
-     ORDER BY reinstatements.id DESC ${q.first === null ? sql`` : sql`LIMIT ${q.first}`}`.execute(db)).rows;
+     ORDER BY reinstatements.id DESC ${q.first === null ? sql`` : sql`LIMIT ${q.first}`}`.execute(db)
+  ).rows;
 }
 
 /** The claim's ACTIVE belief, if any, other than `beliefId` (whose claim it shares). */
-export async function activeRivalOf(tx: Tx, fleet: string, beliefId: string): Promise<{ id: string; claim_key: string } | undefined> {
-  return (await sql<{ id: string; claim_key: string }>`
+export async function activeRivalOf(
+  tx: Tx,
+  fleet: string,
+  beliefId: string,
+): Promise<{ id: string; claim_key: string } | undefined> {
+  return (
+    await sql<{ id: string; claim_key: string }>`
     SELECT a.id::text AS id, a.claim_key FROM beliefs b
       JOIN beliefs a ON a.fleet_id = b.fleet_id AND a.claim_key = b.claim_key AND a.status = 'ACTIVE' AND a.id <> b.id
-     WHERE b.fleet_id = ${fleet} AND b.id = ${beliefId}`.execute(tx)).rows[0];
+     WHERE b.fleet_id = ${fleet} AND b.id = ${beliefId}`.execute(tx)
+  ).rows[0];
 }
 
 /**
@@ -65,8 +101,19 @@ export async function activeRivalOf(tx: Tx, fleet: string, beliefId: string): Pr
  * left out), each justification with each premise's state, and whether its claim now holds another
  * ACTIVE belief. One read through the retraction's index, whatever the depth.
  */
-export async function reverseClosure(tx: Tx, fleet: string, retractionId: string, rootId: string): Promise<{ rows: ReverseRow[]; blocked: Set<number> }> {
-  const r = await sql<{ b: string; j: string; p: string | null; st: 'set' | 'active' | 'down' | null; blocked: boolean }>`
+export async function reverseClosure(
+  tx: Tx,
+  fleet: string,
+  retractionId: string,
+  rootId: string,
+): Promise<{ rows: ReverseRow[]; blocked: Set<number> }> {
+  const r = await sql<{
+    b: string;
+    j: string;
+    p: string | null;
+    st: 'set' | 'active' | 'down' | null;
+    blocked: boolean;
+  }>`
     WITH down AS MATERIALIZED (
       SELECT s.id, EXISTS (SELECT 1 FROM beliefs a WHERE a.fleet_id = ${fleet} AND a.claim_key = s.claim_key AND a.status = 'ACTIVE') AS blocked
         FROM beliefs s WHERE s.fleet_id = ${fleet} AND s.retraction_id = ${retractionId} AND s.id <> ${rootId}::bigint
@@ -80,13 +127,22 @@ export async function reverseClosure(tx: Tx, fleet: string, retractionId: string
   const blocked = new Set<number>();
   const rows = r.rows.map((x) => {
     if (x.blocked) blocked.add(Number(x.b));
-    return { belief: Number(x.b), justification: Number(x.j), premise: x.p === null ? null : Number(x.p), state: x.st ?? 'active' };
+    return {
+      belief: Number(x.b),
+      justification: Number(x.j),
+      premise: x.p === null ? null : Number(x.p),
+      state: x.st ?? 'active',
+    };
   });
   return { rows, blocked };
 }
 
 /** The root's justifications, each as its premises' states (an empty list: a justification without premises). */
-export async function reverseClosureOfRoot(tx: Tx, fleet: string, rootId: string): Promise<{ rows: Array<Array<{ premise: string; state: 'active' | 'down' }>> }> {
+export async function reverseClosureOfRoot(
+  tx: Tx,
+  fleet: string,
+  rootId: string,
+): Promise<{ rows: Array<Array<{ premise: string; state: 'active' | 'down' }>> }> {
   const r = await sql<{ j: string; p: string | null; active: boolean | null }>`
     SELECT j.id::text AS j, p.premise_id::text AS p, pb.status = 'ACTIVE' AS active
       FROM justifications j
@@ -108,8 +164,14 @@ export async function reverseClosureOfRoot(tx: Tx, fleet: string, rootId: string
  * BeliefReinstated event rows are written in order, and the receipt gains them: one statement.
  */
 export async function bringBack(
-  tx: Tx, fleet: string, reinstatementId: string, retractionId: string, actorId: string,
-  ids: readonly number[], levels: readonly number[], events: { depth: number[]; ids: string[]; sizes: Array<string | null> },
+  tx: Tx,
+  fleet: string,
+  reinstatementId: string,
+  retractionId: string,
+  actorId: string,
+  ids: readonly number[],
+  levels: readonly number[],
+  events: { depth: number[]; ids: string[]; sizes: Array<string | null> },
 ): Promise<number> {
   // history: the RETRACTED interval each one leaves, closed now (belief-history.repository.ts). It reads the rows as
   // they were before this statement (every part of one statement does) and runs though nothing selects from it.
@@ -138,12 +200,21 @@ export async function bringBack(
 }
 
 export async function markRetractionReinstated(tx: Tx, fleet: string, retractionId: string): Promise<void> {
-  await sql`UPDATE retractions SET reinstated_at = now() WHERE fleet_id = ${fleet} AND id = ${retractionId}`.execute(tx);
+  await sql`UPDATE retractions SET reinstated_at = now() WHERE fleet_id = ${fleet} AND id = ${retractionId}`.execute(
+    tx,
+  );
 }
 
-export async function setBlocked(tx: Tx, fleet: string, reinstatementId: string, contradictionId: string | null): Promise<void> {
+export async function setBlocked(
+  tx: Tx,
+  fleet: string,
+  reinstatementId: string,
+  contradictionId: string | null,
+): Promise<void> {
   await sql`UPDATE reinstatements SET status = ${contradictionId ? 'BLOCKED' : 'REINSTATED'}, contradiction_id = ${contradictionId},
-    completed_at = ${contradictionId ? null : sql`now()`} WHERE fleet_id = ${fleet} AND id = ${reinstatementId}`.execute(tx);
+    completed_at = ${contradictionId ? null : sql`now()`} WHERE fleet_id = ${fleet} AND id = ${reinstatementId}`.execute(
+    tx,
+  );
 }
 
 /**
@@ -151,7 +222,13 @@ export async function setBlocked(tx: Tx, fleet: string, reinstatementId: string,
  * ACTIVE belief: the retracted belief is the proposal (its statement, value, evidence, author, and
  * the premises of the justification that holds), the ACTIVE one the existing side. One statement.
  */
-export async function raiseContradictions(tx: Tx, fleet: string, reinstatementId: string, actorId: string, items: ReadonlyArray<{ belief: number; premises: number[] }>): Promise<string[]> {
+export async function raiseContradictions(
+  tx: Tx,
+  fleet: string,
+  reinstatementId: string,
+  actorId: string,
+  items: ReadonlyArray<{ belief: number; premises: number[] }>,
+): Promise<string[]> {
   if (items.length === 0) return [];
   const r = await sql<{ id: string }>`
     WITH raised AS (
@@ -183,7 +260,14 @@ export async function raiseContradictions(tx: Tx, fleet: string, reinstatementId
  * EXECUTING effects reached by this retraction are reached by none now, or by the first
  * retraction still holding one of their supports down (completeEffect records its reversal there).
  */
-export async function settleMoney(tx: Tx, fleet: string, reinstatementId: string, retractionId: string, actorId: string, ids: readonly number[]): Promise<void> {
+export async function settleMoney(
+  tx: Tx,
+  fleet: string,
+  reinstatementId: string,
+  retractionId: string,
+  actorId: string,
+  ids: readonly number[],
+): Promise<void> {
   await sql`
     WITH touched AS MATERIALIZED (
       SELECT DISTINCT s.effect_id FROM effect_supports s
@@ -218,7 +302,12 @@ export async function settleMoney(tx: Tx, fleet: string, reinstatementId: string
 }
 
 /** PENDING effects this retraction cancelled whose supports are all ACTIVE again: the receipt lists them as restorable. */
-export async function recordRestorable(tx: Tx, fleet: string, reinstatementId: string, retractionId: string): Promise<void> {
+export async function recordRestorable(
+  tx: Tx,
+  fleet: string,
+  reinstatementId: string,
+  retractionId: string,
+): Promise<void> {
   await sql`
     UPDATE reinstatements SET restorable_effect_ids = coalesce((
       SELECT array_agg(e.id ORDER BY e.id) FROM effects e
@@ -232,11 +321,13 @@ export async function recordRestorable(tx: Tx, fleet: string, reinstatementId: s
 const REEXECUTION_KEY_SQL = `'reexecution:' || r.idempotency_key`;
 
 export async function moneyLines(db: Db, fleet: string, reinstatementId: string): Promise<MoneyLineRow[]> {
-  return (await sql<MoneyLineRow>`
+  return (
+    await sql<MoneyLineRow>`
     SELECT fleet_id, reinstatement_id::text AS reinstatement_id, reversal_id::text AS reversal_id, effect_id::text AS effect_id, line, prior_status,
            amount_minor::text AS amount_minor, currency, reexecution_key, outcome, outcome_at, created_at
       FROM reinstatement_money m WHERE m.fleet_id = ${fleet} AND m.reinstatement_id = ${reinstatementId}
-     ORDER BY m.reversal_id`.execute(db)).rows; // the column, not the ::text output name ("10" sorts before "9")
+     ORDER BY m.reversal_id`.execute(db)
+  ).rows; // the column, not the ::text output name ("10" sorts before "9")
 }
 
 export interface ReinstatementTotals {
@@ -256,9 +347,19 @@ export interface ReinstatementTotals {
  * A reinstatement's figures from its own rows: counts and per-currency sums of its money lines
  * (every currency a line carries appears in each sum, 0 when none).
  */
-export async function reinstatementTotals(db: Db, fleet: string, reinstatementId: string): Promise<ReinstatementTotals> {
+export async function reinstatementTotals(
+  db: Db,
+  fleet: string,
+  reinstatementId: string,
+): Promise<ReinstatementTotals> {
   const r = await sql<{
-    beliefs: number; contradictions: number; restorable: number; restored: number; voided: number; in_flight: number; owed: number;
+    beliefs: number;
+    contradictions: number;
+    restorable: number;
+    restored: number;
+    voided: number;
+    in_flight: number;
+    owed: number;
     money: Array<{ currency: string; voided: string; in_flight: string; owed: string }> | null;
   }>`
     SELECT cardinality(i.belief_ids) AS beliefs, cardinality(i.contradiction_ids) AS contradictions, cardinality(i.restorable_effect_ids) AS restorable,
@@ -278,19 +379,34 @@ export async function reinstatementTotals(db: Db, fleet: string, reinstatementId
   const money = row.money ?? [];
   const pick = (k: 'voided' | 'in_flight' | 'owed') => money.map((m) => ({ amountMinor: m[k], currency: m.currency }));
   return {
-    beliefsReinstated: row.beliefs, contradictionsRaised: row.contradictions, reversalsVoided: row.voided, reversalsInFlight: row.in_flight,
-    reexecutionsOwed: row.owed, effectsRestorable: row.restorable, effectsRestored: row.restored,
-    voided: pick('voided'), inFlight: pick('in_flight'), reexecutionOwed: pick('owed'),
+    beliefsReinstated: row.beliefs,
+    contradictionsRaised: row.contradictions,
+    reversalsVoided: row.voided,
+    reversalsInFlight: row.in_flight,
+    reexecutionsOwed: row.owed,
+    effectsRestorable: row.restorable,
+    effectsRestored: row.restored,
+    voided: pick('voided'),
+    inFlight: pick('in_flight'),
+    reexecutionOwed: pick('owed'),
   };
 }
 
 /** Reinstated beliefs, in reverse-cascade order, as a page of (position, id, depth). */
-export async function reinstatedBeliefPage(db: Db, fleet: string, reinstatementId: string, first: number, afterPos: number): Promise<Array<{ pos: number; id: string; depth: number }>> {
-  return (await sql<{ pos: number; id: string; depth: number }>`
+export async function reinstatedBeliefPage(
+  db: Db,
+  fleet: string,
+  reinstatementId: string,
+  first: number,
+  afterPos: number,
+): Promise<Array<{ pos: number; id: string; depth: number }>> {
+  return (
+    await sql<{ pos: number; id: string; depth: number }>`
     SELECT x.pos::int AS pos, x.id::text AS id, x.depth FROM reinstatements i,
            unnest(i.belief_ids, i.belief_depths) WITH ORDINALITY AS x(id, depth, pos)
      WHERE i.fleet_id = ${fleet} AND i.id = ${reinstatementId} AND x.pos > ${afterPos}
-     ORDER BY x.pos LIMIT ${first}`.execute(db)).rows;
+     ORDER BY x.pos LIMIT ${first}`.execute(db)
+  ).rows;
 }
 
 /**
@@ -298,7 +414,13 @@ export async function reinstatedBeliefPage(db: Db, fleet: string, reinstatementI
  * line re-execution owed (the money came back after all); FAILED voids it and the reversal (nothing
  * moved, nothing is owed). No line, nothing happens. Returns the lines changed.
  */
-export async function recordWatchedOutcome(tx: Tx, fleet: string, actorId: string | null, reversalId: string, outcome: 'CONFIRMED' | 'FAILED'): Promise<number> {
+export async function recordWatchedOutcome(
+  tx: Tx,
+  fleet: string,
+  actorId: string | null,
+  reversalId: string,
+  outcome: 'CONFIRMED' | 'FAILED',
+): Promise<number> {
   if (outcome === 'CONFIRMED') {
     const r = await sql<{ n: number }>`
       WITH changed AS (
@@ -324,14 +446,20 @@ export async function recordWatchedOutcome(tx: Tx, fleet: string, actorId: strin
   const row = r.rows[0]!;
   if (row.n > 0 && row.retraction_id) {
     await sql`INSERT INTO events (fleet_id, type, retraction_id, ids, data, actor_id)
-      VALUES (${fleet}, 'ReversalVoided', ${row.retraction_id}, ARRAY[${reversalId}::bigint], jsonb_build_object('reinstatementId', ${row.reinstatement_id}::text, 'outcome', 'FAILED'), ${actorId})`.execute(tx);
+      VALUES (${fleet}, 'ReversalVoided', ${row.retraction_id}, ARRAY[${reversalId}::bigint], jsonb_build_object('reinstatementId', ${row.reinstatement_id}::text, 'outcome', 'FAILED'), ${actorId})`.execute(
+      tx,
+    );
   }
   return row.n;
 }
 
 /** The refusal of a confirmation for a VOIDED reversal: nothing was sent, nothing is owed. */
 export function voidedConflict(reversalId: string): DomainError {
-  return new DomainError('CONFLICT', `reversalId: reversal ${reversalId} is VOIDED: a reinstatement took its retraction back, so nothing is owed; reconcile a provider's payment by hand`, 'reversalId');
+  return new DomainError(
+    'CONFLICT',
+    `reversalId: reversal ${reversalId} is VOIDED: a reinstatement took its retraction back, so nothing is owed; reconcile a provider's payment by hand`,
+    'reversalId',
+  );
 }
 
 /**
@@ -339,20 +467,39 @@ export function voidedConflict(reversalId: string): DomainError {
  * becomes PENDING again under its own key, when every support is ACTIVE. Returns the reinstatement
  * that lists it and the support that is down, if any.
  */
-export async function restorableBy(tx: Tx, fleet: string, effectId: string): Promise<{ reinstatement_id: string; retraction_id: string } | undefined> {
-  return (await sql<{ reinstatement_id: string; retraction_id: string }>`
+export async function restorableBy(
+  tx: Tx,
+  fleet: string,
+  effectId: string,
+): Promise<{ reinstatement_id: string; retraction_id: string } | undefined> {
+  return (
+    await sql<{ reinstatement_id: string; retraction_id: string }>`
     SELECT i.id::text AS reinstatement_id, i.retraction_id::text AS retraction_id FROM effects e
       JOIN reinstatements i ON i.fleet_id = e.fleet_id AND i.retraction_id = e.cancelled_by AND i.status = 'REINSTATED'
-     WHERE e.fleet_id = ${fleet} AND e.id = ${effectId} AND e.id = ANY(i.restorable_effect_ids)`.execute(tx)).rows[0];
+     WHERE e.fleet_id = ${fleet} AND e.id = ${effectId} AND e.id = ANY(i.restorable_effect_ids)`.execute(tx)
+  ).rows[0];
 }
 
 export async function firstDownSupport(tx: Tx, fleet: string, effectId: string): Promise<string | null> {
-  return (await sql<{ id: string }>`
+  return (
+    (
+      await sql<{ id: string }>`
     SELECT b.id::text AS id FROM effect_supports s JOIN beliefs b ON b.fleet_id = s.fleet_id AND b.id = s.belief_id
-     WHERE s.fleet_id = ${fleet} AND s.effect_id = ${effectId} AND b.status <> 'ACTIVE' ORDER BY b.id LIMIT 1`.execute(tx)).rows[0]?.id ?? null;
+     WHERE s.fleet_id = ${fleet} AND s.effect_id = ${effectId} AND b.status <> 'ACTIVE' ORDER BY b.id LIMIT 1`.execute(
+        tx,
+      )
+    ).rows[0]?.id ?? null
+  );
 }
 
-export async function restore(tx: Tx, fleet: string, effectId: string, reinstatementId: string, retractionId: string, actorId: string): Promise<void> {
+export async function restore(
+  tx: Tx,
+  fleet: string,
+  effectId: string,
+  reinstatementId: string,
+  retractionId: string,
+  actorId: string,
+): Promise<void> {
   await sql`
     WITH restored AS (
       UPDATE effects SET status = 'PENDING', cancelled_by = NULL, cancelled_at = NULL, restored_by = ${reinstatementId}

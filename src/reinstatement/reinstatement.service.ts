@@ -23,24 +23,46 @@ export type ReinstateResult =
  * KEEP_EXISTING leaves it BLOCKED for good. A second call returns the first receipt and writes
  * nothing. A derived root none of whose justifications holds cannot be ACTIVE: CONFLICT, nothing written.
  */
-async function reinstateInTx(tx: Tx, actor: Actor, retractionId: string, reason: string, moved: { beliefs: number }): Promise<ReinstateResult> {
+async function reinstateInTx(
+  tx: Tx,
+  actor: Actor,
+  retractionId: string,
+  reason: string,
+  moved: { beliefs: number },
+): Promise<ReinstateResult> {
   const rt = await repo.lockRetraction(tx, actor.fleet, retractionId);
   if (!rt) throw notFound('retraction', retractionId, 'retractionId');
   const known = await repo.lockReinstatementOf(tx, actor.fleet, retractionId);
   if (known) return answer(known, false);
   const [root] = await lockBeliefs(tx, actor.fleet, [rt.root_id], 'update');
-  if (!root || root.retraction_id !== retractionId) throw new Error(`retraction ${retractionId} does not hold its root ${rt.root_id}`);
+  if (!root || root.retraction_id !== retractionId)
+    throw new Error(`retraction ${retractionId} does not hold its root ${rt.root_id}`);
   const { rows } = await repo.reverseClosureOfRoot(tx, actor.fleet, root.id);
   const unsupported = !root.grounded && !rows.some((j) => j.every((p) => p.state === 'active'));
   if (unsupported) {
-    throw new DomainError('CONFLICT', `retractionId: its root, belief ${root.id}, is derived and none of its justifications holds now (a premise is RETRACTED); reinstate what took that premise down first`, 'retractionId');
+    throw new DomainError(
+      'CONFLICT',
+      `retractionId: its root, belief ${root.id}, is derived and none of its justifications holds now (a premise is RETRACTED); reinstate what took that premise down first`,
+      'retractionId',
+    );
   }
   const id = await repo.insertReinstatement(tx, actor.fleet, { retractionId, reason, actorId: actor.agentId });
-  await appendEvent(tx, { fleet: actor.fleet, type: 'ReinstatementStarted', actorId: actor.agentId, retractionId, ids: [id], data: { reinstatementId: id, reason } });
+  await appendEvent(tx, {
+    fleet: actor.fleet,
+    type: 'ReinstatementStarted',
+    actorId: actor.agentId,
+    retractionId,
+    ids: [id],
+    data: { reinstatementId: id, reason },
+  });
   const rival = await repo.activeRivalOf(tx, actor.fleet, root.id);
   if (rival) {
-    const premises = root.grounded ? [] : rows.find((j) => j.every((p) => p.state === 'active'))!.map((p) => Number(p.premise));
-    const [contradictionId] = await repo.raiseContradictions(tx, actor.fleet, id, actor.agentId, [{ belief: Number(root.id), premises }]);
+    const premises = root.grounded
+      ? []
+      : rows.find((j) => j.every((p) => p.state === 'active'))!.map((p) => Number(p.premise));
+    const [contradictionId] = await repo.raiseContradictions(tx, actor.fleet, id, actor.agentId, [
+      { belief: Number(root.id), premises },
+    ]);
     await repo.setBlocked(tx, actor.fleet, id, contradictionId!);
     await commitEvent(tx, actor, id, retractionId);
     return { kind: 'blocked', reinstatementId: id, created: true, contradictionId: contradictionId! };
@@ -59,7 +81,10 @@ async function bringBackInTx(tx: Tx, actor: Actor, id: string, retractionId: str
   const { rows, blocked } = await repo.reverseClosure(tx, actor.fleet, retractionId, rootId);
   const { ids, levels, contradicted } = resettle(Number(rootId), rows, blocked);
   const n = await repo.bringBack(tx, actor.fleet, id, retractionId, actor.agentId, ids, levels, eventRows(ids, levels));
-  if (n !== ids.length) throw new Error(`reinstatement: ${ids.length} beliefs settled to return but ${n} were down under retraction ${retractionId}`);
+  if (n !== ids.length)
+    throw new Error(
+      `reinstatement: ${ids.length} beliefs settled to return but ${n} were down under retraction ${retractionId}`,
+    );
   await repo.raiseContradictions(tx, actor.fleet, id, actor.agentId, contradicted);
   await repo.settleMoney(tx, actor.fleet, id, retractionId, actor.agentId, ids);
   await repo.recordRestorable(tx, actor.fleet, id, retractionId);
@@ -69,7 +94,14 @@ async function bringBackInTx(tx: Tx, actor: Actor, id: string, retractionId: str
 
 async function commitEvent(tx: Tx, actor: Actor, id: string, retractionId: string): Promise<void> {
   const totals = await repo.reinstatementTotals(tx, actor.fleet, id);
-  await appendEvent(tx, { fleet: actor.fleet, type: 'ReinstatementCommitted', actorId: actor.agentId, retractionId, ids: [id], data: { reinstatementId: id, ...totals } });
+  await appendEvent(tx, {
+    fleet: actor.fleet,
+    type: 'ReinstatementCommitted',
+    actorId: actor.agentId,
+    retractionId,
+    ids: [id],
+    data: { reinstatementId: id, ...totals },
+  });
 }
 
 function answer(r: repo.ReinstatementRow, created: boolean): ReinstateResult {
@@ -83,7 +115,11 @@ function answer(r: repo.ReinstatementRow, created: boolean): ReinstateResult {
  * retracted in the caller's transaction): the root comes back and the reinstatement completes.
  * Returns the root's id (the belief the verdict accepted), or null when `contradiction` blocks none.
  */
-export async function resumeBlocked(tx: Tx, actor: Actor, contradiction: { id: string; reinstatement_id: string | null }): Promise<string | null> {
+export async function resumeBlocked(
+  tx: Tx,
+  actor: Actor,
+  contradiction: { id: string; reinstatement_id: string | null },
+): Promise<string | null> {
   if (!contradiction.reinstatement_id) return null;
   const [r] = await repo.reinstatementsByIds(tx, actor.fleet, [contradiction.reinstatement_id]);
   if (!r || r.status !== 'BLOCKED' || r.contradiction_id !== contradiction.id) return null;
@@ -94,13 +130,26 @@ export async function resumeBlocked(tx: Tx, actor: Actor, contradiction: { id: s
 }
 
 /** reinstateRetraction: one SERIALIZABLE transaction under the fleet's exclusive lock, like a retraction. */
-export async function reinstateRetraction(core: Core, actor: Actor, input: { retractionId: string; reason: string }): Promise<ReinstateResult> {
+export async function reinstateRetraction(
+  core: Core,
+  actor: Actor,
+  input: { retractionId: string; reason: string },
+): Promise<ReinstateResult> {
   const retractionId = v.id('retractionId', input.retractionId);
   const reason = v.text('reason', input.reason, v.LIMITS.reasonMax, { multiline: true });
   const started = performance.now();
   const moved = { beliefs: 0 };
-  const r = await inTx(core.store, { fleet: actor.fleet, maxAttempts: RETRACTION_ATTEMPTS, fleetLock: 'exclusive' }, (tx) => reinstateInTx(tx, actor, retractionId, reason, moved));
-  if (r.created) observeCascade(core.store, { kind: 'reinstatement', seconds: (performance.now() - started) / 1000, beliefs: moved.beliefs });
+  const r = await inTx(
+    core.store,
+    { fleet: actor.fleet, maxAttempts: RETRACTION_ATTEMPTS, fleetLock: 'exclusive' },
+    (tx) => reinstateInTx(tx, actor, retractionId, reason, moved),
+  );
+  if (r.created)
+    observeCascade(core.store, {
+      kind: 'reinstatement',
+      seconds: (performance.now() - started) / 1000,
+      beliefs: moved.beliefs,
+    });
   return r;
 }
 
@@ -117,12 +166,26 @@ export async function restoreEffect(core: Core, actor: Actor, input: { effectId:
     if (!e) throw notFound('effect', effectId, 'effectId');
     if (e.status !== 'CANCELLED') {
       if (e.restored_by) return e;
-      throw new DomainError('CONFLICT', `effectId: effect ${effectId} is ${e.status}; only a CANCELLED effect can be restored`, 'effectId');
+      throw new DomainError(
+        'CONFLICT',
+        `effectId: effect ${effectId} is ${e.status}; only a CANCELLED effect can be restored`,
+        'effectId',
+      );
     }
     const by = await repo.restorableBy(tx, actor.fleet, effectId);
-    if (!by) throw new DomainError('CONFLICT', `effectId: effect ${effectId} was cancelled by retraction ${e.cancelled_by}, which no reinstatement took back`, 'effectId');
+    if (!by)
+      throw new DomainError(
+        'CONFLICT',
+        `effectId: effect ${effectId} was cancelled by retraction ${e.cancelled_by}, which no reinstatement took back`,
+        'effectId',
+      );
     const down = await repo.firstDownSupport(tx, actor.fleet, effectId);
-    if (down) throw new DomainError('CONFLICT', `effectId: effect ${effectId} rests on belief ${down}, which is RETRACTED`, 'effectId');
+    if (down)
+      throw new DomainError(
+        'CONFLICT',
+        `effectId: effect ${effectId} rests on belief ${down}, which is RETRACTED`,
+        'effectId',
+      );
     await repo.restore(tx, actor.fleet, effectId, by.reinstatement_id, by.retraction_id, actor.agentId);
     return (await lockEffect(tx, actor.fleet, effectId))!;
   });

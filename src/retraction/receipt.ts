@@ -14,7 +14,11 @@ import { type RetractionRow, retractedBeliefPage, retractionsByIds, totalsFor } 
  */
 
 /** The effects a retraction cancelled (PENDING when it came) and those it reached while they ran (still EXECUTING). */
-export async function receiptEffects(db: Db, fleet: string, retractionId: string): Promise<{ cancelled: EffectRow[]; reachedInFlight: EffectRow[] }> {
+export async function receiptEffects(
+  db: Db,
+  fleet: string,
+  retractionId: string,
+): Promise<{ cancelled: EffectRow[]; reachedInFlight: EffectRow[] }> {
   const touched = await effectsTouchedBy(db, fleet, retractionId);
   return {
     cancelled: touched.filter((e) => e.cancelled_by === retractionId),
@@ -40,17 +44,38 @@ export interface Receipt {
 }
 
 /** The receipt of `retractionId` with one page of its beliefs, or null when the fleet has no such retraction. */
-export async function readReceipt(db: Db, fleet: string, retractionId: string, first: number, after: string | null): Promise<Receipt | null> {
+export async function readReceipt(
+  db: Db,
+  fleet: string,
+  retractionId: string,
+  first: number,
+  after: string | null,
+): Promise<Receipt | null> {
   const [retraction] = await retractionsByIds(db, fleet, [retractionId]);
   if (!retraction) return null;
   const page = await retractedBeliefPage(db, fleet, retractionId, first, after);
-  const rows = new Map((await beliefsByIds(db, fleet, [retraction.root_id, ...page.items.map((b) => b.id)])).map((b) => [b.id, b]));
+  const rows = new Map(
+    (await beliefsByIds(db, fleet, [retraction.root_id, ...page.items.map((b) => b.id)])).map((b) => [b.id, b]),
+  );
   const { cancelled, reachedInFlight } = await receiptEffects(db, fleet, retractionId);
   const reversals = await reversalsOfRetraction(db, fleet, retractionId);
   const listed = [...cancelled, ...reachedInFlight];
   const effects = new Map(listed.map((e) => [e.id, e]));
-  for (const e of await effectsByIds(db, fleet, reversals.map((r) => r.effect_id).filter((id) => !effects.has(id)))) effects.set(e.id, e);
-  const reversalOf = new Map((await reversalsOfEffects(db, fleet, listed.map((e) => e.id))).map((r) => [r.effect_id, r]));
+  for (const e of await effectsByIds(
+    db,
+    fleet,
+    reversals.map((r) => r.effect_id).filter((id) => !effects.has(id)),
+  ))
+    effects.set(e.id, e);
+  const reversalOf = new Map(
+    (
+      await reversalsOfEffects(
+        db,
+        fleet,
+        listed.map((e) => e.id),
+      )
+    ).map((r) => [r.effect_id, r]),
+  );
   const names = await agentNames(db, fleet, [retraction.actor_id, ...[...rows.values()].map((b) => b.author_id)]);
   return {
     retraction,

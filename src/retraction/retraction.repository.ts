@@ -10,31 +10,66 @@ import type { Db } from '../store/tx';
  */
 export type RetractionRow = Selectable<RetractionTable>;
 
-export async function insertRetraction(db: Db, fleet: string, r: { rootId: string; reason: string; actorId: string }): Promise<string> {
-  const row = await db.insertInto('retractions').values({ fleet_id: fleet, root_id: r.rootId, reason: r.reason, actor_id: r.actorId })
-    .returning('id').executeTakeFirstOrThrow();
+export async function insertRetraction(
+  db: Db,
+  fleet: string,
+  r: { rootId: string; reason: string; actorId: string },
+): Promise<string> {
+  const row = await db
+    .insertInto('retractions')
+    .values({ fleet_id: fleet, root_id: r.rootId, reason: r.reason, actor_id: r.actorId })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   return row.id;
 }
 
 export async function setBeliefsRetracted(db: Db, fleet: string, id: string, n: number): Promise<void> {
-  await db.updateTable('retractions').set({ beliefs_retracted: n }).where('fleet_id', '=', fleet).where('id', '=', id).execute();
+  await db
+    .updateTable('retractions')
+    .set({ beliefs_retracted: n })
+    .where('fleet_id', '=', fleet)
+    .where('id', '=', id)
+    .execute();
 }
 
 export async function retractionsByIds(db: Db, fleet: string, ids: readonly string[]): Promise<RetractionRow[]> {
   if (ids.length === 0) return [];
-  return db.selectFrom('retractions').selectAll().where('fleet_id', '=', fleet).where('id', 'in', ids as string[]).execute();
+  return db
+    .selectFrom('retractions')
+    .selectAll()
+    .where('fleet_id', '=', fleet)
+    .where('id', 'in', ids as string[])
+    .execute();
 }
 
 /** The fleet's newest retraction's id, or null when it has none. */
 export async function newestRetractionId(db: Db, fleet: string): Promise<string | null> {
-  return (await db.selectFrom('retractions').select('id').where('fleet_id', '=', fleet).orderBy('id', 'desc').limit(1).executeTakeFirst())?.id ?? null;
+  return (
+    (
+      await db
+        .selectFrom('retractions')
+        .select('id')
+        .where('fleet_id', '=', fleet)
+        .orderBy('id', 'desc')
+        .limit(1)
+        .executeTakeFirst()
+    )?.id ?? null
+  );
 }
 
 /** A newest-first page of the fleet's retractions. */
-export async function retractionPage(db: Db, fleet: string, first: number, after: string | null): Promise<Page<RetractionRow>> {
+export async function retractionPage(
+  db: Db,
+  fleet: string,
+  first: number,
+  after: string | null,
+): Promise<Page<RetractionRow>> {
   const q = db.selectFrom('retractions').where('fleet_id', '=', fleet);
-  return newestFirstPage(first, (limit) => (after ? q.where('id', '<', after) : q).selectAll().orderBy('id', 'desc').limit(limit).execute(),
-    async () => (await q.select((e) => e.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n);
+  return newestFirstPage(
+    first,
+    (limit) => (after ? q.where('id', '<', after) : q).selectAll().orderBy('id', 'desc').limit(limit).execute(),
+    async () => (await q.select((e) => e.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n,
+  );
 }
 
 /**
@@ -44,7 +79,11 @@ export async function retractionPage(db: Db, fleet: string, first: number, after
  */
 export async function totalsFor(db: Db, fleet: string, retractionId: string): Promise<Totals> {
   const r = await sql<{
-    beliefs: number; cancelled: number; reached: number; owed: number; unreachable: number;
+    beliefs: number;
+    cancelled: number;
+    reached: number;
+    owed: number;
+    unreachable: number;
     money: Array<{ currency: string; exposure: string; owed: string; unreachable: string; settled: string }> | null;
   }>`
     SELECT r.beliefs_retracted AS beliefs,
@@ -63,7 +102,8 @@ export async function totalsFor(db: Db, fleet: string, retractionId: string): Pr
   const row = r.rows[0];
   if (!row) throw new Error(`retraction ${retractionId} vanished`);
   const money = row.money ?? [];
-  const pick = (k: 'exposure' | 'owed' | 'unreachable' | 'settled') => money.map((m) => ({ amountMinor: m[k], currency: m.currency }));
+  const pick = (k: 'exposure' | 'owed' | 'unreachable' | 'settled') =>
+    money.map((m) => ({ amountMinor: m[k], currency: m.currency }));
   return {
     beliefsRetracted: row.beliefs,
     effectsCancelled: row.cancelled,
@@ -81,13 +121,24 @@ export async function totalsFor(db: Db, fleet: string, retractionId: string): Pr
  * Beliefs a retraction took down, root first then cascade order (depth, id), keyset-paged. Ordered
  * by the bigint id, not its text alias (which would put 10 before 9 and make the cursor skip beliefs).
  */
-export async function retractedBeliefPage(db: Db, fleet: string, retractionId: string, first: number, after: string | null): Promise<Page<{ id: string; depth: number }>> {
+export async function retractedBeliefPage(
+  db: Db,
+  fleet: string,
+  retractionId: string,
+  first: number,
+  after: string | null,
+): Promise<Page<{ id: string; depth: number }>> {
   const pos = after ? decodeDepthCursor('after', after) : null;
   const rows = await sql<{ id: string; depth: number }>`
     SELECT id::text AS id, retraction_depth AS depth FROM beliefs
      WHERE fleet_id = ${fleet} AND retraction_id = ${retractionId}
        ${pos ? sql`AND (retraction_depth, id) > (${pos.depth}, ${pos.id}::bigint)` : sql``}
      ORDER BY retraction_depth, beliefs.id LIMIT ${first + 1}`.execute(db);
-  const total = await db.selectFrom('retractions').select('beliefs_retracted').where('fleet_id', '=', fleet).where('id', '=', retractionId).executeTakeFirst();
+  const total = await db
+    .selectFrom('retractions')
+    .select('beliefs_retracted')
+    .where('fleet_id', '=', fleet)
+    .where('id', '=', retractionId)
+    .executeTakeFirst();
   return pageOf(rows.rows, first, (b) => encodeDepthCursor(b.depth, b.id), total?.beliefs_retracted ?? 0);
 }

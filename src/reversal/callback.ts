@@ -57,7 +57,10 @@ export async function handleProviderCallback(input: ProviderCallbackInput): Prom
     return { status: 500, body: { error: 'internal error' } };
   }
   if (!parsed.signatureValid) {
-    log?.warn({ bytes: Buffer.byteLength(input.rawBody), hasSignature: input.signatureHeader != null }, 'provider callback refused: invalid signature');
+    log?.warn(
+      { bytes: Buffer.byteLength(input.rawBody), hasSignature: input.signatureHeader != null },
+      'provider callback refused: invalid signature',
+    );
     return { status: 401, body: { error: 'invalid signature' } };
   }
   if (!parsed.ok) return { status: 400, body: { error: parsed.error } };
@@ -71,22 +74,30 @@ export async function handleProviderCallback(input: ProviderCallbackInput): Prom
     );
     if (found.length === 0) return { status: 404, body: { error: 'unknown reversal' } };
     if (found.length > 1) {
-      return { status: 409, body: { error: 'idempotencyKey names reversals in more than one fleet; name the reversal by reversalId' } };
+      return {
+        status: 409,
+        body: { error: 'idempotencyKey names reversals in more than one fleet; name the reversal by reversalId' },
+      };
     }
     const target = found[0]!;
     if (idempotencyKey !== undefined && target.idempotencyKey !== idempotencyKey) {
       return { status: 400, body: { error: 'reversalId and idempotencyKey name different reversals' } };
     }
     const r = await confirmFromProvider(input.core, target.fleetId, target.id, providerRef, 'callback');
-    log?.info({ reversalId: target.id, fleet: target.fleetId, providerRef, duplicate: !r.applied }, 'provider callback confirmed reversal');
+    log?.info(
+      { reversalId: target.id, fleet: target.fleetId, providerRef, duplicate: !r.applied },
+      'provider callback confirmed reversal',
+    );
     return {
       status: 200,
       body: { reversalId: target.id, status: 'CONFIRMED', providerRef: r.reversal.provider_ref, duplicate: !r.applied },
     };
   } catch (err) {
     if (err instanceof DomainError) {
-      const status = err.code === 'NOT_FOUND' ? 404 : err.code === 'CONFLICT' ? 409 : err.code === 'BAD_USER_INPUT' ? 400 : 500;
-      if (status === 409) log?.warn({ reversalId, idempotencyKey, providerRef, err: err.message }, 'provider callback conflicts');
+      const status =
+        err.code === 'NOT_FOUND' ? 404 : err.code === 'CONFLICT' ? 409 : err.code === 'BAD_USER_INPUT' ? 400 : 500;
+      if (status === 409)
+        log?.warn({ reversalId, idempotencyKey, providerRef, err: err.message }, 'provider callback conflicts');
       if (status !== 500) return { status, body: { error: err.message } };
     }
     log?.error({ err: (err as Error)?.message ?? String(err) }, 'provider callback failed');

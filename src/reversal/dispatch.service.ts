@@ -7,7 +7,14 @@ import type { ProviderOutcome } from './provider/provider';
 import { MAX_REASON_CHARS, MAX_REFERENCE_CHARS } from './provider/http';
 import { assertProvidersOwnRef } from './provider-ref';
 import { recordWatchedOutcome, voidedConflict } from '../reinstatement/reinstatement.repository';
-import { type ReversalRow, dispatchFleets, lockReversal, stuckReversalRows, takeDispatchable, updateReversal } from './reversal.repository';
+import {
+  type ReversalRow,
+  dispatchFleets,
+  lockReversal,
+  stuckReversalRows,
+  takeDispatchable,
+  updateReversal,
+} from './reversal.repository';
 
 /** A dispatch lease: who took the reversal and which take it was (the `attempts` count after that take). */
 export interface Lease {
@@ -62,7 +69,8 @@ function scopeOf(scope: DispatchScope): { fleet: string; actorId: string | null 
 }
 
 function positiveInt(field: string, n: unknown, max: number): number {
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > max) throw badInput(field, `must be an integer from 1 to ${max}`);
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > max)
+    throw badInput(field, `must be an integer from 1 to ${max}`);
   return n;
 }
 
@@ -94,14 +102,26 @@ export async function takeOwedReversals(core: Core, scope: DispatchScope, opts: 
   const limit = positiveInt('limit', opts.limit, MAX_TAKE);
   const leaseMs = positiveInt('leaseMs', opts.leaseMs, 7 * 24 * 3600 * 1000);
   const holder = holderOf(opts.holder);
-  const resendWindowMs = positiveInt('resendWindowMs', opts.resendWindowMs ?? DEFAULT_RESEND_WINDOW_MS, 365 * 24 * 3600 * 1000);
+  const resendWindowMs = positiveInt(
+    'resendWindowMs',
+    opts.resendWindowMs ?? DEFAULT_RESEND_WINDOW_MS,
+    365 * 24 * 3600 * 1000,
+  );
   return writeTx(core.store, fleet, async (tx) => {
     const rows = await takeDispatchable(tx, fleet, { limit, leaseMs, holder, resendWindowMs });
     // One ReversalDispatched event row per retraction records the take.
     const byRetraction = new Map<string, string[]>();
-    for (const row of rows) byRetraction.set(row.retraction_id, [...(byRetraction.get(row.retraction_id) ?? []), row.id]);
+    for (const row of rows)
+      byRetraction.set(row.retraction_id, [...(byRetraction.get(row.retraction_id) ?? []), row.id]);
     for (const [retractionId, ids] of byRetraction) {
-      await appendEvent(tx, { fleet, type: 'ReversalDispatched', actorId, retractionId, ids, data: { holder, leaseMs } });
+      await appendEvent(tx, {
+        fleet,
+        type: 'ReversalDispatched',
+        actorId,
+        retractionId,
+        ids,
+        data: { holder, leaseMs },
+      });
     }
     return rows.map((row) => ({
       id: row.id,
@@ -109,7 +129,10 @@ export async function takeOwedReversals(core: Core, scope: DispatchScope, opts: 
       effectId: row.effect_id,
       retractionId: row.retraction_id,
       idempotencyKey: row.idempotency_key,
-      amount: row.amount_minor !== null && row.currency !== null ? { amountMinor: Number(row.amount_minor), currency: row.currency } : null,
+      amount:
+        row.amount_minor !== null && row.currency !== null
+          ? { amountMinor: Number(row.amount_minor), currency: row.currency }
+          : null,
       attempts: row.attempts,
       leaseExpiresAt: row.lease_expires_at,
       dispatchedAt: row.dispatched_at,
@@ -140,7 +163,10 @@ export async function recordOutcome(
 ): Promise<RecordResult> {
   const { fleet, actorId } = scopeOf(scope);
   const id = v.id('reversalId', reversalId);
-  const fence: Lease = { holder: holderOf(lease?.holder), attempt: positiveInt('lease.attempt', lease?.attempt, 2 ** 31 - 1) };
+  const fence: Lease = {
+    holder: holderOf(lease?.holder),
+    attempt: positiveInt('lease.attempt', lease?.attempt, 2 ** 31 - 1),
+  };
   switch (outcome?.outcome) {
     case 'confirmed': {
       const ref = v.providerRef('providerRef', outcome.providerRef, MAX_REFERENCE_CHARS);
@@ -163,7 +189,13 @@ export async function recordOutcome(
  * Confirms a reversal from a provider's own report (a signed callback), with confirmReversal semantics, whatever
  * its dispatch state: OWED, DISPATCHED or FAILED become CONFIRMED; the same reference again is a no-op.
  */
-export async function confirmFromProvider(core: Core, scope: DispatchScope, reversalId: string, providerRef: string, via = 'callback'): Promise<RecordResult> {
+export async function confirmFromProvider(
+  core: Core,
+  scope: DispatchScope,
+  reversalId: string,
+  providerRef: string,
+  via = 'callback',
+): Promise<RecordResult> {
   const { fleet, actorId } = scopeOf(scope);
   const id = v.id('reversalId', reversalId);
   const ref = v.providerRef('providerRef', providerRef, MAX_REFERENCE_CHARS);
@@ -175,7 +207,11 @@ export async function confirmFromProvider(core: Core, scope: DispatchScope, reve
  * the narrow SECURITY DEFINER function retract_dispatch_fleets; the work itself is then done per fleet under RLS.
  */
 export async function dispatchableFleets(core: Core, opts: { resendWindowMs?: number } = {}): Promise<FleetBacklog[]> {
-  const resendWindowMs = positiveInt('resendWindowMs', opts.resendWindowMs ?? DEFAULT_RESEND_WINDOW_MS, 365 * 24 * 3600 * 1000);
+  const resendWindowMs = positiveInt(
+    'resendWindowMs',
+    opts.resendWindowMs ?? DEFAULT_RESEND_WINDOW_MS,
+    365 * 24 * 3600 * 1000,
+  );
   return inTx(core.store, { fleet: null, readOnly: true }, (tx) => dispatchFleets(tx, resendWindowMs));
 }
 
@@ -184,9 +220,17 @@ export async function dispatchableFleets(core: Core, opts: { resendWindowMs?: nu
  * (the provider may have forgotten the key, and a re-send could pay twice). An operator confirms them with the
  * provider's reference, or settles them by hand.
  */
-export async function stuckReversals(core: Core, scope: DispatchScope, opts: { resendWindowMs?: number; limit?: number } = {}): Promise<ReversalRow[]> {
+export async function stuckReversals(
+  core: Core,
+  scope: DispatchScope,
+  opts: { resendWindowMs?: number; limit?: number } = {},
+): Promise<ReversalRow[]> {
   const { fleet } = scopeOf(scope);
-  const resendWindowMs = positiveInt('resendWindowMs', opts.resendWindowMs ?? DEFAULT_RESEND_WINDOW_MS, 365 * 24 * 3600 * 1000);
+  const resendWindowMs = positiveInt(
+    'resendWindowMs',
+    opts.resendWindowMs ?? DEFAULT_RESEND_WINDOW_MS,
+    365 * 24 * 3600 * 1000,
+  );
   const limit = positiveInt('limit', opts.limit ?? 100, MAX_TAKE);
   return readTx(core.store, fleet, (tx) => stuckReversalRows(tx, fleet, resendWindowMs, limit));
 }
@@ -202,7 +246,14 @@ function clip(reason: unknown): string {
  * RETRACT issued is refused (src/reversal/provider-ref.ts). Accepted from any send whatever its lease (the money
  * moved), including over FAILED. `via` says who reported it (the event's data).
  */
-async function confirmInTx(tx: Tx, fleet: string, actorId: string | null, reversalId: string, providerRef: string, via: string): Promise<RecordResult> {
+async function confirmInTx(
+  tx: Tx,
+  fleet: string,
+  actorId: string | null,
+  reversalId: string,
+  providerRef: string,
+  via: string,
+): Promise<RecordResult> {
   const r = await lockReversal(tx, fleet, reversalId);
   if (!r) throw notFound('reversal', reversalId);
   if (r.status === 'CONFIRMED') {
@@ -214,13 +265,26 @@ async function confirmInTx(tx: Tx, fleet: string, actorId: string | null, revers
     );
   }
   if (r.status === 'UNREACHABLE') {
-    throw new DomainError('CONFLICT', `reversalId: reversal ${reversalId} is UNREACHABLE: no compensation exists for its effect`, 'reversalId');
+    throw new DomainError(
+      'CONFLICT',
+      `reversalId: reversal ${reversalId} is UNREACHABLE: no compensation exists for its effect`,
+      'reversalId',
+    );
   }
   if (r.status === 'VOIDED') throw voidedConflict(reversalId);
   await assertProvidersOwnRef(tx, fleet, providerRef);
-  const done = await updateReversal(tx, fleet, reversalId, { status: 'CONFIRMED', provider_ref: providerRef, confirmed_at: new Date(), lease_expires_at: null });
+  const done = await updateReversal(tx, fleet, reversalId, {
+    status: 'CONFIRMED',
+    provider_ref: providerRef,
+    confirmed_at: new Date(),
+    lease_expires_at: null,
+  });
   await appendEvent(tx, {
-    fleet, type: 'ReversalConfirmed', actorId, retractionId: r.retraction_id, ids: [reversalId],
+    fleet,
+    type: 'ReversalConfirmed',
+    actorId,
+    retractionId: r.retraction_id,
+    ids: [reversalId],
     data: { providerRef, via, previousStatus: r.status },
   });
   await recordWatchedOutcome(tx, fleet, actorId, reversalId, 'CONFIRMED');
@@ -228,7 +292,12 @@ async function confirmInTx(tx: Tx, fleet: string, actorId: string | null, revers
 }
 
 /** The reversal locked, when it is still DISPATCHED under exactly this lease (same holder, same take); else the stale-lease answer. */
-async function lockUnderLease(tx: Tx, fleet: string, reversalId: string, lease: Lease): Promise<{ held: ReversalRow } | { stale: RecordResult }> {
+async function lockUnderLease(
+  tx: Tx,
+  fleet: string,
+  reversalId: string,
+  lease: Lease,
+): Promise<{ held: ReversalRow } | { stale: RecordResult }> {
   const r = await lockReversal(tx, fleet, reversalId);
   if (!r) throw notFound('reversal', reversalId);
   const holds = r.status === 'DISPATCHED' && r.attempts === lease.attempt && r.lease_holder === lease.holder;
@@ -236,12 +305,29 @@ async function lockUnderLease(tx: Tx, fleet: string, reversalId: string, lease: 
 }
 
 /** FAILED with the provider's reason, fenced: a late worker whose lease was taken over gets `stale-lease` and changes nothing. */
-async function failInTx(tx: Tx, fleet: string, actorId: string | null, reversalId: string, lease: Lease, reason: string): Promise<RecordResult> {
+async function failInTx(
+  tx: Tx,
+  fleet: string,
+  actorId: string | null,
+  reversalId: string,
+  lease: Lease,
+  reason: string,
+): Promise<RecordResult> {
   const l = await lockUnderLease(tx, fleet, reversalId, lease);
   if ('stale' in l) return l.stale;
-  const done = await updateReversal(tx, fleet, reversalId, { status: 'FAILED', reason, last_error: reason, failed_at: new Date(), lease_expires_at: null });
+  const done = await updateReversal(tx, fleet, reversalId, {
+    status: 'FAILED',
+    reason,
+    last_error: reason,
+    failed_at: new Date(),
+    lease_expires_at: null,
+  });
   await appendEvent(tx, {
-    fleet, type: 'ReversalFailed', actorId, retractionId: l.held.retraction_id, ids: [reversalId],
+    fleet,
+    type: 'ReversalFailed',
+    actorId,
+    retractionId: l.held.retraction_id,
+    ids: [reversalId],
     data: { reason, holder: lease.holder, attempt: lease.attempt },
   });
   await recordWatchedOutcome(tx, fleet, actorId, reversalId, 'FAILED');
@@ -252,8 +338,18 @@ async function failInTx(tx: Tx, fleet: string, actorId: string | null, reversalI
  * An inconclusive answer, fenced like failInTx: the reversal stays DISPATCHED (its lease runs out and it is re-sent
  * under the same key); only `last_error` is noted. No state changes, so no event.
  */
-async function retryLaterInTx(tx: Tx, fleet: string, reversalId: string, lease: Lease, reason: string): Promise<RecordResult> {
+async function retryLaterInTx(
+  tx: Tx,
+  fleet: string,
+  reversalId: string,
+  lease: Lease,
+  reason: string,
+): Promise<RecordResult> {
   const l = await lockUnderLease(tx, fleet, reversalId, lease);
   if ('stale' in l) return l.stale;
-  return { applied: true, status: 'DISPATCHED', reversal: await updateReversal(tx, fleet, reversalId, { last_error: reason }) };
+  return {
+    applied: true,
+    status: 'DISPATCHED',
+    reversal: await updateReversal(tx, fleet, reversalId, { last_error: reason }),
+  };
 }

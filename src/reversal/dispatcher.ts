@@ -47,7 +47,10 @@ export interface DispatcherOptions {
  * What a dispatcher did, counted. `stale`: outcomes refused because the lease had been taken over; `conflicts`:
  * confirmed by the provider but refused by the store (e.g. a second, different reference), so an operator must look.
  */
-export type DispatcherStats = Record<'rounds' | 'taken' | 'confirmed' | 'failed' | 'retryLater' | 'stale' | 'duplicates' | 'conflicts' | 'errors', number>;
+export type DispatcherStats = Record<
+  'rounds' | 'taken' | 'confirmed' | 'failed' | 'retryLater' | 'stale' | 'duplicates' | 'conflicts' | 'errors',
+  number
+>;
 
 /**
  * Sends owed reversals to a provider, for every fleet, until `signal` fires.
@@ -68,12 +71,25 @@ export async function runDispatcher(opts: DispatcherOptions): Promise<Dispatcher
   const resendWindowMs = opts.resendWindowMs ?? DEFAULT_RESEND_WINDOW_MS;
   const graceMs = opts.graceMs ?? 5000;
   if (!Number.isInteger(leaseMs) || leaseMs < 1) throw new Error(`leaseMs must be a positive integer, got ${leaseMs}`);
-  if (!Number.isInteger(opts.batch) || opts.batch < 1) throw new Error(`batch must be a positive integer, got ${opts.batch}`);
+  if (!Number.isInteger(opts.batch) || opts.batch < 1)
+    throw new Error(`batch must be a positive integer, got ${opts.batch}`);
   if (!(opts.pollMs >= 1)) throw new Error(`pollMs must be at least 1, got ${opts.pollMs}`);
   if (resendWindowMs <= 2 * leaseMs) {
-    throw new Error(`resendWindowMs (${resendWindowMs}) must exceed twice leaseMs (${leaseMs}), or nothing would ever be re-sent`);
+    throw new Error(
+      `resendWindowMs (${resendWindowMs}) must exceed twice leaseMs (${leaseMs}), or nothing would ever be re-sent`,
+    );
   }
-  const stats: DispatcherStats = { rounds: 0, taken: 0, confirmed: 0, failed: 0, retryLater: 0, stale: 0, duplicates: 0, conflicts: 0, errors: 0 };
+  const stats: DispatcherStats = {
+    rounds: 0,
+    taken: 0,
+    confirmed: 0,
+    failed: 0,
+    retryLater: 0,
+    stale: 0,
+    duplicates: 0,
+    conflicts: 0,
+    errors: 0,
+  };
 
   // In-flight sends are aborted `graceMs` after the stop signal.
   const hardStop = new AbortController();
@@ -85,7 +101,10 @@ export async function runDispatcher(opts: DispatcherOptions): Promise<Dispatcher
   else signal.addEventListener('abort', onStop, { once: true });
 
   let lastStuck = 0;
-  log.info({ holder, provider: provider.id, leaseMs, batch: opts.batch, pollMs: opts.pollMs, resendWindowMs }, 'dispatcher started');
+  log.info(
+    { holder, provider: provider.id, leaseMs, batch: opts.batch, pollMs: opts.pollMs, resendWindowMs },
+    'dispatcher started',
+  );
   try {
     await runRounds(core.store, {
       signal,
@@ -96,14 +115,23 @@ export async function runDispatcher(opts: DispatcherOptions): Promise<Dispatcher
         const fleets = await dispatchableFleets(core, { resendWindowMs });
         const stuck = fleets.reduce((n, f) => n + f.stuck, 0);
         if (stuck !== lastStuck) {
-          if (stuck > 0) log.warn({ stuck, fleets: fleets.filter((f) => f.stuck > 0).map((f) => f.fleetId) }, 'reversals stuck past the resend window: an operator must reconcile them with the provider');
+          if (stuck > 0)
+            log.warn(
+              { stuck, fleets: fleets.filter((f) => f.stuck > 0).map((f) => f.fleetId) },
+              'reversals stuck past the resend window: an operator must reconcile them with the provider',
+            );
           lastStuck = stuck;
         }
         for (const f of fleets) {
           if (signal.aborted) break;
           if (f.ready === 0) continue;
           const startedAt = Date.now();
-          const items = await takeOwedReversals(core, f.fleetId, { limit: opts.batch, leaseMs, holder, resendWindowMs });
+          const items = await takeOwedReversals(core, f.fleetId, {
+            limit: opts.batch,
+            leaseMs,
+            holder,
+            resendWindowMs,
+          });
           stats.taken += items.length;
           worked += items.length;
           if (items.length === 0) continue;
@@ -128,7 +156,12 @@ export async function runDispatcher(opts: DispatcherOptions): Promise<Dispatcher
   return stats;
 
   async function dispatchOne(item: DispatchItem, sendSignal: AbortSignal): Promise<void> {
-    const ctx = { reversalId: item.id, fleet: item.fleetId, idempotencyKey: item.idempotencyKey, attempt: item.lease.attempt };
+    const ctx = {
+      reversalId: item.id,
+      fleet: item.fleetId,
+      idempotencyKey: item.idempotencyKey,
+      attempt: item.lease.attempt,
+    };
     await opts.hooks?.beforeSend?.(item);
     let outcome: ProviderOutcome;
     try {
@@ -158,19 +191,28 @@ export async function runDispatcher(opts: DispatcherOptions): Promise<Dispatcher
           log.warn({ ...ctx, reason: r.reversal.reason }, 'reversal failed: the provider refused it');
         } else {
           stats.retryLater++;
-          log.warn({ ...ctx, reason: (outcome as { reason?: string }).reason, leaseExpiresAt: item.leaseExpiresAt }, 'reversal outcome inconclusive; will re-send under the same key after the lease');
+          log.warn(
+            { ...ctx, reason: (outcome as { reason?: string }).reason, leaseExpiresAt: item.leaseExpiresAt },
+            'reversal outcome inconclusive; will re-send under the same key after the lease',
+          );
         }
         return r;
       } catch (err) {
         if (err instanceof DomainError) {
           stats.conflicts++;
-          log.error({ ...ctx, outcome, err: err.message }, 'provider outcome refused by the store: an operator must reconcile');
+          log.error(
+            { ...ctx, outcome, err: err.message },
+            'provider outcome refused by the store: an operator must reconcile',
+          );
           return null;
         }
         if (attempt >= 5 || hardStop.signal.aborted) {
           stats.errors++;
           // The lease will run out and the reversal be re-sent under the same key; the provider replays its answer.
-          log.error({ ...ctx, outcome, err: errorText(err) }, 'could not record the provider outcome; it will be re-sent after the lease');
+          log.error(
+            { ...ctx, outcome, err: errorText(err) },
+            'could not record the provider outcome; it will be re-sent after the lease',
+          );
           return null;
         }
         await pause(50 * 2 ** attempt, hardStop.signal);

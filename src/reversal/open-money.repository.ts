@@ -27,11 +27,17 @@ export async function openMoney(db: Db, fleet: string): Promise<OpenMoney> {
      GROUP BY line, currency
      ORDER BY 1, 3`.execute(db);
   const pick = (line: string) => r.rows.filter((x) => x.line === line);
-  const money = (line: string) => pick(line).filter((x) => x.currency !== null).map((x) => ({ amountMinor: x.sum, currency: x.currency! }));
+  const money = (line: string) =>
+    pick(line)
+      .filter((x) => x.currency !== null)
+      .map((x) => ({ amountMinor: x.sum, currency: x.currency! }));
   const count = (line: string) => pick(line).reduce((n, x) => n + x.n, 0);
   return {
-    owedCount: count('OWED'), owed: money('OWED'),
-    inFlightCount: count('DISPATCHED'), inFlight: money('DISPATCHED'),
-    reexecutionOwedCount: count('REEXECUTION_OWED'), reexecutionOwed: money('REEXECUTION_OWED'),
+    owedCount: count('OWED'),
+    owed: money('OWED'),
+    inFlightCount: count('DISPATCHED'),
+    inFlight: money('DISPATCHED'),
+    reexecutionOwedCount: count('REEXECUTION_OWED'),
+    reexecutionOwed: money('REEXECUTION_OWED'),
   };
 }

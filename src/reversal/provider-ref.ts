@@ -48,6 +48,10 @@ export function issuedRefBefore(store: Store, fleet: string, ref: string): Promi
 /** Throws BAD_USER_INPUT on `providerRef` when `what` (from issuedRef) names one of RETRACT's references. */
 export function refuseIssuedRef(what: string | null): void {
   if (what !== null) {
-    throw new DomainError('BAD_USER_INPUT', `providerRef: this is ${what}, which RETRACT issued; ${PROVIDER_REF_RULE}`, 'providerRef');
+    throw new DomainError(
+      'BAD_USER_INPUT',
+      `providerRef: this is ${what}, which RETRACT issued; ${PROVIDER_REF_RULE}`,
+      'providerRef',
+    );
   }
 }

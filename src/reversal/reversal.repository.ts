@@ -26,7 +26,13 @@ export function reversalKey(effectIdempotencyKey: string): string {
  * reversible, at most once per effect (ON CONFLICT DO NOTHING: an effect already reversed by an
  * earlier retraction keeps its one reversal), with one ReversalRecorded row for those it recorded.
  */
-export async function recordReversals(db: Db, fleet: string, retractionId: string, actorId: string | null, of: 'reached' | { effectId: string }): Promise<number> {
+export async function recordReversals(
+  db: Db,
+  fleet: string,
+  retractionId: string,
+  actorId: string | null,
+  of: 'reached' | { effectId: string },
+): Promise<number> {
   const effectIds = of === 'reached' ? restingOnRetraction(fleet, retractionId) : sql`SELECT ${of.effectId}::bigint`;
   const r = await sql<{ n: number }>`
     WITH recorded AS (
@@ -54,60 +60,128 @@ export async function recordReversals(db: Db, fleet: string, retractionId: strin
 }
 
 export async function lockReversal(db: Db, fleet: string, id: string): Promise<ReversalRow | undefined> {
-  return db.selectFrom('reversals').selectAll().where('fleet_id', '=', fleet).where('id', '=', id).forUpdate().executeTakeFirst();
+  return db
+    .selectFrom('reversals')
+    .selectAll()
+    .where('fleet_id', '=', fleet)
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirst();
 }
 
 /** Sets the given columns of one reversal, returning the row. */
-export async function updateReversal(db: Db, fleet: string, id: string, set: Updateable<ReversalTable>): Promise<ReversalRow> {
-  return db.updateTable('reversals').set(set).where('fleet_id', '=', fleet).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+export async function updateReversal(
+  db: Db,
+  fleet: string,
+  id: string,
+  set: Updateable<ReversalTable>,
+): Promise<ReversalRow> {
+  return db
+    .updateTable('reversals')
+    .set(set)
+    .where('fleet_id', '=', fleet)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 export async function reversalsByIds(db: Db, fleet: string, ids: readonly string[]): Promise<ReversalRow[]> {
   if (ids.length === 0) return [];
-  return db.selectFrom('reversals').selectAll().where('fleet_id', '=', fleet).where('id', 'in', ids as string[]).execute();
+  return db
+    .selectFrom('reversals')
+    .selectAll()
+    .where('fleet_id', '=', fleet)
+    .where('id', 'in', ids as string[])
+    .execute();
 }
 
 /** The reversals of these effects (at most one each). */
 export async function reversalsOfEffects(db: Db, fleet: string, effectIds: readonly string[]): Promise<ReversalRow[]> {
   if (effectIds.length === 0) return [];
-  return db.selectFrom('reversals').selectAll().where('fleet_id', '=', fleet).where('effect_id', 'in', effectIds.map(String)).execute();
+  return db
+    .selectFrom('reversals')
+    .selectAll()
+    .where('fleet_id', '=', fleet)
+    .where('effect_id', 'in', effectIds.map(String))
+    .execute();
 }
 
 /** The reversals a retraction recorded, by id. */
 export async function reversalsOfRetraction(db: Db, fleet: string, retractionId: string): Promise<ReversalRow[]> {
-  return db.selectFrom('reversals').selectAll().where('fleet_id', '=', fleet).where('retraction_id', '=', retractionId).orderBy('id').execute();
+  return db
+    .selectFrom('reversals')
+    .selectAll()
+    .where('fleet_id', '=', fleet)
+    .where('retraction_id', '=', retractionId)
+    .orderBy('id')
+    .execute();
 }
 
 /** A newest-first page of the fleet's reversals (of one status when given). */
-export async function reversalPage(db: Db, fleet: string, f: { status: ReversalStatus | null; first: number; after: string | null }): Promise<Page<ReversalRow>> {
+export async function reversalPage(
+  db: Db,
+  fleet: string,
+  f: { status: ReversalStatus | null; first: number; after: string | null },
+): Promise<Page<ReversalRow>> {
   const q = db.selectFrom('reversals').where('fleet_id', '=', fleet);
   const of = f.status === null ? q : q.where('status', '=', f.status);
-  return newestFirstPage(f.first, (limit) => (f.after ? of.where('id', '<', f.after) : of).selectAll().orderBy('id', 'desc').limit(limit).execute(),
-    async () => (await of.select((e) => e.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n);
+  return newestFirstPage(
+    f.first,
+    (limit) => (f.after ? of.where('id', '<', f.after) : of).selectAll().orderBy('id', 'desc').limit(limit).execute(),
+    async () => (await of.select((e) => e.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n,
+  );
 }
 
 /** An oldest-first page (limit first+1) of the fleet's reversals in these statuses after id `after`. */
-export async function reversalsInStatuses(db: Db, fleet: string, statuses: readonly ReversalStatus[], first: number, after: string | null): Promise<ReversalRow[]> {
-  let q = db.selectFrom('reversals').selectAll().where('fleet_id', '=', fleet).where('status', 'in', statuses as ReversalStatus[]);
+export async function reversalsInStatuses(
+  db: Db,
+  fleet: string,
+  statuses: readonly ReversalStatus[],
+  first: number,
+  after: string | null,
+): Promise<ReversalRow[]> {
+  let q = db
+    .selectFrom('reversals')
+    .selectAll()
+    .where('fleet_id', '=', fleet)
+    .where('status', 'in', statuses as ReversalStatus[]);
   if (after) q = q.where('id', '>', after);
-  return q.orderBy('id').limit(first + 1).execute();
+  return q
+    .orderBy('id')
+    .limit(first + 1)
+    .execute();
 }
 
 /** How many of the fleet's reversals are in these statuses, and their sum per currency (exact, as text). */
-export async function sumInStatuses(db: Db, fleet: string, statuses: readonly ReversalStatus[]): Promise<{ n: number; sums: Array<{ currency: string; amount: string }> }> {
+export async function sumInStatuses(
+  db: Db,
+  fleet: string,
+  statuses: readonly ReversalStatus[],
+): Promise<{ n: number; sums: Array<{ currency: string; amount: string }> }> {
   const r = await sql<{ n: number; sums: Array<{ currency: string; amount: string }> | null }>`
     SELECT (SELECT count(*)::int FROM reversals WHERE fleet_id = ${fleet} AND status = ANY(${statuses as string[]}::text[])) AS n,
            (SELECT json_agg(s ORDER BY s.currency) FROM (
               SELECT currency, sum(amount_minor)::text AS amount FROM reversals
-               WHERE fleet_id = ${fleet} AND status = ANY(${statuses as string[]}::text[]) AND currency IS NOT NULL GROUP BY currency) s) AS sums`.execute(db);
+               WHERE fleet_id = ${fleet} AND status = ANY(${statuses as string[]}::text[]) AND currency IS NOT NULL GROUP BY currency) s) AS sums`.execute(
+    db,
+  );
   return { n: r.rows[0]!.n, sums: r.rows[0]!.sums ?? [] };
 }
 
 /** A reversal as a dispatcher takes it: the row's dispatch columns and what the provider needs about its effect. */
 export interface TakenRow {
-  id: string; effect_id: string; retraction_id: string; idempotency_key: string; amount_minor: string | null;
-  currency: string | null; attempts: number; lease_expires_at: Date; dispatched_at: Date; kind: string;
-  external_ref: string | null; payload: unknown;
+  id: string;
+  effect_id: string;
+  retraction_id: string;
+  idempotency_key: string;
+  amount_minor: string | null;
+  currency: string | null;
+  attempts: number;
+  lease_expires_at: Date;
+  dispatched_at: Date;
+  kind: string;
+  external_ref: string | null;
+  payload: unknown;
 }
 
 /**
@@ -115,7 +189,11 @@ export interface TakenRow {
  * inside the resend window, oldest first, skipping rows another transaction holds. Each becomes DISPATCHED under a
  * fresh lease (`attempts` + 1, `lease_holder`), keeping `dispatched_at` as the first dispatch.
  */
-export async function takeDispatchable(db: Db, fleet: string, o: { limit: number; leaseMs: number; holder: string; resendWindowMs: number }): Promise<TakenRow[]> {
+export async function takeDispatchable(
+  db: Db,
+  fleet: string,
+  o: { limit: number; leaseMs: number; holder: string; resendWindowMs: number },
+): Promise<TakenRow[]> {
   const r = await sql<TakenRow>`
     WITH picked AS (
       -- now() read here, not in the UPDATE's coalesce: Citus evaluates a modification's functions before routing
@@ -148,7 +226,12 @@ export async function takeDispatchable(db: Db, fleet: string, o: { limit: number
 }
 
 /** Reversals whose lease ran out after the resend window: never re-sent automatically; an operator decides. */
-export async function stuckReversalRows(db: Db, fleet: string, resendWindowMs: number, limit: number): Promise<ReversalRow[]> {
+export async function stuckReversalRows(
+  db: Db,
+  fleet: string,
+  resendWindowMs: number,
+  limit: number,
+): Promise<ReversalRow[]> {
   const r = await sql<ReversalRow>`
     SELECT * FROM reversals
      WHERE fleet_id = ${fleet} AND status = 'DISPATCHED' AND lease_expires_at < now()
@@ -158,14 +241,20 @@ export async function stuckReversalRows(db: Db, fleet: string, resendWindowMs: n
 }
 
 /** Per-fleet counts of reversals to send and stuck past the resend window, across fleets (retract_dispatch_fleets). */
-export async function dispatchFleets(db: Db, resendWindowMs: number): Promise<Array<{ fleetId: string; ready: number; stuck: number }>> {
+export async function dispatchFleets(
+  db: Db,
+  resendWindowMs: number,
+): Promise<Array<{ fleetId: string; ready: number; stuck: number }>> {
   const r = await sql<{ fleet_id: string; ready: string; stuck: string }>`
     SELECT fleet_id, ready::text, stuck::text FROM retract_dispatch_fleets(${resendWindowMs}::bigint)`.execute(db);
   return r.rows.map((row) => ({ fleetId: row.fleet_id, ready: Number(row.ready), stuck: Number(row.stuck) }));
 }
 
 /** The reversal a provider callback names, across fleets (retract_locate_reversal): at most two rows. */
-export async function locateReversal(db: Db, by: { reversalId?: string | null; idempotencyKey?: string | null }): Promise<Array<{ id: string; fleetId: string; idempotencyKey: string }>> {
+export async function locateReversal(
+  db: Db,
+  by: { reversalId?: string | null; idempotencyKey?: string | null },
+): Promise<Array<{ id: string; fleetId: string; idempotencyKey: string }>> {
   const r = await sql<{ id: string; fleet_id: string; idempotency_key: string }>`
     SELECT id::text AS id, fleet_id, idempotency_key
       FROM retract_locate_reversal(${by.reversalId ?? null}::bigint, ${by.idempotencyKey ?? null}::text)`.execute(db);
@@ -190,16 +279,28 @@ const ID_TABLES = [
  */
 export async function issuedRefKind(db: Db, fleet: string, ref: string, id: string | null): Promise<string | null> {
   const checks: Array<[string, RawBuilder<unknown>]> = [
-    ["an effect's idempotency key", sql`SELECT 1 FROM effects WHERE fleet_id = ${fleet} AND retract_ref_fold(idempotency_key) = retract_ref_fold(${ref})`],
-    ['a reversal key', sql`SELECT 1 FROM reversals WHERE fleet_id = ${fleet} AND retract_ref_fold(idempotency_key) = retract_ref_fold(${ref})`],
+    [
+      "an effect's idempotency key",
+      sql`SELECT 1 FROM effects WHERE fleet_id = ${fleet} AND retract_ref_fold(idempotency_key) = retract_ref_fold(${ref})`,
+    ],
+    [
+      'a reversal key',
+      sql`SELECT 1 FROM reversals WHERE fleet_id = ${fleet} AND retract_ref_fold(idempotency_key) = retract_ref_fold(${ref})`,
+    ],
   ];
   if (id !== null) {
     for (const [table, what] of ID_TABLES) {
-      checks.push([`the id of ${what}`, sql`SELECT 1 FROM ${sql.table(table)} WHERE fleet_id = ${fleet} AND id = ${id}::bigint`]);
+      checks.push([
+        `the id of ${what}`,
+        sql`SELECT 1 FROM ${sql.table(table)} WHERE fleet_id = ${fleet} AND id = ${id}::bigint`,
+      ]);
     }
   }
   const r = await sql<{ k: number }>`
-    SELECT k FROM (${sql.join(checks.map(([, q], k) => sql`SELECT ${sql.lit(k)} AS k WHERE EXISTS (${q})`), sql` UNION ALL `)}) found
+    SELECT k FROM (${sql.join(
+      checks.map(([, q], k) => sql`SELECT ${sql.lit(k)} AS k WHERE EXISTS (${q})`),
+      sql` UNION ALL `,
+    )}) found
      ORDER BY k LIMIT 1`.execute(db);
   const hit = r.rows[0];
   return hit === undefined ? null : checks[Number(hit.k)]![0];

@@ -14,7 +14,11 @@ import { recordWatchedOutcome, voidedConflict } from '../reinstatement/reinstate
  * a reference: `providerRef` must come from the provider, and one RETRACT issued is refused
  * (src/reversal/provider-ref.ts).
  */
-export async function confirmReversal(core: Core, actor: Actor, input: { reversalId: string; providerRef: string }): Promise<ReversalRow> {
+export async function confirmReversal(
+  core: Core,
+  actor: Actor,
+  input: { reversalId: string; providerRef: string },
+): Promise<ReversalRow> {
   const reversalId = v.id('reversalId', input.reversalId);
   const ref = v.providerRef('providerRef', input.providerRef);
   const issued = await issuedRefBefore(core.store, actor.fleet, ref);
@@ -23,15 +27,34 @@ export async function confirmReversal(core: Core, actor: Actor, input: { reversa
     if (!r) throw notFound('reversal', reversalId, 'reversalId');
     if (r.status === 'CONFIRMED') {
       if (r.provider_ref === ref) return r;
-      throw new DomainError('CONFLICT', `reversalId: reversal ${reversalId} is already confirmed under another provider reference`, 'reversalId');
+      throw new DomainError(
+        'CONFLICT',
+        `reversalId: reversal ${reversalId} is already confirmed under another provider reference`,
+        'reversalId',
+      );
     }
     if (r.status === 'UNREACHABLE') {
-      throw new DomainError('CONFLICT', `reversalId: reversal ${reversalId} is UNREACHABLE: no compensation exists for its effect`, 'reversalId');
+      throw new DomainError(
+        'CONFLICT',
+        `reversalId: reversal ${reversalId} is UNREACHABLE: no compensation exists for its effect`,
+        'reversalId',
+      );
     }
     if (r.status === 'VOIDED') throw voidedConflict(reversalId);
     refuseIssuedRef(issued);
-    const done = await updateReversal(tx, actor.fleet, reversalId, { status: 'CONFIRMED', provider_ref: ref, confirmed_at: new Date(), lease_expires_at: null });
-    await appendEvent(tx, { fleet: actor.fleet, type: 'ReversalConfirmed', actorId: actor.agentId, retractionId: r.retraction_id, ids: [reversalId] });
+    const done = await updateReversal(tx, actor.fleet, reversalId, {
+      status: 'CONFIRMED',
+      provider_ref: ref,
+      confirmed_at: new Date(),
+      lease_expires_at: null,
+    });
+    await appendEvent(tx, {
+      fleet: actor.fleet,
+      type: 'ReversalConfirmed',
+      actorId: actor.agentId,
+      retractionId: r.retraction_id,
+      ids: [reversalId],
+    });
     await recordWatchedOutcome(tx, actor.fleet, actor.agentId, reversalId, 'CONFIRMED');
     return done;
   });

@@ -16,7 +16,16 @@ import { createMcpHttpHandler, readBody } from '../mcp/http';
 import { type Store, answers, openStore, storeTarget } from '../store/engine';
 import { bindEmbedder } from '../store/meta';
 import { type Limits, type ServerConfig, configFromEnv, graphiqlOn } from './config';
-import { DASHBOARD_HEADERS, callbackBody, corsPolicy, normaliseMediaTypes, notFound, refusalBody, refuseClientErrors, timeoutOptions } from './edge';
+import {
+  DASHBOARD_HEADERS,
+  callbackBody,
+  corsPolicy,
+  normaliseMediaTypes,
+  notFound,
+  refusalBody,
+  refuseClientErrors,
+  timeoutOptions,
+} from './edge';
 import { GRAPHIQL_ASSETS, serveGraphiqlAsset } from './graphiql';
 import { logSink } from './log-sink';
 import { readiness } from './readiness';
@@ -53,8 +62,14 @@ export interface App {
 }
 
 const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml', '.png': 'image/png', '.json': 'application/json', '.ico': 'image/x-icon', '.map': 'application/json',
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.json': 'application/json',
+  '.ico': 'image/x-icon',
+  '.map': 'application/json',
 };
 
 function json(res: http.ServerResponse, status: number, body: unknown) {
@@ -87,10 +102,15 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   // Every setting is read before the store opens: a mistyped one is refused with nothing opened.
   const embedder = opts.embedder ?? (await createEmbedder());
   const adjudicator = opts.adjudicator ?? (await createAdjudicator());
-  const store = opts.store ?? (await openStore({ ...storeTarget(config.engine, config.databaseUrl, config.dataDir), onQuery: tracing?.onQuery }).catch(async (e) => {
-    await tracing?.shutdown();
-    throw e;
-  }));
+  const store =
+    opts.store ??
+    (await openStore({
+      ...storeTarget(config.engine, config.databaseUrl, config.dataDir),
+      onQuery: tracing?.onQuery,
+    }).catch(async (e) => {
+      await tracing?.shutdown();
+      throw e;
+    }));
   const core: Core = { store, embedder };
   try {
     await bindEmbedder(store, core.embedder);
@@ -103,12 +123,26 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   await waker.start();
   const metrics: Metrics | null = metricsSettings.enabled ? createMetrics(store, metricsSettings) : null;
   const yoga = buildYoga({
-    core, adjudicator, waker, log, production: config.production, anonymousIntrospection: config.anonymousIntrospection, graphiql: graphiqlOn(config),
-    limits: config.limits, firstPlugins: tracing ? [tracing.plugin] : [], plugins: metrics ? [metrics.plugin] : [],
+    core,
+    adjudicator,
+    waker,
+    log,
+    production: config.production,
+    anonymousIntrospection: config.anonymousIntrospection,
+    graphiql: graphiqlOn(config),
+    limits: config.limits,
+    firstPlugins: tracing ? [tracing.plugin] : [],
+    plugins: metrics ? [metrics.plugin] : [],
   });
   const dashboardDir = path.resolve(config.dashboardDir);
   // Read-only receipts over MCP Streamable HTTP (src/mcp): its own auth, reader role, read-only transactions.
-  const mcp = createMcpHttpHandler({ store, embedder: core.embedder, maxBodyBytes: config.maxBodyBytes, maxBatch: config.limits.mcpBatch, onUnexpected: (err, requestId, tool) => log.error({ err, requestId, tool }, 'mcp tool failed (masked)') });
+  const mcp = createMcpHttpHandler({
+    store,
+    embedder: core.embedder,
+    maxBodyBytes: config.maxBodyBytes,
+    maxBatch: config.limits.mcpBatch,
+    onUnexpected: (err, requestId, tool) => log.error({ err, requestId, tool }, 'mcp tool failed (masked)'),
+  });
   const cors = corsPolicy(config.corsOrigins);
   let draining = false;
   /** Requests being answered (probes aside): a stop waits for them while it still listens, so /ready can say it is draining. */
@@ -130,40 +164,74 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
           answers(store.db),
           new Promise<boolean>((r) => setTimeout(() => r(false), 2000)),
         ]);
-        return json(res, ok ? 200 : 503, { status: ok ? 'ok' : 'database unavailable', engine: store.engine, migrated: true });
+        return json(res, ok ? 200 : 503, {
+          status: ok ? 'ok' : 'database unavailable',
+          engine: store.engine,
+          migrated: true,
+        });
       }
       if (url.pathname === '/ready') {
         const r = await readiness(store, draining);
         return json(res, r.ready ? 200 : 503, r.body);
       }
-      if (graphiqlOn(config) && url.pathname.startsWith(GRAPHIQL_ASSETS)) return await serveGraphiqlAsset(url.pathname, req, res);
+      if (graphiqlOn(config) && url.pathname.startsWith(GRAPHIQL_ASSETS))
+        return await serveGraphiqlAsset(url.pathname, req, res);
       if (url.pathname === '/metrics' && metrics) return await metrics.serve(req, res);
-      if (url.pathname === '/dashboard' || url.pathname.startsWith('/dashboard/')) return serveDashboard(url.pathname, res);
+      if (url.pathname === '/dashboard' || url.pathname.startsWith('/dashboard/'))
+        return serveDashboard(url.pathname, res);
       if (url.pathname === '/providers/callback' && req.method === 'POST') {
         const body = await readBody(req, 65_536);
         if (!body) return json(res, 413, callbackBody(413, { error: 'body too large' }));
-        if (!config.providerSecret) return json(res, 404, callbackBody(404, { error: 'provider callbacks are not configured (RETRACT_PROVIDER_SECRET)' }));
+        if (!config.providerSecret)
+          return json(
+            res,
+            404,
+            callbackBody(404, { error: 'provider callbacks are not configured (RETRACT_PROVIDER_SECRET)' }),
+          );
         // Loaded here: its body validation brings zod, which a server without providers never needs.
         const { SIGNATURE_HEADER, handleProviderCallback } = await import('../reversal/callback');
-        const r = await handleProviderCallback({ core, secret: config.providerSecret, rawBody: body, signatureHeader: req.headers[SIGNATURE_HEADER], logger: log });
+        const r = await handleProviderCallback({
+          core,
+          secret: config.providerSecret,
+          rawBody: body,
+          signatureHeader: req.headers[SIGNATURE_HEADER],
+          logger: log,
+        });
         return json(res, r.status, callbackBody(r.status, r.body));
       }
       if (url.pathname === '/mcp') return await mcp(req, res);
       if (url.pathname !== '/graphql') return json(res, 404, notFound());
-      if (draining) return json(res, 503, { errors: [{ message: 'server is shutting down', extensions: { code: 'UNAVAILABLE' } }] });
+      if (draining)
+        return json(res, 503, {
+          errors: [{ message: 'server is shutting down', extensions: { code: 'UNAVAILABLE' } }],
+        });
       let body: Buffer | undefined;
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         const b = await readBody(req, config.maxBodyBytes);
         if (!b) {
-          return json(res, 413, { errors: [{ message: 'the request body is too large; send a smaller request', extensions: { code: 'BAD_USER_INPUT' } }] });
+          return json(res, 413, {
+            errors: [
+              {
+                message: 'the request body is too large; send a smaller request',
+                extensions: { code: 'BAD_USER_INPUT' },
+              },
+            ],
+          });
         }
         body = b;
-        const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+        const type = String(req.headers['content-type'] ?? '')
+          .split(';')[0]!
+          .trim()
+          .toLowerCase();
         if (type !== 'application/json' && type !== 'application/graphql-response+json') {
-          return json(res, 415, { errors: [{ message: 'content-type must be application/json', extensions: { code: 'BAD_USER_INPUT' } }] });
+          return json(res, 415, {
+            errors: [{ message: 'content-type must be application/json', extensions: { code: 'BAD_USER_INPUT' } }],
+          });
         }
         if (/^\s*\[\s*\]\s*$/.test(body.toString('utf8', 0, Math.min(body.length, 64))) && body.length < 64) {
-          return json(res, 400, { errors: [{ message: 'an empty batch is not a request', extensions: { code: 'BAD_USER_INPUT' } }] });
+          return json(res, 400, {
+            errors: [{ message: 'an empty batch is not a request', extensions: { code: 'BAD_USER_INPUT' } }],
+          });
         }
       }
       const request = new Request(new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`), {
@@ -177,7 +245,11 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
       if (response.status >= 400 && !headers['content-type']) {
         const text = await response.text();
         const body = text || refusalBody(response.status);
-        res.writeHead(response.status, { ...headers, 'content-type': text ? 'text/plain; charset=utf-8' : 'application/json', 'content-length': String(Buffer.byteLength(body)) });
+        res.writeHead(response.status, {
+          ...headers,
+          'content-type': text ? 'text/plain; charset=utf-8' : 'application/json',
+          'content-length': String(Buffer.byteLength(body)),
+        });
         return res.end(body);
       }
       if (req.method !== 'HEAD' && /^application\/(graphql-response\+)?json\b/i.test(headers['content-type'] ?? '')) {
@@ -205,7 +277,8 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
       // A client that went away mid-request (or was timed out) needs no answer and is not a server fault.
       if (req.destroyed && !res.headersSent) return void log.debug({ err: e }, 'client went away');
       log.error({ err: e }, 'request failed');
-      if (!res.headersSent) json(res, 500, { errors: [{ message: 'internal error', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] });
+      if (!res.headersSent)
+        json(res, 500, { errors: [{ message: 'internal error', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] });
       else res.end();
     }
   };
@@ -223,14 +296,23 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
         if (rel === 'index.html') return json(res, 404, notFound('the dashboard is not built: run npm run build'));
         return json(res, 404, notFound());
       }
-      res.writeHead(200, { ...DASHBOARD_HEADERS, 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'cache-control': rel === 'index.html' ? 'no-cache' : 'max-age=3600' });
+      res.writeHead(200, {
+        ...DASHBOARD_HEADERS,
+        'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream',
+        'cache-control': rel === 'index.html' ? 'no-cache' : 'max-age=3600',
+      });
       res.end(data);
     });
   }
 
   // WebSocket subscriptions on the same path, through the same envelop (auth, limits, masking).
   const unauthenticated = new UnauthenticatedSockets(config.limits.wsUnauthenticatedPerAddress);
-  const wss = new WebSocketServer({ server, path: '/graphql', maxPayload: config.maxBodyBytes, verifyClient: unauthenticated.verifyClient });
+  const wss = new WebSocketServer({
+    server,
+    path: '/graphql',
+    maxPayload: config.maxBodyBytes,
+    verifyClient: unauthenticated.verifyClient,
+  });
   const wsCleanup = serveGraphqlWs(
     {
       connectionInitWaitTimeout: config.limits.wsInitTimeoutMs,
@@ -239,8 +321,15 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
       execute: (args) => (args as unknown as { rootValue: Ran }).rootValue.result,
       subscribe: (args) => (args as unknown as { rootValue: Ran }).rootValue.result,
       onSubscribe: async (ctx, _id, params) => {
-        if (draining) return wireErrors([new GraphQLError('server is shutting down', { extensions: { code: 'UNAVAILABLE' } })]);
-        const env = yoga.getEnveloped({ ...ctx, req: ctx.extra.request, socket: ctx.extra.socket, params, connectionParams: { authorization: ctx.extra.authorization } });
+        if (draining)
+          return wireErrors([new GraphQLError('server is shutting down', { extensions: { code: 'UNAVAILABLE' } })]);
+        const env = yoga.getEnveloped({
+          ...ctx,
+          req: ctx.extra.request,
+          socket: ctx.extra.socket,
+          params,
+          connectionParams: { authorization: ctx.extra.authorization },
+        });
         // A syntax error, or a limit graphql-armor enforces by throwing, refuses this operation alone;
         // thrown out of onSubscribe it would close the whole socket (4500) with every other subscription on it.
         let document: ReturnType<typeof env.parse>;
@@ -254,10 +343,18 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
         }
         if (errors.length) return wireErrors(errors);
         const contextValue = await env.contextFactory();
-        const args = { schema: env.schema, operationName: params.operationName, document, variableValues: params.variables, contextValue };
+        const args = {
+          schema: env.schema,
+          operationName: params.operationName,
+          document,
+          variableValues: params.variables,
+          contextValue,
+        };
         // Run here rather than in graphql-ws's execute/subscribe: only onSubscribe can answer with an `error` message.
         const operation = getOperationAST(document, params.operationName)?.operation;
-        const result = await (operation === 'subscription' ? env.subscribe(args as ExecutionArgs) : env.execute(args as ExecutionArgs));
+        const result = await (operation === 'subscription'
+          ? env.subscribe(args as ExecutionArgs)
+          : env.execute(args as ExecutionArgs));
         const refused = refusedBeforeExecution(result);
         if (refused) return wireErrors(refused);
         return { ...args, rootValue: { result: result as OperationResult } satisfies Ran };
@@ -278,10 +375,11 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
       if (!a || typeof a === 'string') return '';
       return `http://${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}`;
     },
-    listen: () => new Promise((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(config.port, config.host, () => resolve());
-    }),
+    listen: () =>
+      new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(config.port, config.host, () => resolve());
+      }),
     config,
     async close(graceMs = config.shutdownTimeoutMs) {
       const deadline = Date.now() + graceMs;

@@ -33,7 +33,11 @@ export function toClientError(e: GraphQLError, hideSuggestions: boolean): GraphQ
   const message = hideSuggestions ? withoutSuggestions(e.message) : e.message;
   if (echoed === undefined && !recoded && message === e.message) return e;
   return new GraphQLError(message, {
-    nodes: e.nodes, source: e.source, positions: e.positions, path: e.path, originalError: e.originalError,
+    nodes: e.nodes,
+    source: e.source,
+    positions: e.positions,
+    path: e.path,
+    originalError: e.originalError,
     extensions: { ...extensions, ...(recoded ? { code: 'BAD_USER_INPUT' } : {}) },
   });
 }

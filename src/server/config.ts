@@ -111,12 +111,15 @@ export function graphiqlOn(config: Pick<ServerConfig, 'graphiql' | 'production'>
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfig {
   const port = Number(env.PORT ?? 4000);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number (got ${env.PORT})`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new ConfigError(`PORT must be a port number (got ${env.PORT})`);
   const limits = { ...DEFAULT_LIMITS };
-  for (const key of Object.keys(LIMIT_ENV) as Array<keyof Limits>) limits[key] = positiveInt(env, LIMIT_ENV[key], DEFAULT_LIMITS[key]);
+  for (const key of Object.keys(LIMIT_ENV) as Array<keyof Limits>)
+    limits[key] = positiveInt(env, LIMIT_ENV[key], DEFAULT_LIMITS[key]);
   const bootstrapToken = env.RETRACT_BOOTSTRAP_TOKEN || null;
   // Checked here as well as where it is used, so a short one is refused before the store opens.
-  if (bootstrapToken && bootstrapToken.length < 16) throw new ConfigError('RETRACT_BOOTSTRAP_TOKEN must be at least 16 characters');
+  if (bootstrapToken && bootstrapToken.length < 16)
+    throw new ConfigError('RETRACT_BOOTSTRAP_TOKEN must be at least 16 characters');
   return {
     port,
     host: env.HOST ?? '127.0.0.1',
@@ -129,7 +132,10 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
     maxBodyBytes: positiveInt(env, 'RETRACT_MAX_BODY_BYTES', 1_048_576),
     providerSecret: env.RETRACT_PROVIDER_SECRET || null,
     dashboardDir: env.RETRACT_DASHBOARD_DIR ?? 'dashboard/dist',
-    corsOrigins: (env.RETRACT_CORS_ORIGINS ?? '').split(',').map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean),
+    corsOrigins: (env.RETRACT_CORS_ORIGINS ?? '')
+      .split(',')
+      .map((o) => o.trim().replace(/\/+$/, ''))
+      .filter(Boolean),
     wsAnonymous: onOff(env, 'RETRACT_WS_ANONYMOUS', false),
     anonymousIntrospection: onOff(env, 'RETRACT_ANONYMOUS_INTROSPECTION', null),
     graphiql: onOff(env, 'RETRACT_GRAPHIQL', null),

@@ -1,6 +1,18 @@
 import {
-  type DocumentNode, type FieldNode, type FragmentDefinitionNode, GraphQLError, type GraphQLNamedType, type GraphQLSchema, Kind, type SelectionSetNode, type ValueNode,
-  getNamedType, getNullableType, isInterfaceType, isListType, isObjectType,
+  type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  GraphQLError,
+  type GraphQLNamedType,
+  type GraphQLSchema,
+  Kind,
+  type SelectionSetNode,
+  type ValueNode,
+  getNamedType,
+  getNullableType,
+  isInterfaceType,
+  isListType,
+  isObjectType,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { listBound } from '../api/list-bounds';
@@ -62,7 +74,8 @@ export function operationCost(schema: GraphQLSchema, doc: DocumentNode, variable
     let sum = 0;
     for (const s of set.selections) {
       if (s.kind === Kind.FIELD) sum += field(s, parent);
-      else if (s.kind === Kind.INLINE_FRAGMENT) sum += selections(s.selectionSet, s.typeCondition ? schema.getType(s.typeCondition.name.value) : parent);
+      else if (s.kind === Kind.INLINE_FRAGMENT)
+        sum += selections(s.selectionSet, s.typeCondition ? schema.getType(s.typeCondition.name.value) : parent);
       else sum += fragment(s.name.value);
     }
     return sum;
@@ -70,7 +83,8 @@ export function operationCost(schema: GraphQLSchema, doc: DocumentNode, variable
 
   const field = (f: FieldNode, parent: GraphQLNamedType | undefined): number => {
     if (!f.selectionSet) return SCALAR_COST;
-    const def = parent && (isObjectType(parent) || isInterfaceType(parent)) ? parent.getFields()[f.name.value] : undefined;
+    const def =
+      parent && (isObjectType(parent) || isInterfaceType(parent)) ? parent.getFields()[f.name.value] : undefined;
     let multiplier = 1;
     let paged = false;
     for (const a of f.arguments ?? []) {
@@ -83,9 +97,13 @@ export function operationCost(schema: GraphQLSchema, doc: DocumentNode, variable
     }
     if (!paged && def && isListType(getNullableType(def.type))) {
       // Introspection's lists are as long as the schema makes them (src/server/introspection.ts).
-      multiplier = parent!.name.startsWith('__') ? introspectionBound(schema, parent!.name, f.name.value) : listBound(parent!.name, f.name.value);
+      multiplier = parent!.name.startsWith('__')
+        ? introspectionBound(schema, parent!.name, f.name.value)
+        : listBound(parent!.name, f.name.value);
     }
-    return (OBJECT_COST + DEPTH_FACTOR * selections(f.selectionSet, def ? getNamedType(def.type) : undefined)) * multiplier;
+    return (
+      (OBJECT_COST + DEPTH_FACTOR * selections(f.selectionSet, def ? getNamedType(def.type) : undefined)) * multiplier
+    );
   };
 
   let worst = 0;
@@ -111,8 +129,13 @@ export function costLimitPlugin(maxCost: number): Plugin {
       return ({ valid }) => {
         if (!valid) return;
         const variables = (context as { params?: { variables?: unknown } } | undefined)?.params?.variables;
-        const cost = operationCost(params.schema, params.documentAST, typeof variables === 'object' && variables ? (variables as Record<string, unknown>) : {});
-        if (cost > maxCost) throw limitError('cost', 'the query is too expensive; ask for fewer fields or smaller pages');
+        const cost = operationCost(
+          params.schema,
+          params.documentAST,
+          typeof variables === 'object' && variables ? (variables as Record<string, unknown>) : {},
+        );
+        if (cost > maxCost)
+          throw limitError('cost', 'the query is too expensive; ask for fewer fields or smaller pages');
       };
     },
   };

@@ -13,7 +13,11 @@ export function normaliseMediaTypes(headers: http.IncomingHttpHeaders): void {
   const ct = headers['content-type'];
   if (typeof ct === 'string') headers['content-type'] = ct.replace(/^\s*[^;,\s]+/, (m) => m.toLowerCase());
   const accept = headers.accept;
-  if (typeof accept === 'string') headers.accept = accept.split(',').map((p) => p.replace(/^\s*[^;\s]+/, (m) => m.toLowerCase())).join(',');
+  if (typeof accept === 'string')
+    headers.accept = accept
+      .split(',')
+      .map((p) => p.replace(/^\s*[^;\s]+/, (m) => m.toLowerCase()))
+      .join(',');
 }
 
 const ALLOW_METHODS = 'GET, POST, OPTIONS';
@@ -38,13 +42,23 @@ export function corsPolicy(allowed: readonly string[]) {
       const isPreflight = !!origin && !!req.headers['access-control-request-method'];
       if (isPreflight && !admits(origin)) {
         res.writeHead(403, { 'content-type': 'application/json', vary: 'Origin' });
-        res.end(JSON.stringify({ error: `cross-origin requests from ${origin} are not allowed; the server admits the origins listed in RETRACT_CORS_ORIGINS` }));
+        res.end(
+          JSON.stringify({
+            error: `cross-origin requests from ${origin} are not allowed; the server admits the origins listed in RETRACT_CORS_ORIGINS`,
+          }),
+        );
         return;
       }
       res.writeHead(204, {
         allow: ALLOW_METHODS,
         ...(isPreflight
-          ? { 'access-control-allow-origin': origin, 'access-control-allow-methods': ALLOW_METHODS, 'access-control-allow-headers': ALLOW_HEADERS, 'access-control-max-age': '600', vary: 'Origin' }
+          ? {
+              'access-control-allow-origin': origin,
+              'access-control-allow-methods': ALLOW_METHODS,
+              'access-control-allow-headers': ALLOW_HEADERS,
+              'access-control-max-age': '600',
+              vary: 'Origin',
+            }
           : {}),
       });
       res.end();
@@ -75,13 +89,22 @@ export function refuseClientErrors(server: http.Server, log: Logger): void {
     }
     const [status, reason, message] =
       err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? [408, 'Request Timeout', 'the request was not received in time; send the headers and the whole body without pausing']
+        ? [
+            408,
+            'Request Timeout',
+            'the request was not received in time; send the headers and the whole body without pausing',
+          ]
         : err.code === 'HPE_HEADER_OVERFLOW'
           ? [431, 'Request Header Fields Too Large', 'the request headers are too large']
           : [400, 'Bad Request', 'the request is not valid HTTP'];
     if (status === 408) log.info({ remote: socket.remoteAddress }, 'request timed out');
-    const body = JSON.stringify({ errors: [{ message, extensions: { code: status === 408 ? 'REQUEST_TIMEOUT' : 'BAD_USER_INPUT' } }] });
-    socket.end(`HTTP/1.1 ${status} ${reason}\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`, () => socket.destroy());
+    const body = JSON.stringify({
+      errors: [{ message, extensions: { code: status === 408 ? 'REQUEST_TIMEOUT' : 'BAD_USER_INPUT' } }],
+    });
+    socket.end(
+      `HTTP/1.1 ${status} ${reason}\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      () => socket.destroy(),
+    );
   });
 }
 
@@ -101,7 +124,9 @@ export function refusalBody(status: number): string {
  * A 404 with a code, like every other refusal; the path is not echoed. `message` says what to do
  * when there is more to say (the dashboard not built).
  */
-export function notFound(message = 'not found: this server answers /graphql, /mcp, /health and /dashboard/'): { errors: Array<{ message: string; extensions: { code: 'NOT_FOUND' } }> } {
+export function notFound(message = 'not found: this server answers /graphql, /mcp, /health and /dashboard/'): {
+  errors: Array<{ message: string; extensions: { code: 'NOT_FOUND' } }>;
+} {
   return { errors: [{ message, extensions: { code: 'NOT_FOUND' } }] };
 }
 
@@ -119,15 +144,29 @@ const CYTOSCAPE_STYLE = "'sha256-pgvDUBa4IjFA2yuSJ2cqcyxmNYJMborsd0ORcRv9vw8='";
  */
 export const DASHBOARD_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy': [
-    "default-src 'none'", "script-src 'self'", `style-src 'self' ${CYTOSCAPE_STYLE}`, "img-src 'self' data:", "font-src 'self'",
-    "connect-src 'self'", "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'",
+    "default-src 'none'",
+    "script-src 'self'",
+    `style-src 'self' ${CYTOSCAPE_STYLE}`,
+    "img-src 'self' data:",
+    "font-src 'self'",
+    "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
   ].join('; '),
   'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
 };
 
-const CODE_BY_STATUS: Record<number, string> = { 400: 'BAD_USER_INPUT', 401: 'UNAUTHENTICATED', 404: 'NOT_FOUND', 409: 'CONFLICT', 413: 'BAD_USER_INPUT', 500: 'INTERNAL_SERVER_ERROR' };
+const CODE_BY_STATUS: Record<number, string> = {
+  400: 'BAD_USER_INPUT',
+  401: 'UNAUTHENTICATED',
+  404: 'NOT_FOUND',
+  409: 'CONFLICT',
+  413: 'BAD_USER_INPUT',
+  500: 'INTERNAL_SERVER_ERROR',
+};
 
 /** The provider callback's `{ error }` refusals (its own wire format) with the documented `code` beside the message. */
 export function callbackBody(status: number, body: Record<string, unknown>): Record<string, unknown> {

@@ -22,17 +22,24 @@ export const GRAPHIQL_OPTIONS: GraphiQLOptions = {
   // A token pasted into the headers editor stays in the tab, not in the browser's storage.
   shouldPersistHeaders: false,
   defaultEditorToolsVisibility: 'headers',
-  defaultQuery: '# Paste your token after "Bearer " in Headers below, then run (Ctrl-Enter).\n{\n  viewer {\n    id\n    name\n    fleet\n    scopes\n  }\n}\n',
+  defaultQuery:
+    '# Paste your token after "Bearer " in Headers below, then run (Ctrl-Enter).\n{\n  viewer {\n    id\n    name\n    fleet\n    scopes\n  }\n}\n',
 };
 
 /** Monaco's workers by label, as the page asks for them. */
-const WORKERS = { editorWorkerService: 'editor.worker.js', json: 'json.worker.js', graphql: 'graphql.worker.js' } as const;
+const WORKERS = {
+  editorWorkerService: 'editor.worker.js',
+  json: 'json.worker.js',
+  graphql: 'graphql.worker.js',
+} as const;
 
 /** The page at GET /graphql (Accept: text/html). Asset URLs are relative, so a path prefix in front of the server is kept. */
 export function renderGraphiQL(opts: GraphiQLOptions): string {
   // `<` escaped: the options are inlined in a script element.
   const json = JSON.stringify(opts ?? {}).replace(/</g, '\\u003c');
-  const workers = JSON.stringify(Object.fromEntries(Object.entries(WORKERS).map(([label, file]) => [label, `graphiql/${file}`])));
+  const workers = JSON.stringify(
+    Object.fromEntries(Object.entries(WORKERS).map(([label, file]) => [label, `graphiql/${file}`])),
+  );
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -76,37 +83,52 @@ function loadAssets(): Promise<Map<string, Asset>> {
       [WORKERS.graphql, 'text/javascript; charset=utf-8', Buffer.from(m.graphqlWorker)],
       ['favicon.ico', 'image/x-icon', Buffer.from(m.favicon.replace(/^data:[^,]*,/, ''), 'base64')],
     ];
-    return new Map(entries.map(([name, type, body]) => {
-      let zipped: Promise<Buffer> | null = null;
-      const asset: Asset = {
-        type,
-        body,
-        etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
-        // Compressed on first demand, once.
-        get gzipped() {
-          return (zipped ??= gzip(body));
-        },
-      };
-      return [name, asset] as const;
-    }));
+    return new Map(
+      entries.map(([name, type, body]) => {
+        let zipped: Promise<Buffer> | null = null;
+        const asset: Asset = {
+          type,
+          body,
+          etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
+          // Compressed on first demand, once.
+          get gzipped() {
+            return (zipped ??= gzip(body));
+          },
+        };
+        return [name, asset] as const;
+      }),
+    );
   });
   return assets;
 }
 
 /** Answers a GET under /graphiql/ with the asset it names, or 404. */
-export async function serveGraphiqlAsset(pathname: string, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+export async function serveGraphiqlAsset(
+  pathname: string,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+): Promise<void> {
   const asset = (await loadAssets()).get(pathname.slice(GRAPHIQL_ASSETS.length));
   if (!asset || (req.method !== 'GET' && req.method !== 'HEAD')) {
     res.writeHead(404, { 'content-type': 'application/json' });
     return void res.end(JSON.stringify({ error: 'not found' }));
   }
-  const headers: Record<string, string> = { 'content-type': asset.type, etag: asset.etag, 'cache-control': 'no-cache', vary: 'Accept-Encoding' };
+  const headers: Record<string, string> = {
+    'content-type': asset.type,
+    etag: asset.etag,
+    'cache-control': 'no-cache',
+    vary: 'Accept-Encoding',
+  };
   if (req.headers['if-none-match'] === asset.etag) {
     res.writeHead(304, headers);
     return void res.end();
   }
   const zipped = /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
   const body = zipped ? await asset.gzipped : asset.body;
-  res.writeHead(200, { ...headers, ...(zipped ? { 'content-encoding': 'gzip' } : {}), 'content-length': String(body.length) });
+  res.writeHead(200, {
+    ...headers,
+    ...(zipped ? { 'content-encoding': 'gzip' } : {}),
+    'content-length': String(body.length),
+  });
   res.end(req.method === 'HEAD' ? undefined : body);
 }

@@ -29,7 +29,11 @@ export function introspectionGatePlugin(anonymous: boolean): Plugin {
     onExecute({ args, setResultAndStopExecution }) {
       if ((args.contextValue as Partial<Context>).agent || !introspects(args.document)) return;
       setResultAndStopExecution({
-        errors: [new GraphQLError('introspection needs a bearer token (Authorization: Bearer <token>)', { extensions: { code: 'UNAUTHENTICATED', http: { status: 401, spec: true } } })],
+        errors: [
+          new GraphQLError('introspection needs a bearer token (Authorization: Bearer <token>)', {
+            extensions: { code: 'UNAUTHENTICATED', http: { status: 401, spec: true } },
+          }),
+        ],
       });
     },
   };

@@ -1,6 +1,18 @@
 import {
-  type ASTVisitor, type FieldNode, type FragmentDefinitionNode, type GraphQLInterfaceType, type GraphQLObjectType, type GraphQLSchema, Kind,
-  type SelectionSetNode, type ValidationContext, isAbstractType, isEnumType, isInputObjectType, isInterfaceType, isObjectType,
+  type ASTVisitor,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLInterfaceType,
+  type GraphQLObjectType,
+  type GraphQLSchema,
+  Kind,
+  type SelectionSetNode,
+  type ValidationContext,
+  isAbstractType,
+  isEnumType,
+  isInputObjectType,
+  isInterfaceType,
+  isObjectType,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { limitError } from './refusals';
@@ -16,7 +28,12 @@ const MAX_TYPE_DEPTH = 9;
  * a schema. Every other level counts, so `fields { type { fields { type …` recursion is bounded as before;
  * a longer `ofType` chain is refused.
  */
-function schemaDepth(set: SelectionSetNode, fragments: Map<string, FragmentDefinitionNode>, chain: number, seen: ReadonlySet<string>): number {
+function schemaDepth(
+  set: SelectionSetNode,
+  fragments: Map<string, FragmentDefinitionNode>,
+  chain: number,
+  seen: ReadonlySet<string>,
+): number {
   let deepest = 0;
   for (const s of set.selections) {
     let d = 0;
@@ -25,14 +42,20 @@ function schemaDepth(set: SelectionSetNode, fragments: Map<string, FragmentDefin
     else {
       const f = fragments.get(s.name.value);
       // A fragment cycle is refused by validation; here it only must not recurse forever.
-      if (f && !seen.has(f.name.value)) d = schemaDepth(f.selectionSet, fragments, chain, new Set(seen).add(f.name.value));
+      if (f && !seen.has(f.name.value))
+        d = schemaDepth(f.selectionSet, fragments, chain, new Set(seen).add(f.name.value));
     }
     deepest = Math.max(deepest, d);
   }
   return deepest;
 }
 
-function fieldDepth(f: FieldNode, fragments: Map<string, FragmentDefinitionNode>, chain: number, seen: ReadonlySet<string>): number {
+function fieldDepth(
+  f: FieldNode,
+  fragments: Map<string, FragmentDefinitionNode>,
+  chain: number,
+  seen: ReadonlySet<string>,
+): number {
   const ofType = f.name.value === 'ofType';
   if (ofType && chain + 1 > MAX_TYPE_DEPTH) return Infinity;
   const below = f.selectionSet ? schemaDepth(f.selectionSet, fragments, ofType ? chain + 1 : 0, seen) : 0;
@@ -41,7 +64,12 @@ function fieldDepth(f: FieldNode, fragments: Map<string, FragmentDefinitionNode>
 
 function rule(maxDepth: number) {
   return (context: ValidationContext): ASTVisitor => {
-    const fragments = new Map(context.getDocument().definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
+    const fragments = new Map(
+      context
+        .getDocument()
+        .definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION)
+        .map((d) => [d.name.value, d]),
+    );
     return {
       Field(node) {
         // `__schema` is a field of the query root only (no field returns Query), so it is always at level 1.
@@ -78,8 +106,13 @@ export function introspectionBound(schema: GraphQLSchema, type: string, field: s
   if (!b) {
     const types = Object.values(schema.getTypeMap());
     const most = (xs: number[]) => Math.max(1, ...xs);
-    const fielded = types.filter((t) => isObjectType(t) || isInterfaceType(t)) as Array<GraphQLObjectType | GraphQLInterfaceType>;
-    const args = most([...fielded.flatMap((t) => Object.values(t.getFields()).map((f) => f.args.length)), ...schema.getDirectives().map((d) => d.args.length)]);
+    const fielded = types.filter((t) => isObjectType(t) || isInterfaceType(t)) as Array<
+      GraphQLObjectType | GraphQLInterfaceType
+    >;
+    const args = most([
+      ...fielded.flatMap((t) => Object.values(t.getFields()).map((f) => f.args.length)),
+      ...schema.getDirectives().map((d) => d.args.length),
+    ]);
     b = {
       '__Schema.types': types.length,
       '__Schema.directives': schema.getDirectives().length,

@@ -10,8 +10,10 @@ import { type App, createApp } from './app';
 function startupRefusal(e: unknown): string | null {
   if (e instanceof DataDirLockedError || e instanceof ConfigError) return e.message;
   const err = e as NodeJS.ErrnoException & { port?: number; address?: string };
-  if (err?.code === 'EADDRINUSE') return `port ${err.port} on ${err.address} is in use by another process; set PORT to a free port (0 picks one)`;
-  if (err?.code === 'EACCES' && err.syscall === 'listen') return `not permitted to listen on port ${err.port}; set PORT to one above 1023`;
+  if (err?.code === 'EADDRINUSE')
+    return `port ${err.port} on ${err.address} is in use by another process; set PORT to a free port (0 picks one)`;
+  if (err?.code === 'EACCES' && err.syscall === 'listen')
+    return `not permitted to listen on port ${err.port}; set PORT to one above 1023`;
   return null;
 }
 

@@ -6,7 +6,13 @@ const PROBE_MS = 2_000;
 /** What /ready answers: ready when the database answers, its migrations are this server's, and the server is not draining. */
 export interface Readiness {
   ready: boolean;
-  body: { status: 'ready' | 'draining' | 'database unavailable' | 'migrations not current'; engine: string; database: boolean | null; migrations: boolean | null; accepting: boolean };
+  body: {
+    status: 'ready' | 'draining' | 'database unavailable' | 'migrations not current';
+    engine: string;
+    database: boolean | null;
+    migrations: boolean | null;
+    accepting: boolean;
+  };
   // null: not checked (a draining server is not ready whatever its database says).
 }
 
@@ -25,7 +31,11 @@ function within(p: Promise<boolean>, ms: number): Promise<boolean> {
  * carries, so a server older or newer than its schema takes no traffic.
  */
 export async function readiness(store: Store, draining: boolean): Promise<Readiness> {
-  if (draining) return { ready: false, body: { status: 'draining', engine: store.engine, database: null, migrations: null, accepting: false } };
+  if (draining)
+    return {
+      ready: false,
+      body: { status: 'draining', engine: store.engine, database: null, migrations: null, accepting: false },
+    };
   const database = await within(answers(store.db), PROBE_MS);
   const migrations = database ? await within(upToDate(store.db), PROBE_MS) : null;
   const status = !database ? 'database unavailable' : !migrations ? 'migrations not current' : 'ready';

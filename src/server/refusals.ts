@@ -32,10 +32,21 @@ export function armorPlugin(limits: Limits, production: boolean): Plugin {
     ],
   });
   return EnvelopArmorPlugin({
-    maxDepth: { n: limits.depth, ignoreIntrospection: true, flattenFragments: true, ...refuse('depth', 'the query is nested too deeply; ask for fewer levels') },
-    maxAliases: { n: limits.aliases, ...refuse('aliases', 'the query uses too many aliases; split it into several requests') },
+    maxDepth: {
+      n: limits.depth,
+      ignoreIntrospection: true,
+      flattenFragments: true,
+      ...refuse('depth', 'the query is nested too deeply; ask for fewer levels'),
+    },
+    maxAliases: {
+      n: limits.aliases,
+      ...refuse('aliases', 'the query uses too many aliases; split it into several requests'),
+    },
     costLimit: { enabled: false },
-    maxTokens: { n: limits.tokens, ...refuse('tokens', 'the query has too many tokens; split it into several requests') },
+    maxTokens: {
+      n: limits.tokens,
+      ...refuse('tokens', 'the query has too many tokens; split it into several requests'),
+    },
     maxDirectives: { n: limits.directives, ...refuse('directives', 'the query uses too many directives') },
     blockFieldSuggestion: { enabled: production },
   }) as Plugin;
@@ -55,7 +66,15 @@ export function subscriptionCapPlugin(max: number): Plugin {
       const key = String(agent.id);
       const n = open.get(key) ?? 0;
       if (n >= max) {
-        setResultAndStopExecution({ errors: [limitError('subscriptionsPerToken', 'this token has too many open subscriptions; close one before opening another', 429)] });
+        setResultAndStopExecution({
+          errors: [
+            limitError(
+              'subscriptionsPerToken',
+              'this token has too many open subscriptions; close one before opening another',
+              429,
+            ),
+          ],
+        });
         return undefined;
       }
       open.set(key, n + 1);
@@ -88,19 +107,25 @@ export function subscriptionCapPlugin(max: number): Plugin {
 export const codedParseAndValidationPlugin: Plugin = {
   onParse() {
     return ({ result, replaceParseResult }) => {
-      if (isGraphQLError(result) && !result.extensions?.code) replaceParseResult(withCode(result, 'GRAPHQL_PARSE_FAILED'));
+      if (isGraphQLError(result) && !result.extensions?.code)
+        replaceParseResult(withCode(result, 'GRAPHQL_PARSE_FAILED'));
     };
   },
   onValidate() {
     return ({ result, setResult }) => {
-      if (result.some((e) => !e.extensions?.code)) setResult(result.map((e) => (e.extensions?.code ? e : withCode(e, 'GRAPHQL_VALIDATION_FAILED'))));
+      if (result.some((e) => !e.extensions?.code))
+        setResult(result.map((e) => (e.extensions?.code ? e : withCode(e, 'GRAPHQL_VALIDATION_FAILED'))));
     };
   },
 };
 
 function withCode(e: GraphQLError, code: string): GraphQLError {
   return new GraphQLError(e.message, {
-    nodes: e.nodes, source: e.source, positions: e.positions, path: e.path, originalError: e.originalError,
+    nodes: e.nodes,
+    source: e.source,
+    positions: e.positions,
+    path: e.path,
+    originalError: e.originalError,
     extensions: { ...e.extensions, code, http: { status: 400, spec: true } },
   });
 }

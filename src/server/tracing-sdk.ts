@@ -42,16 +42,22 @@ function traceRootFields(schema: GraphQLSchema): void {
       if (!resolve || resolve[WRAPPED]) continue;
       const name = `${type.name}.${field.name}`;
       const wrapped: GraphQLFieldResolver<unknown, unknown> & { [WRAPPED]?: true } = (root, args, ctx, info) =>
-        trace.getTracer(TRACER).startActiveSpan(name, { attributes: { 'graphql.field.name': field.name, 'graphql.field.path': String(info.path.key) } }, async (span) => {
-          try {
-            return await resolve(root, args, ctx, info);
-          } catch (e) {
-            failed(span, e);
-            throw e;
-          } finally {
-            span.end();
-          }
-        });
+        trace
+          .getTracer(TRACER)
+          .startActiveSpan(
+            name,
+            { attributes: { 'graphql.field.name': field.name, 'graphql.field.path': String(info.path.key) } },
+            async (span) => {
+              try {
+                return await resolve(root, args, ctx, info);
+              } catch (e) {
+                failed(span, e);
+                throw e;
+              } finally {
+                span.end();
+              }
+            },
+          );
       wrapped[WRAPPED] = true;
       field.resolve = wrapped;
     }
@@ -86,10 +92,14 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
   // The exporter reads the standard OTEL_EXPORTER_OTLP_* variables itself (endpoint, headers, timeout); OTLP/HTTP with JSON bodies.
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME || 'retract' }),
-    spanProcessors: [new BatchSpanProcessor({
-      exporter: new OTLPTraceExporter(),
-      ...(Number(env.OTEL_BSP_SCHEDULE_DELAY) > 0 ? { scheduledDelayMillis: Number(env.OTEL_BSP_SCHEDULE_DELAY) } : {}),
-    })],
+    spanProcessors: [
+      new BatchSpanProcessor({
+        exporter: new OTLPTraceExporter(),
+        ...(Number(env.OTEL_BSP_SCHEDULE_DELAY) > 0
+          ? { scheduledDelayMillis: Number(env.OTEL_BSP_SCHEDULE_DELAY) }
+          : {}),
+      }),
+    ],
   });
   trace.setGlobalTracerProvider(provider);
   const tracer = trace.getTracer(TRACER);
@@ -103,19 +113,23 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
       const kind = op?.operation ?? 'query';
       const name = op?.name?.value;
       setExecuteFn((a) =>
-        tracer.startActiveSpan(name ? `${kind} ${name}` : kind, { attributes: { 'graphql.operation.type': kind, ...(name ? { 'graphql.operation.name': name } : {}) } }, async (span) => {
-          try {
-            const result = await executeFn(a);
-            const errors = (result as { errors?: readonly { message: string }[] }).errors;
-            if (errors?.length) span.setStatus({ code: SpanStatusCode.ERROR, message: errors[0]!.message });
-            return result;
-          } catch (e) {
-            failed(span, e);
-            throw e;
-          } finally {
-            span.end();
-          }
-        }),
+        tracer.startActiveSpan(
+          name ? `${kind} ${name}` : kind,
+          { attributes: { 'graphql.operation.type': kind, ...(name ? { 'graphql.operation.name': name } : {}) } },
+          async (span) => {
+            try {
+              const result = await executeFn(a);
+              const errors = (result as { errors?: readonly { message: string }[] }).errors;
+              if (errors?.length) span.setStatus({ code: SpanStatusCode.ERROR, message: errors[0]!.message });
+              return result;
+            } catch (e) {
+              failed(span, e);
+              throw e;
+            } finally {
+              span.end();
+            }
+          },
+        ),
       );
     },
   };
@@ -125,10 +139,18 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
       return (req: http.IncomingMessage, res: http.ServerResponse) => {
         const parent = propagation.extract(ROOT_CONTEXT, req.headers);
         const r = route(req.url);
-        const span = tracer.startSpan(r ? `${req.method} ${r}` : String(req.method), {
-          kind: SpanKind.SERVER,
-          attributes: { 'http.request.method': String(req.method), 'url.path': (req.url ?? '/').split('?')[0]!, ...(r ? { 'http.route': r } : {}) },
-        }, parent);
+        const span = tracer.startSpan(
+          r ? `${req.method} ${r}` : String(req.method),
+          {
+            kind: SpanKind.SERVER,
+            attributes: {
+              'http.request.method': String(req.method),
+              'url.path': (req.url ?? '/').split('?')[0]!,
+              ...(r ? { 'http.route': r } : {}),
+            },
+          },
+          parent,
+        );
         res.once('close', () => {
           span.setAttribute('http.response.status_code', res.statusCode);
           if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
@@ -150,14 +172,17 @@ export function createTracing(env: NodeJS.ProcessEnv): Tracing {
       span.end();
     },
     logger(log) {
-      return log.child({}, {
-        formatters: {
-          log(o) {
-            const s = trace.getActiveSpan()?.spanContext();
-            return s ? { ...o, trace_id: s.traceId, span_id: s.spanId } : o;
+      return log.child(
+        {},
+        {
+          formatters: {
+            log(o) {
+              const s = trace.getActiveSpan()?.spanContext();
+              return s ? { ...o, trace_id: s.traceId, span_id: s.spanId } : o;
+            },
           },
         },
-      });
+      );
     },
     async shutdown() {
       await provider.shutdown().catch(() => {});

@@ -9,7 +9,10 @@ import type { Tracing } from './tracing-sdk';
 
 /** Whether the environment asks for traces. */
 function tracingWanted(env: NodeJS.ProcessEnv = process.env): boolean {
-  return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) && env.OTEL_SDK_DISABLED !== 'true';
+  return (
+    Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) &&
+    env.OTEL_SDK_DISABLED !== 'true'
+  );
 }
 
 /** The tracing the environment asks for, or null (nothing imported). */

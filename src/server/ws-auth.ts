@@ -19,7 +19,8 @@ export function bearer(value: unknown): string | null {
 /** The first string that a client put under one of graphql-ws's customary keys. */
 function fromParams(params: Readonly<Record<string, unknown>> | undefined): string | null {
   if (!params || typeof params !== 'object') return null;
-  const headers = params.headers && typeof params.headers === 'object' ? (params.headers as Record<string, unknown>) : {};
+  const headers =
+    params.headers && typeof params.headers === 'object' ? (params.headers as Record<string, unknown>) : {};
   for (const v of [params.authorization, params.Authorization, headers.Authorization, headers.authorization]) {
     if (typeof v === 'string') return v;
   }
@@ -31,7 +32,10 @@ function fromParams(params: Readonly<Record<string, unknown>> | undefined): stri
  * server-side clients send), else `connection_init`'s `authorization`, `Authorization` or
  * `headers.Authorization` (what browsers, which cannot set upgrade headers, send). Null when none is.
  */
-function wsAuthorization(request: IncomingMessage | undefined, params: Readonly<Record<string, unknown>> | undefined): string | null {
+function wsAuthorization(
+  request: IncomingMessage | undefined,
+  params: Readonly<Record<string, unknown>> | undefined,
+): string | null {
   const header = request?.headers.authorization;
   return typeof header === 'string' && header !== '' ? header : fromParams(params);
 }
@@ -53,7 +57,11 @@ export class UnauthenticatedSockets {
   /** For ws's `verifyClient`: refuses the upgrade with 429 when the address is at the cap. */
   readonly verifyClient: VerifyClientCallbackAsync = (info, done) => {
     if ((this.open.get(remoteAddress(info.req)) ?? 0) >= this.max) {
-      return done(false, 429, 'too many unauthenticated WebSocket connections from this address; authenticate (connection_init) or close some');
+      return done(
+        false,
+        429,
+        'too many unauthenticated WebSocket connections from this address; authenticate (connection_init) or close some',
+      );
     }
     done(true);
   };
@@ -88,7 +96,10 @@ export interface WsAuthExtra {
  * closes with 4403 Forbidden and never sends `connection_ack`.
  */
 export function wsConnect(authenticate: (token: string) => Promise<AgentRow | null>, anonymous: boolean) {
-  return async (ctx: { extra: WsAuthExtra; connectionParams?: Readonly<Record<string, unknown>> }): Promise<boolean> => {
+  return async (ctx: {
+    extra: WsAuthExtra;
+    connectionParams?: Readonly<Record<string, unknown>>;
+  }): Promise<boolean> => {
     const authorization = wsAuthorization(ctx.extra.request, ctx.connectionParams);
     if (authorization === null) {
       ctx.extra.authorization = null;

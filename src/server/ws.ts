@@ -15,7 +15,13 @@ import { type UnauthenticatedSockets, type WsAuthExtra, remoteAddress } from './
 export function wireErrors(errors: readonly GraphQLError[]): GraphQLError[] {
   return errors.map((e) => {
     const { http: _http, ...extensions } = e.extensions ?? {};
-    return new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, path: e.path, extensions });
+    return new GraphQLError(e.message, {
+      nodes: e.nodes,
+      source: e.source,
+      positions: e.positions,
+      path: e.path,
+      extensions,
+    });
   });
 }
 
@@ -53,7 +59,13 @@ export interface WsExtra extends WsAuthExtra {
  * every `keepAliveMs`; a peer that misses a pong for that long is terminated. Each socket counts
  * against its address's cap on `unauthenticated` sockets until it authenticates or closes.
  */
-export function serveGraphqlWs(options: ServerOptions<Record<string, unknown>, WsExtra>, wss: WebSocketServer, log: Logger, unauthenticated?: UnauthenticatedSockets, keepAliveMs = 12_000): { dispose(deadline?: number): Promise<void> } {
+export function serveGraphqlWs(
+  options: ServerOptions<Record<string, unknown>, WsExtra>,
+  wss: WebSocketServer,
+  log: Logger,
+  unauthenticated?: UnauthenticatedSockets,
+  keepAliveMs = 12_000,
+): { dispose(deadline?: number): Promise<void> } {
   /** Each open socket's graphql-ws context: its `subscriptions` are the operations still running on it. */
   const contexts = new Map<WebSocket, Context<Record<string, unknown>, WsExtra>>();
   const server = makeServer({
@@ -92,17 +104,18 @@ export function serveGraphqlWs(options: ServerOptions<Record<string, unknown>, W
     });
 
     let pongWait: NodeJS.Timeout | null = null;
-    const ping = keepAliveMs > 0 && Number.isFinite(keepAliveMs)
-      ? setInterval(() => {
-          if (socket.readyState !== socket.OPEN) return;
-          pongWait = setTimeout(() => socket.terminate(), keepAliveMs);
-          socket.once('pong', () => {
-            if (pongWait) clearTimeout(pongWait);
-            pongWait = null;
-          });
-          socket.ping();
-        }, keepAliveMs)
-      : null;
+    const ping =
+      keepAliveMs > 0 && Number.isFinite(keepAliveMs)
+        ? setInterval(() => {
+            if (socket.readyState !== socket.OPEN) return;
+            pongWait = setTimeout(() => socket.terminate(), keepAliveMs);
+            socket.once('pong', () => {
+              if (pongWait) clearTimeout(pongWait);
+              pongWait = null;
+            });
+            socket.ping();
+          }, keepAliveMs)
+        : null;
 
     const closed = server.opened(
       {
@@ -150,9 +163,12 @@ export function serveGraphqlWs(options: ServerOptions<Record<string, unknown>, W
     async dispose(deadline = Date.now()) {
       while (running() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       for (const client of wss.clients) client.close(1001, 'Going away');
-      const cut = setTimeout(() => {
-        for (const client of wss.clients) client.terminate();
-      }, Math.max(250, deadline - Date.now()));
+      const cut = setTimeout(
+        () => {
+          for (const client of wss.clients) client.terminate();
+        },
+        Math.max(250, deadline - Date.now()),
+      );
       cut.unref();
       wss.removeAllListeners();
       await new Promise<void>((resolve, reject) => wss.close((err) => (err ? reject(err) : resolve())));

@@ -15,7 +15,13 @@ import { DEFAULT_LIMITS, type Limits } from './config';
 import { costLimitPlugin } from './cost';
 import { GRAPHIQL_OPTIONS, renderGraphiQL } from './graphiql';
 import { introspectionDepthPlugin } from './introspection';
-import { armorPlugin, codedParseAndValidationPlugin, isGraphQLError, limitError, subscriptionCapPlugin } from './refusals';
+import {
+  armorPlugin,
+  codedParseAndValidationPlugin,
+  isGraphQLError,
+  limitError,
+  subscriptionCapPlugin,
+} from './refusals';
 import { hideSuggestionsPlugin, toClientError } from './client-error';
 import { introspectionGatePlugin } from './introspection-gate';
 import { bearer } from './ws-auth';
@@ -31,7 +37,13 @@ const TOKEN_CACHE_MS = 5_000;
  * HTTP status per error code. Marked `spec: true`, so application/json responses stay 200 as the
  * GraphQL-over-HTTP spec asks, and application/graphql-response+json ones carry the status.
  */
-const HTTP_STATUS: Record<DomainError['code'], number> = { BAD_USER_INPUT: 400, UNAUTHENTICATED: 401, FORBIDDEN: 403, NOT_FOUND: 404, CONFLICT: 409 };
+const HTTP_STATUS: Record<DomainError['code'], number> = {
+  BAD_USER_INPUT: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+};
 
 export interface YogaDeps {
   core: Core;
@@ -77,39 +89,69 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<Record<string, unk
     const ctx = isGraphQLError(error) ? error : null;
     if (original instanceof DomainError) {
       return new GraphQLError(original.message, {
-        nodes: ctx?.nodes, path: ctx?.path, originalError: undefined,
-        extensions: { ...original.extensions, code: original.code, ...(original.field ? { field: original.field } : {}), http: { status: HTTP_STATUS[original.code], spec: true } },
+        nodes: ctx?.nodes,
+        path: ctx?.path,
+        originalError: undefined,
+        extensions: {
+          ...original.extensions,
+          code: original.code,
+          ...(original.field ? { field: original.field } : {}),
+          http: { status: HTTP_STATUS[original.code], spec: true },
+        },
       });
     }
-    if (isGraphQLError(error) && !error.originalError && !error.extensions?.code && error.message.startsWith('Variable "$')) {
+    if (
+      isGraphQLError(error) &&
+      !error.originalError &&
+      !error.extensions?.code &&
+      error.message.startsWith('Variable "$')
+    ) {
       // graphql-js's own variable refusals (a required one not given or null, an unknown input field) have no
       // originalError and no code; they are the client's input at fault, like a scalar's coercion error below.
-      return new GraphQLError(error.message, { nodes: error.nodes, path: error.path, extensions: { code: 'BAD_USER_INPUT', http: { status: 400, spec: true } } });
+      return new GraphQLError(error.message, {
+        nodes: error.nodes,
+        path: error.path,
+        extensions: { code: 'BAD_USER_INPUT', http: { status: 400, spec: true } },
+      });
     }
     if (isGraphQLError(error) && !error.originalError) return error;
     if (isGraphQLError(error) && isGraphQLError(original) && original.extensions?.code === 'LIMIT_EXCEEDED') {
       // A limit met while resolving (a relation list over its bound, src/api/list-bounds.ts) keeps its code.
-      return new GraphQLError(original.message, { nodes: error.nodes, path: error.path, extensions: original.extensions });
+      return new GraphQLError(original.message, {
+        nodes: error.nodes,
+        path: error.path,
+        extensions: original.extensions,
+      });
     }
-    const knownCode = isGraphQLError(original) ? (original.extensions?.code as DomainError['code'] | undefined) : undefined;
+    const knownCode = isGraphQLError(original)
+      ? (original.extensions?.code as DomainError['code'] | undefined)
+      : undefined;
     if (isGraphQLError(error) && knownCode && knownCode in HTTP_STATUS) {
       // A refusal raised as a GraphQLError with its own code (scope-auth: UNAUTHENTICATED, FORBIDDEN) keeps it.
       return new GraphQLError(error.message, {
-        nodes: error.nodes, path: error.path,
+        nodes: error.nodes,
+        path: error.path,
         extensions: { ...(original as GraphQLError).extensions, http: { status: HTTP_STATUS[knownCode], spec: true } },
       });
     }
     if (isGraphQLError(error) && (isGraphQLError(original) || error.message.startsWith('Variable "$'))) {
       // Input coercion (variables, scalars): the client's input is at fault; the message names the path.
       return new GraphQLError(error.message, {
-        nodes: error.nodes, path: error.path,
-        extensions: { ...(isGraphQLError(original) ? original.extensions : {}), code: 'BAD_USER_INPUT', http: { status: 400, spec: true } },
+        nodes: error.nodes,
+        path: error.path,
+        extensions: {
+          ...(isGraphQLError(original) ? original.extensions : {}),
+          code: 'BAD_USER_INPUT',
+          http: { status: 400, spec: true },
+        },
       });
     }
     const requestId = randomUUID();
     deps.log.error({ err: original, requestId, path: ctx?.path }, 'unexpected error (masked)');
     return new GraphQLError(`${message} (request id ${requestId})`, {
-      nodes: ctx?.nodes, path: ctx?.path, extensions: { code: 'INTERNAL_SERVER_ERROR', requestId, http: { status: 500 } },
+      nodes: ctx?.nodes,
+      path: ctx?.path,
+      extensions: { code: 'INTERNAL_SERVER_ERROR', requestId, http: { status: 500 } },
     });
   }
 
@@ -124,13 +166,26 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<Record<string, unk
     batching: { limit: limits.batch },
     logging: false,
     context: async (init): Promise<Context> => {
-      const i = init as unknown as { request?: Request; connectionParams?: Record<string, unknown>; requestId?: string };
+      const i = init as unknown as {
+        request?: Request;
+        connectionParams?: Record<string, unknown>;
+        requestId?: string;
+      };
       const header = i.request?.headers.get('authorization') ?? null;
       // Over WebSocket, src/server/ws-auth.ts found the header where the client put it and passes it here.
       const wsAuth = i.connectionParams?.authorization;
       const { agent, badToken } = await agentFor(bearer(header ?? wsAuth ?? null));
       const requestId = i.requestId ?? i.request?.headers.get('x-request-id')?.slice(0, 64) ?? randomUUID();
-      return { core: deps.core, adjudicator: deps.adjudicator, waker: deps.waker, agent, badToken, requestId, log: deps.log.child({ requestId }), grants: new ReadGrants() } as Context;
+      return {
+        core: deps.core,
+        adjudicator: deps.adjudicator,
+        waker: deps.waker,
+        agent,
+        badToken,
+        requestId,
+        log: deps.log.child({ requestId }),
+        grants: new ReadGrants(),
+      } as Context;
     },
     maskedErrors: {
       maskError: (error, message) => toClientError(mask(error, message), deps.production),
@@ -143,7 +198,12 @@ export function buildYoga(deps: YogaDeps): YogaServerInstance<Record<string, unk
           return {
             onRequestParseDone({ requestParserResult }) {
               if (Array.isArray(requestParserResult) && requestParserResult.length > limits.batch) {
-                throw limitError('batch', 'too many operations in one batched request; send them in several requests', 413, false);
+                throw limitError(
+                  'batch',
+                  'too many operations in one batched request; send them in several requests',
+                  413,
+                  false,
+                );
               }
             },
           };

@@ -27,7 +27,8 @@ const hasCluster = (pgdata: string) => fs.existsSync(path.join(pgdata, 'PG_VERSI
 /** Writes a dump of the embedded store in `dataDir` to `file` (replaced whole: written beside it, then renamed). */
 export async function backupDataDir(dataDir: string, file: string): Promise<{ bytes: number }> {
   const pgdata = pgdataOf(dataDir);
-  if (!hasCluster(pgdata)) throw new BackupError(`${path.resolve(dataDir)} holds no embedded store (no ${path.join('pgdata', 'PG_VERSION')})`);
+  if (!hasCluster(pgdata))
+    throw new BackupError(`${path.resolve(dataDir)} holds no embedded store (no ${path.join('pgdata', 'PG_VERSION')})`);
   const release = lockDataDir(path.resolve(dataDir));
   try {
     const lite = await PGlite.create({ dataDir: pgdata, extensions: { vector } });
@@ -53,14 +54,20 @@ export async function backupDataDir(dataDir: string, file: string): Promise<{ by
  * (returned as `keptAside`), never deleted. The dump is loaded into memory first, so a file that is not a
  * PGlite dump is refused with the data directory untouched.
  */
-export async function restoreDataDir(file: string, dataDir: string, opts: { replace?: boolean } = {}): Promise<{ keptAside: string | null }> {
+export async function restoreDataDir(
+  file: string,
+  dataDir: string,
+  opts: { replace?: boolean } = {},
+): Promise<{ keptAside: string | null }> {
   if (!fs.existsSync(file)) throw new BackupError(`no backup file ${file}`);
   const dump = new Blob([fs.readFileSync(file)]);
   const release = lockDataDir(path.resolve(dataDir));
   try {
     const pgdata = pgdataOf(dataDir);
     if (hasCluster(pgdata) && !opts.replace) {
-      throw new BackupError(`${path.resolve(dataDir)} already holds a store; pass --replace to restore over it (the current one is moved aside, not deleted)`);
+      throw new BackupError(
+        `${path.resolve(dataDir)} already holds a store; pass --replace to restore over it (the current one is moved aside, not deleted)`,
+      );
     }
     try {
       const probe = await PGlite.create({ loadDataDir: dump, extensions: { vector } });

@@ -73,7 +73,12 @@ interface TxHooks {
    * Attempts retried after a retryable error, and transactions given up after the retry bound; the same retries by
    * reason (RetryReason); write transactions ("turns") committed and given up. Read at scrape time by /metrics.
    */
-  readonly stats: { retries: number; exhausted: number; retriesByReason: Record<string, number>; turns: { committed: number; givenUp: number } };
+  readonly stats: {
+    retries: number;
+    exhausted: number;
+    retriesByReason: Record<string, number>;
+    turns: { committed: number; givenUp: number };
+  };
   /**
    * Test seam: the next `serializationFailures` attempts fail with a real SQLSTATE 40001 raised by
    * the database, the next `sharedMemoryFailures` with 53200 "out of shared memory".
@@ -125,7 +130,9 @@ const LAZY_NOTIFY_MS = 50;
 
 /** Opens the configured store and (by default) migrates it to the latest version. */
 export async function openStore(opts: OpenOptions = {}): Promise<Store> {
-  const store = opts.databaseUrl ? await openPostgres(opts, opts.databaseUrl, txHooks(opts.tx)) : await openPglite(opts);
+  const store = opts.databaseUrl
+    ? await openPostgres(opts, opts.databaseUrl, txHooks(opts.tx))
+    : await openPglite(opts);
   if (opts.migrate !== false) {
     try {
       await migrateToLatest(store.db);
@@ -156,7 +163,9 @@ async function openPostgres(opts: OpenOptions, url: string, tx: TxHooks): Promis
   const found = (citus = await citusInstalled(pool, url)) ? 'citus' : 'postgres';
   if (opts.engine && opts.engine !== found) {
     await pool.end();
-    throw new ConfigError(`RETRACT_ENGINE=${opts.engine}, but ${new URL(url).pathname.slice(1)} is a ${found === 'citus' ? 'Citus database (the citus extension is installed)' : 'plain PostgreSQL database (no citus extension)'}`);
+    throw new ConfigError(
+      `RETRACT_ENGINE=${opts.engine}, but ${new URL(url).pathname.slice(1)} is a ${found === 'citus' ? 'Citus database (the citus extension is installed)' : 'plain PostgreSQL database (no citus extension)'}`,
+    );
   }
   const engine = found;
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), ...(opts.onQuery ? { log: opts.onQuery } : {}) });
@@ -222,7 +231,9 @@ function unreachable(e: unknown, url: string): unknown {
   const code = (e as { code?: unknown }).code;
   if (typeof code !== 'string') return e;
   const u = new URL(url);
-  return new ConfigError(`DATABASE_URL: cannot connect to ${u.host}${u.pathname} (${(e as Error).message}); check that PostgreSQL runs there and the URL's user, password and database`);
+  return new ConfigError(
+    `DATABASE_URL: cannot connect to ${u.host}${u.pathname} (${(e as Error).message}); check that PostgreSQL runs there and the URL's user, password and database`,
+  );
 }
 
 /** Whether the database has the citus extension, on a connection of the pool that is then closed. */
@@ -294,16 +305,17 @@ async function openPglite(opts: OpenOptions): Promise<Store> {
   const runPass = () => (pass ??= maintain(db).finally(() => (pass = null)));
   const every = opts.maintenanceMs ?? MAINTENANCE_MS;
   let warned = false;
-  const timer = every > 0
-    ? setInterval(() => {
-        if (closed) return;
-        runPass().catch((e) => {
-          // Once per store: a pass that fails will fail again each interval.
-          if (!closed && !warned) process.emitWarning(`PGlite maintenance pass failed: ${(e as Error).message}`);
-          warned = true;
-        });
-      }, every).unref()
-    : null;
+  const timer =
+    every > 0
+      ? setInterval(() => {
+          if (closed) return;
+          runPass().catch((e) => {
+            // Once per store: a pass that fails will fail again each interval.
+            if (!closed && !warned) process.emitWarning(`PGlite maintenance pass failed: ${(e as Error).message}`);
+            warned = true;
+          });
+        }, every).unref()
+      : null;
   return {
     engine: 'pglite',
     maintain: runPass,
@@ -343,7 +355,9 @@ export async function migrateToLatest(db: Kysely<DB>): Promise<string[]> {
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error) {
-    throw new Error(`migration ${failed?.migrationName ?? '(unknown)'} failed: ${(error as Error).message ?? String(error)}`);
+    throw new Error(
+      `migration ${failed?.migrationName ?? '(unknown)'} failed: ${(error as Error).message ?? String(error)}`,
+    );
   }
   return (results ?? []).map((r) => r.migrationName);
 }
@@ -356,11 +370,17 @@ export async function migrateToLatest(db: Kysely<DB>): Promise<string[]> {
  * an order the Migrator would call corrupt) is left to the Migrator, under its lock.
  */
 export async function upToDate(db: Kysely<DB>): Promise<boolean> {
-  const table = await sql<{ present: boolean }>`SELECT to_regclass('kysely_migration') IS NOT NULL AS present`.execute(db);
+  const table = await sql<{ present: boolean }>`SELECT to_regclass('kysely_migration') IS NOT NULL AS present`.execute(
+    db,
+  );
   if (!table.rows[0]?.present) return false;
   const done = await sql<{ name: string; timestamp: string }>`SELECT name, timestamp FROM kysely_migration`.execute(db);
   const applied = done.rows
-    .sort((a, b) => (a.timestamp === b.timestamp ? a.name.localeCompare(b.name) : new Date(a.timestamp).getTime() - new Date(b.timestamp).getTime()))
+    .sort((a, b) =>
+      a.timestamp === b.timestamp
+        ? a.name.localeCompare(b.name)
+        : new Date(a.timestamp).getTime() - new Date(b.timestamp).getTime(),
+    )
     .map((r) => r.name);
   const wanted = Object.keys(await migrationProvider.getMigrations()).sort();
   return applied.length === wanted.length && applied.every((name, i) => name === wanted[i]);
@@ -376,7 +396,10 @@ export async function engineVersions(db: Kysely<DB>): Promise<{ server: string; 
 
 /** Whether the database answers a trivial statement (the /health probe). */
 export async function answers(db: Kysely<DB>): Promise<boolean> {
-  return sql`SELECT 1`.execute(db).then(() => true, () => false);
+  return sql`SELECT 1`.execute(db).then(
+    () => true,
+    () => false,
+  );
 }
 
 /**
@@ -384,19 +407,28 @@ export async function answers(db: Kysely<DB>): Promise<boolean> {
  * PGlite in RETRACT_DATA_DIR; RETRACT_ENGINE names the engine outright (pglite ignores DATABASE_URL).
  */
 export function openStoreFromEnv(env: NodeJS.ProcessEnv = process.env, extra: OpenOptions = {}): Promise<Store> {
-  return openStore({ ...storeTarget(namedEngine(env.RETRACT_ENGINE), env.DATABASE_URL, env.RETRACT_DATA_DIR), ...extra });
+  return openStore({
+    ...storeTarget(namedEngine(env.RETRACT_ENGINE), env.DATABASE_URL, env.RETRACT_DATA_DIR),
+    ...extra,
+  });
 }
 
 /** RETRACT_ENGINE, checked: the engine it names outright, or null (unset): found from DATABASE_URL. */
 export function namedEngine(value: string | undefined): EngineName | null {
   if (value === undefined || value === '') return null;
-  if (value !== 'postgres' && value !== 'citus' && value !== 'pglite') throw new ConfigError(`RETRACT_ENGINE must be pglite, postgres or citus (got '${value}')`);
+  if (value !== 'postgres' && value !== 'citus' && value !== 'pglite')
+    throw new ConfigError(`RETRACT_ENGINE must be pglite, postgres or citus (got '${value}')`);
   return value;
 }
 
 /** Where a store opens: a named pglite ignores DATABASE_URL; a named server engine needs it, and the database must be that engine. */
-export function storeTarget(engine: EngineName | null, databaseUrl: string | null | undefined, dataDir: string | undefined): OpenOptions {
-  if ((engine === 'postgres' || engine === 'citus') && !databaseUrl) throw new ConfigError(`RETRACT_ENGINE=${engine} needs DATABASE_URL`);
+export function storeTarget(
+  engine: EngineName | null,
+  databaseUrl: string | null | undefined,
+  dataDir: string | undefined,
+): OpenOptions {
+  if ((engine === 'postgres' || engine === 'citus') && !databaseUrl)
+    throw new ConfigError(`RETRACT_ENGINE=${engine} needs DATABASE_URL`);
   if (engine === 'pglite') return { dataDir };
   return { databaseUrl: databaseUrl || undefined, engine: engine ?? undefined, dataDir };
 }

@@ -4,7 +4,10 @@ import { ConfigError } from '../kernel/config-error';
 
 /** Raised when another live process holds the embedded data directory. */
 export class DataDirLockedError extends Error {
-  constructor(readonly dir: string, readonly pid: number) {
+  constructor(
+    readonly dir: string,
+    readonly pid: number,
+  ) {
     super(
       `The data directory ${dir} is in use by process ${pid}. PGlite is a single-process engine: ` +
         `stop that process, point RETRACT_DATA_DIR at another directory, or use PostgreSQL (DATABASE_URL).`,
@@ -34,7 +37,9 @@ export function lockDataDir(dir: string): () => void {
     // A file in the way, a path through a file, a directory not ours: the operator picks another path.
     const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
     const why = code === 'EEXIST' || code === 'ENOTDIR' ? `${code}: a file is in the way` : code;
-    throw new ConfigError(`RETRACT_DATA_DIR: ${dir} cannot be the data directory (${why}); point it at a directory this process may create and write`);
+    throw new ConfigError(
+      `RETRACT_DATA_DIR: ${dir} cannot be the data directory (${why}); point it at a directory this process may create and write`,
+    );
   }
   const file = path.join(dir, 'retract.lock');
   for (let attempt = 0; attempt < 3; attempt++) {

@@ -22,14 +22,23 @@ export class EmbedderMismatchError extends Error {
  * afterwards (EmbedderMismatchError), so READ never compares vectors from two spaces. Runs on the
  * owner connection (the application role may only read store_meta).
  */
-export async function bindEmbedder(store: Store, embedder: { readonly id: string; readonly dimensions: number }): Promise<void> {
+export async function bindEmbedder(
+  store: Store,
+  embedder: { readonly id: string; readonly dimensions: number },
+): Promise<void> {
   const want = `${embedder.id}@${embedder.dimensions}`;
-  await store.db.insertInto('store_meta').values({ key: 'embedder', value: want }).onConflict((oc) => oc.column('key').doNothing()).execute();
+  await store.db
+    .insertInto('store_meta')
+    .values({ key: 'embedder', value: want })
+    .onConflict((oc) => oc.column('key').doNothing())
+    .execute();
   const have = (await storedEmbedder(store.db))!;
   if (have !== want) throw new EmbedderMismatchError(have, want);
 }
 
 /** The embedder (`id@dimensions`) this store's vectors were written by, or null before the first start. */
 export async function storedEmbedder(db: Db): Promise<string | null> {
-  return (await db.selectFrom('store_meta').select('value').where('key', '=', 'embedder').executeTakeFirst())?.value ?? null;
+  return (
+    (await db.selectFrom('store_meta').select('value').where('key', '=', 'embedder').executeTakeFirst())?.value ?? null
+  );
 }

@@ -25,6 +25,8 @@ export async function writableTables(db: Db, role: string): Promise<string[]> {
 /** Whether `table` has the column `column` (not dropped). */
 export async function hasColumn(db: Db, table: string, column: string): Promise<boolean> {
   const r = await sql<{ ok: boolean }>`
-    SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(${table}) AND attname = ${column} AND NOT attisdropped) AS ok`.execute(db);
+    SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(${table}) AND attname = ${column} AND NOT attisdropped) AS ok`.execute(
+    db,
+  );
   return r.rows[0]!.ok;
 }

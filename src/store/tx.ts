@@ -65,8 +65,14 @@ const RETRYABLE = new Set(['40001', '40P01']);
 
 /** What each of the store's `tx.faults` counters (TxHooks) makes the database raise, as the real error would arrive. */
 const INJECTED = [
-  ['serializationFailures', sql`DO $$ BEGIN RAISE EXCEPTION 'injected serialization failure' USING ERRCODE = '40001'; END $$`],
-  ['sharedMemoryFailures', sql`DO $$ BEGIN RAISE EXCEPTION 'out of shared memory' USING ERRCODE = '53200', HINT = 'injected'; END $$`],
+  [
+    'serializationFailures',
+    sql`DO $$ BEGIN RAISE EXCEPTION 'injected serialization failure' USING ERRCODE = '40001'; END $$`,
+  ],
+  [
+    'sharedMemoryFailures',
+    sql`DO $$ BEGIN RAISE EXCEPTION 'out of shared memory' USING ERRCODE = '53200', HINT = 'injected'; END $$`,
+  ],
 ] as const;
 
 export function isRetryable(e: unknown): boolean {
@@ -106,18 +112,22 @@ export async function inTx<T>(store: Store, opts: TxOptions, fn: (tx: Tx) => Pro
   // jit off: the planner sizes a recursive CTE by assuming it keeps growing, so a 10k cascade's
   // closure (about 150 ms of work) was costed past every JIT threshold and spent 700 ms compiling
   // itself with inlining and optimization. No statement here runs long enough to win that back.
-  const beginWith = (lock: { before: string; inside: string } | null) => sql.raw(
-    (lock?.before ?? '') +
-      `start transaction isolation level ${isolation} ${opts.readOnly ? 'read only' : 'read write'}; ` +
-      (lock?.inside ?? '') +
-      `SELECT set_config('role', ${pg.escapeLiteral(opts.role ?? ROLE_OF.get(store) ?? 'retract_app')}, true), set_config('retract.fleet', ${pg.escapeLiteral(opts.fleet ?? '')}, true), set_config('jit', 'off', true)`,
-  );
+  const beginWith = (lock: { before: string; inside: string } | null) =>
+    sql.raw(
+      (lock?.before ?? '') +
+        `start transaction isolation level ${isolation} ${opts.readOnly ? 'read only' : 'read write'}; ` +
+        (lock?.inside ?? '') +
+        `SELECT set_config('role', ${pg.escapeLiteral(opts.role ?? ROLE_OF.get(store) ?? 'retract_app')}, true), set_config('retract.fleet', ${pg.escapeLiteral(opts.fleet ?? '')}, true), set_config('jit', 'off', true)`,
+    );
   // Citus sends the settings a worker needs with each statement it routes there only when they are SET LOCAL
   // (set_config is not propagated), and replays the whole string they came in on every worker connection it
   // opens: so a string of SET LOCALs alone, after BEGIN's.
-  const workerSettings = store.engine === 'citus'
-    ? sql.raw(`SET LOCAL citus.propagate_set_commands = 'local'; SET LOCAL retract.fleet = ${pg.escapeLiteral(opts.fleet ?? '')}; SET LOCAL jit = off`)
-    : null;
+  const workerSettings =
+    store.engine === 'citus'
+      ? sql.raw(
+          `SET LOCAL citus.propagate_set_commands = 'local'; SET LOCAL retract.fleet = ${pg.escapeLiteral(opts.fleet ?? '')}; SET LOCAL jit = off`,
+        )
+      : null;
   // A write that lost a serialization conflict retries holding its fleet's lock exclusively: it
   // then runs alone among the fleet's writers and cannot lose again, so a hot fleet pays at most one
   // retry per write instead of a storm of them, and an uncontended one never takes the exclusive lock.
@@ -138,7 +148,8 @@ export async function inTx<T>(store: Store, opts: TxOptions, fn: (tx: Tx) => Pro
           const r = await fn(tx);
           const done = await sql<{ command?: string }>`commit`.execute(tx);
           // PostgreSQL answers COMMIT with ROLLBACK when an earlier statement's error was swallowed.
-          if (done.rows[0]?.command === 'ROLLBACK') throw new Error('the transaction was rolled back: a statement in it failed');
+          if (done.rows[0]?.command === 'ROLLBACK')
+            throw new Error('the transaction was rolled back: a statement in it failed');
           return r;
         } catch (e) {
           // Also when BEGIN went through and the settings failed: never hand back an open transaction,
@@ -158,12 +169,15 @@ export async function inTx<T>(store: Store, opts: TxOptions, fn: (tx: Tx) => Pro
       if (attempt >= maxAttempts) {
         store.tx.stats.exhausted++;
         if (!opts.readOnly) store.tx.stats.turns.givenUp++;
-        throw Object.assign(new DomainError(
-          'CONFLICT',
-          retryCode(e) === '53200'
-            ? `the database ran out of shared lock space (SQLSTATE 53200) on every one of ${attempt} attempts; try again, and if it persists raise max_pred_locks_per_transaction`
-            : `the transaction kept conflicting with concurrent writers (SQLSTATE ${retryCode(e)}) and was given up after ${attempt} attempts; try again`,
-        ), { cause: e }); // the last attempt's error, for logs and diagnostics; never sent to a client
+        throw Object.assign(
+          new DomainError(
+            'CONFLICT',
+            retryCode(e) === '53200'
+              ? `the database ran out of shared lock space (SQLSTATE 53200) on every one of ${attempt} attempts; try again, and if it persists raise max_pred_locks_per_transaction`
+              : `the transaction kept conflicting with concurrent writers (SQLSTATE ${retryCode(e)}) and was given up after ${attempt} attempts; try again`,
+          ),
+          { cause: e },
+        ); // the last attempt's error, for logs and diagnostics; never sent to a client
       }
       store.tx.stats.retries++;
       const reason = retryReason(e);

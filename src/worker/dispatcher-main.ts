@@ -41,11 +41,15 @@ export function dispatcherConfigFromEnv(env: Record<string, string | undefined>)
   const leaseMs = intFromEnv(env, 'RETRACT_DISPATCH_LEASE_MS', 60_000, { min: 10, max: 24 * 3600 * 1000 });
   const resendWindowMs = intFromEnv(env, 'RETRACT_DISPATCH_RESEND_WINDOW_MS', DEFAULT_RESEND_WINDOW_MS, { min: 1000 });
   if (resendWindowMs <= 2 * leaseMs) {
-    throw new ConfigError(`RETRACT_DISPATCH_RESEND_WINDOW_MS (${resendWindowMs}) must exceed twice RETRACT_DISPATCH_LEASE_MS (${leaseMs})`);
+    throw new ConfigError(
+      `RETRACT_DISPATCH_RESEND_WINDOW_MS (${resendWindowMs}) must exceed twice RETRACT_DISPATCH_LEASE_MS (${leaseMs})`,
+    );
   }
   const crashAt = env['RETRACT_DISPATCH_CRASH_AT']?.trim();
   if (crashAt && !(CRASH_POINTS as readonly string[]).includes(crashAt)) {
-    throw new ConfigError(`RETRACT_DISPATCH_CRASH_AT must be one of ${CRASH_POINTS.join(', ')}, got ${JSON.stringify(crashAt.slice(0, 40))}`);
+    throw new ConfigError(
+      `RETRACT_DISPATCH_CRASH_AT must be one of ${CRASH_POINTS.join(', ')}, got ${JSON.stringify(crashAt.slice(0, 40))}`,
+    );
   }
   return {
     leaseMs,
@@ -65,7 +69,10 @@ export function crashHooks(crash: { at: CrashPoint; nth: number }, log: WorkerLo
     if (point !== crash.at) return;
     seen++;
     if (seen !== crash.nth) return;
-    log.warn({ point, reversalId: item.id, idempotencyKey: item.idempotencyKey, attempt: item.lease.attempt }, 'crash hook: SIGKILL');
+    log.warn(
+      { point, reversalId: item.id, idempotencyKey: item.idempotencyKey, attempt: item.lease.attempt },
+      'crash hook: SIGKILL',
+    );
     process.kill(process.pid, 'SIGKILL');
     return new Promise<void>(() => {}); // never continue past the kill
   };
@@ -80,7 +87,10 @@ export function crashHooks(crash: { at: CrashPoint; nth: number }, log: WorkerLo
  * Runs the dispatcher until `signal` (default: SIGTERM/SIGINT) and returns the exit status: 0 after a clean stop,
  * 2 for a configuration error, 1 for a fatal one.
  */
-export function dispatcherMain(env: Record<string, string | undefined> = process.env, opts: { signal?: AbortSignal; logger?: WorkerLogger } = {}): Promise<number> {
+export function dispatcherMain(
+  env: Record<string, string | undefined> = process.env,
+  opts: { signal?: AbortSignal; logger?: WorkerLogger } = {},
+): Promise<number> {
   return runWorkerProcess('dispatcher', env, opts, async ({ signal, log, openStore }) => {
     const cfg = dispatcherConfigFromEnv(env);
     let provider;

@@ -28,7 +28,10 @@ export function defaultHolder(role: string): string {
 /** JSON lines on stderr, written synchronously so a crash loses no line. Level from RETRACT_LOG_LEVEL (default info). */
 export function stderrLogger(env: Env, component: string): WorkerLogger {
   const level = env['RETRACT_LOG_LEVEL']?.trim() || 'info';
-  return pino({ level, base: { component, pid: process.pid } }, pino.destination({ dest: 2, sync: true })) as unknown as WorkerLogger;
+  return pino(
+    { level, base: { component, pid: process.pid } },
+    pino.destination({ dest: 2, sync: true }),
+  ) as unknown as WorkerLogger;
 }
 
 /** True when the module at `metaUrl` is the script node was started with. */

@@ -36,15 +36,22 @@ export async function loadAdapters(env: Record<string, string | undefined>): Pro
       throw new ConfigError(`RETRACT_EXECUTOR_MODULE could not be loaded: ${errorText(err)}`);
     }
     const adapters = (mod['adapters'] ?? mod['default']) as Record<string, unknown> | undefined;
-    if (!adapters || typeof adapters !== 'object') throw new ConfigError('RETRACT_EXECUTOR_MODULE must export `adapters` (or a default) mapping kinds to functions');
+    if (!adapters || typeof adapters !== 'object')
+      throw new ConfigError('RETRACT_EXECUTOR_MODULE must export `adapters` (or a default) mapping kinds to functions');
     for (const [k, fn] of Object.entries(adapters)) {
-      if (typeof fn !== 'function') throw new ConfigError(`RETRACT_EXECUTOR_MODULE: adapter for kind ${JSON.stringify(k)} is not a function`);
+      if (typeof fn !== 'function')
+        throw new ConfigError(`RETRACT_EXECUTOR_MODULE: adapter for kind ${JSON.stringify(k)} is not a function`);
     }
     return adapters as Record<string, EffectAdapter>;
   }
-  if (!url) throw new ConfigError('RETRACT_EXECUTOR_URL (with RETRACT_EXECUTOR_KINDS) or RETRACT_EXECUTOR_MODULE is required');
-  const kinds = (env['RETRACT_EXECUTOR_KINDS'] ?? '').split(',').map((k) => k.trim()).filter(Boolean);
-  if (kinds.length === 0) throw new ConfigError('RETRACT_EXECUTOR_KINDS must name the effect kinds to execute (comma-separated)');
+  if (!url)
+    throw new ConfigError('RETRACT_EXECUTOR_URL (with RETRACT_EXECUTOR_KINDS) or RETRACT_EXECUTOR_MODULE is required');
+  const kinds = (env['RETRACT_EXECUTOR_KINDS'] ?? '')
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean);
+  if (kinds.length === 0)
+    throw new ConfigError('RETRACT_EXECUTOR_KINDS must name the effect kinds to execute (comma-separated)');
   let adapter: EffectAdapter;
   try {
     adapter = httpExecutorAdapter({ baseUrl: url, timeoutMs: intFromEnv(env, 'RETRACT_EXECUTOR_TIMEOUT_MS', 10_000) });
@@ -64,18 +71,32 @@ export async function loadAdapters(env: Record<string, string | undefined>): Pro
 }
 
 /** Runs the executor until `signal` (default: SIGTERM/SIGINT); returns the exit status (0 clean, 2 config, 1 fatal). */
-export function executorMain(env: Record<string, string | undefined> = process.env, opts: { signal?: AbortSignal; logger?: WorkerLogger } = {}): Promise<number> {
+export function executorMain(
+  env: Record<string, string | undefined> = process.env,
+  opts: { signal?: AbortSignal; logger?: WorkerLogger } = {},
+): Promise<number> {
   return runWorkerProcess('executor', env, opts, async ({ signal, log, openStore }) => {
     const token = env['RETRACT_EXECUTOR_TOKEN']?.trim();
-    if (!token) throw new ConfigError('RETRACT_EXECUTOR_TOKEN is required: the executing agent\'s bearer token');
+    if (!token) throw new ConfigError("RETRACT_EXECUTOR_TOKEN is required: the executing agent's bearer token");
     const adapters = await loadAdapters(env);
     const pollMs = intFromEnv(env, 'RETRACT_EXECUTOR_POLL_MS', 1000);
     const store = await openStore();
     const agent = await authenticate(store, token);
     if (!agent) throw new ConfigError('RETRACT_EXECUTOR_TOKEN does not belong to any agent');
-    if (!agent.scopes.includes('effects:execute')) throw new ConfigError(`agent ${agent.name} lacks the effects:execute scope`);
-    log.info({ store: store.description, fleet: agent.fleet_id, agent: agent.name, kinds: Object.keys(adapters) }, 'executor process ready');
-    return runExecutor({ core: { store, embedder: new LocalEmbedder() }, actor: { fleet: agent.fleet_id, agentId: agent.id }, adapters, pollMs, signal, logger: log });
+    if (!agent.scopes.includes('effects:execute'))
+      throw new ConfigError(`agent ${agent.name} lacks the effects:execute scope`);
+    log.info(
+      { store: store.description, fleet: agent.fleet_id, agent: agent.name, kinds: Object.keys(adapters) },
+      'executor process ready',
+    );
+    return runExecutor({
+      core: { store, embedder: new LocalEmbedder() },
+      actor: { fleet: agent.fleet_id, agentId: agent.id },
+      adapters,
+      pollMs,
+      signal,
+      logger: log,
+    });
   });
 }
 

@@ -33,14 +33,22 @@ export function httpExecutorAdapter(opts: HttpExecutorOptions): EffectAdapter {
     const body = JSON.stringify({
       effectId: effect.id,
       kind: effect.kind,
-      amount: effect.amount_minor !== null && effect.currency !== null ? { amountMinor: Number(effect.amount_minor), currency: effect.currency } : null,
+      amount:
+        effect.amount_minor !== null && effect.currency !== null
+          ? { amountMinor: Number(effect.amount_minor), currency: effect.currency }
+          : null,
       payload: effect.payload ?? null,
     });
     const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(timeoutMs)]);
     const res = await fetch(url, {
       method: 'POST',
       redirect: 'manual',
-      headers: { ...extra, accept: 'application/json', 'content-type': 'application/json', 'idempotency-key': effect.idempotency_key },
+      headers: {
+        ...extra,
+        accept: 'application/json',
+        'content-type': 'application/json',
+        'idempotency-key': effect.idempotency_key,
+      },
       body,
       signal,
     });
@@ -53,14 +61,25 @@ export function httpExecutorAdapter(opts: HttpExecutorOptions): EffectAdapter {
       /* not JSON */
     }
     if (res.status >= 200 && res.status < 300) {
-      const ref = [json?.['reference'], json?.['id']].find((x): x is string => typeof x === 'string' && x.trim() !== '' && x.length <= 200);
-      if (!ref || ref === effect.id || ref === effect.idempotency_key) throw new Error(`HTTP ${res.status} without an executor reference`);
+      const ref = [json?.['reference'], json?.['id']].find(
+        (x): x is string => typeof x === 'string' && x.trim() !== '' && x.length <= 200,
+      );
+      if (!ref || ref === effect.id || ref === effect.idempotency_key)
+        throw new Error(`HTTP ${res.status} without an executor reference`);
       return { ok: true, ref };
     }
     if (res.status >= 400 && res.status < 500 && !RETRYABLE_4XX.has(res.status)) {
       const err = json?.['error'];
-      const reason = typeof err === 'string' ? err : typeof json?.['message'] === 'string' ? (json['message'] as string) : text.trim();
-      return { ok: false, reason: `executor refused (HTTP ${res.status}): ${(reason || 'no reason given').slice(0, 500)}` };
+      const reason =
+        typeof err === 'string'
+          ? err
+          : typeof json?.['message'] === 'string'
+            ? (json['message'] as string)
+            : text.trim();
+      return {
+        ok: false,
+        reason: `executor refused (HTTP ${res.status}): ${(reason || 'no reason given').slice(0, 500)}`,
+      };
     }
     throw new Error(`HTTP ${res.status}: outcome unknown`);
   };

@@ -59,7 +59,10 @@ async function commitWaker(store: Store, signal: AbortSignal | undefined) {
  * notice or `pollMs`; a round that throws is reported to `onError` and retried after a backoff that doubles with
  * each failure in a row, up to 30 s. Only the stop signal ends it.
  */
-export async function runRounds(store: Store, o: { signal: AbortSignal; pollMs: number; round: () => Promise<boolean>; onError: (err: unknown) => void }): Promise<void> {
+export async function runRounds(
+  store: Store,
+  o: { signal: AbortSignal; pollMs: number; round: () => Promise<boolean>; onError: (err: unknown) => void },
+): Promise<void> {
   const waker = await commitWaker(store, o.signal);
   let errorStreak = 0;
   try {

@@ -12,7 +12,12 @@ const CREDS = { accessKeyId: 'AKIDFAKEFAKEFAKE', secretAccessKey: 'fake-secret' 
 
 const CASE: AdjudicationCase = {
   claimKey: 'customer:4411/passport.authentic',
-  existing: { statement: "Customer 4411's passport is authentic", value: true, evidence: 'agent looked at the photo', author: 'agent:a' },
+  existing: {
+    statement: "Customer 4411's passport is authentic",
+    value: true,
+    evidence: 'agent looked at the photo',
+    author: 'agent:a',
+  },
   proposed: {
     statement: "Customer 4411's passport is not authentic",
     value: false,
@@ -54,7 +59,10 @@ afterAll(async () => {
 
 describe('BedrockClaudeAdjudicator against the fake Bedrock Runtime (real SDK client)', () => {
   it('returns the model verdict; sends Converse with the system prompt, temperature 0 and the case', async () => {
-    fake.script({ kind: 'converse', text: '{"verdict": "ACCEPT_PROPOSED", "rationale": "registry beats a visual check"}' });
+    fake.script({
+      kind: 'converse',
+      text: '{"verdict": "ACCEPT_PROPOSED", "rationale": "registry beats a visual check"}',
+    });
     const a = adjudicator();
     expect(a.id).toBe(`bedrock:${DEFAULT_CLAUDE_MODEL_ID}`);
     expect(DEFAULT_CLAUDE_MODEL_ID).toBe('us.anthropic.claude-sonnet-4-5-20250929-v1:0');
@@ -88,8 +96,14 @@ describe('BedrockClaudeAdjudicator against the fake Bedrock Runtime (real SDK cl
   });
 
   it('accepts JSON inside a ```json fence', async () => {
-    fake.script({ kind: 'converse', text: '```json\n{"verdict":"KEEP_EXISTING","rationale":"existing is documented"}\n```' });
-    expect(await adjudicator().adjudicate(CASE)).toEqual({ verdict: 'KEEP_EXISTING', rationale: 'existing is documented' });
+    fake.script({
+      kind: 'converse',
+      text: '```json\n{"verdict":"KEEP_EXISTING","rationale":"existing is documented"}\n```',
+    });
+    expect(await adjudicator().adjudicate(CASE)).toEqual({
+      verdict: 'KEEP_EXISTING',
+      rationale: 'existing is documented',
+    });
   });
 
   it.each([

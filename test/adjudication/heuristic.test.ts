@@ -7,7 +7,11 @@ const h = new HeuristicAdjudicator();
 function side(p: Partial<BeliefSide> = {}): BeliefSide {
   return { statement: 'the thing holds', value: 'a', evidence: null, author: 'agent:x', ...p };
 }
-function kase(existing: Partial<BeliefSide>, proposed: Partial<BeliefSide>, claimKey = 'thing:1/prop'): AdjudicationCase {
+function kase(
+  existing: Partial<BeliefSide>,
+  proposed: Partial<BeliefSide>,
+  claimKey = 'thing:1/prop',
+): AdjudicationCase {
   return { claimKey, existing: side(existing), proposed: side({ value: 'b', ...proposed }) };
 }
 
@@ -90,7 +94,10 @@ describe('HeuristicAdjudicator', () => {
 
   it('equal tiers, reliability ≥ 0.3 apart → the more reliable side (before time)', async () => {
     const r = await h.adjudicate(
-      kase({ evidence: 'filed report', reliability: 0.9, at: '2020-01-01' }, { evidence: 'web page', reliability: 0.2, at: '2025-01-01' }),
+      kase(
+        { evidence: 'filed report', reliability: 0.9, at: '2020-01-01' },
+        { evidence: 'web page', reliability: 0.2, at: '2025-01-01' },
+      ),
     );
     expect(r.verdict).toBe('KEEP_EXISTING');
     expect(r.rationale).toContain('more reliable');
@@ -98,7 +105,10 @@ describe('HeuristicAdjudicator', () => {
 
   it('different currency or unit → ESCALATE, whatever the evidence', async () => {
     const r = await h.adjudicate(
-      kase({ value: { amount: 10, currency: 'USD' }, evidence: 'rumour' }, { value: { amount: 10, currency: 'EUR' }, evidence: 'signed invoice' }),
+      kase(
+        { value: { amount: 10, currency: 'USD' }, evidence: 'rumour' },
+        { value: { amount: 10, currency: 'EUR' }, evidence: 'signed invoice' },
+      ),
     );
     expect(r.verdict).toBe('ESCALATE');
     expect(r.rationale).toContain('usd vs eur');
@@ -107,7 +117,11 @@ describe('HeuristicAdjudicator', () => {
 
   it('a proposal about another entity → ESCALATE', async () => {
     const r = await h.adjudicate(
-      kase({ statement: 'Customer 4411 email is a@x' }, { statement: 'Customer 4412 email is b@x', evidence: 'verified' }, 'customer:4411/email'),
+      kase(
+        { statement: 'Customer 4411 email is a@x' },
+        { statement: 'Customer 4412 email is b@x', evidence: 'verified' },
+        'customer:4411/email',
+      ),
     );
     expect(r.verdict).toBe('ESCALATE');
     expect(r.rationale).toContain('4412');

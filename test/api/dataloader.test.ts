@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+import type {
+  KyselyPlugin,
+  PluginTransformQueryArgs,
+  PluginTransformResultArgs,
+  QueryResult,
+  RootOperationNode,
+  UnknownRow,
+} from 'kysely';
 import { gid } from '../../src/kernel/ids';
 import { retractBelief } from '../../src/retraction/retraction.service';
 import { registerEffectKind } from '../../src/effect/effect.service';
@@ -22,11 +29,11 @@ class StatementCounter implements KyselyPlugin {
   ends = 0;
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
     const n = args.node as { kind: string; sqlFragments?: readonly string[] };
-    const text = n.kind === 'RawNode' ? n.sqlFragments?.[0] ?? '' : '';
+    const text = n.kind === 'RawNode' ? (n.sqlFragments?.[0] ?? '') : '';
     if (text.startsWith('start transaction') && text.includes("set_config('role'")) this.preambles++;
     if (text === 'commit' || text === 'rollback') this.ends++;
     // Citus: the worker settings are the preamble's second round trip (src/store/tx.ts), not a data statement.
-    if (text.startsWith("SET LOCAL citus.propagate_set_commands")) this.count--;
+    if (text.startsWith('SET LOCAL citus.propagate_set_commands')) this.count--;
     return args.node;
   }
   async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
@@ -38,17 +45,59 @@ class StatementCounter implements KyselyPlugin {
 const RECEIPT_PAGE = /* GraphQL */ `
   query Receipt($id: ID!, $first: Int) {
     retraction(id: $id) {
-      id reason actor { id name }
+      id
+      reason
+      actor {
+        id
+        name
+      }
       beliefs(first: $first) {
         totalCount
-        edges { node {
-          id claimKey status author { id name }
-          justifications { holds premises { id claimKey author { id name } } }
-          effects { id kind status amount { amountMinor } proposedBy { name } supportedBy { id } reversal { id status idempotencyKey } }
-        } }
+        edges {
+          node {
+            id
+            claimKey
+            status
+            author {
+              id
+              name
+            }
+            justifications {
+              holds
+              premises {
+                id
+                claimKey
+                author {
+                  id
+                  name
+                }
+              }
+            }
+            effects {
+              id
+              kind
+              status
+              amount {
+                amountMinor
+              }
+              proposedBy {
+                name
+              }
+              supportedBy {
+                id
+              }
+              reversal {
+                id
+                status
+                idempotencyKey
+              }
+            }
+          }
+        }
       }
     }
-  }`;
+  }
+`;
 
 /**
  * The N+1 check: a receipt page of 50 retracted beliefs, each with its author, its justification's
@@ -64,16 +113,29 @@ describe.each(engines())('dataloader batching on %s', (engine) => {
   beforeAll(async () => {
     // This is about statements, not cost: a page of 50 with every relation counts each belief's 8 justifications of
     // 64 premises and 50 effects of 64 supports at their bounds (≈ 7M), over the default limit.
-    s = await startApiServer(engine, { wrapStore: (st) => ({ ...st, db: st.db.withPlugin(counter) }), config: { limits: { cost: 10_000_000 } } });
+    s = await startApiServer(engine, {
+      wrapStore: (st) => ({ ...st, db: st.db.withPlugin(counter) }),
+      config: { limits: { cost: 10_000_000 } },
+    });
     const actor = await actorIn(s.db.store, 'acme');
     const core = { store: s.db.store, embedder: s.core.embedder };
     await registerEffectKind(core, actor, { kind: 'refund', reversible: true });
     const root = await belief(core, actor, 'batch/root');
     const derived = [];
-    for (let i = 0; i < 50; i++) derived.push(await belief(core, actor, `batch/d-${String(i).padStart(2, '0')}`, [root]));
-    for (let i = 0; i < 25; i++) await executed(core, actor, await proposed(core, actor, 'refund', [derived[i]!], `batch:exec-${i}`, 100 + i), `ref-${i}`);
+    for (let i = 0; i < 50; i++)
+      derived.push(await belief(core, actor, `batch/d-${String(i).padStart(2, '0')}`, [root]));
+    for (let i = 0; i < 25; i++)
+      await executed(
+        core,
+        actor,
+        await proposed(core, actor, 'refund', [derived[i]!], `batch:exec-${i}`, 100 + i),
+        `ref-${i}`,
+      );
     for (let i = 25; i < 50; i++) await proposed(core, actor, 'refund', [derived[i]!], `batch:pending-${i}`, 100 + i);
-    retraction = gid('Retraction', (await retractBelief(core, actor, { beliefId: root.id, reason: 'batch root was wrong' })).retractionId);
+    retraction = gid(
+      'Retraction',
+      (await retractBelief(core, actor, { beliefId: root.id, reason: 'batch root was wrong' })).retractionId,
+    );
     token = (await agentWith(s.db.store, 'acme', ['receipts:read'], 'reader')).token;
     ok(await gql(s.http, '{ viewer { id } }', {}, token)); // authenticates once (the token is cached briefly)
   });
@@ -98,8 +160,20 @@ describe.each(engines())('dataloader batching on %s', (engine) => {
     expect(big.data.retraction.beliefs.totalCount).toBe(51);
     expect(edges.length).toBe(50);
     // What came back is the real graph: the root first, then 49 derived beliefs each with its premise and effect.
-    expect(edges.map((e: any) => e.node.claimKey)).toEqual(['batch/root', ...Array.from({ length: 49 }, (_, i) => `batch/d-${String(i).padStart(2, '0')}`)]);
-    expect(edges.slice(1).every((e: any) => e.node.justifications.length === 1 && e.node.justifications[0].premises[0].claimKey === 'batch/root' && !e.node.justifications[0].holds)).toBe(true);
+    expect(edges.map((e: any) => e.node.claimKey)).toEqual([
+      'batch/root',
+      ...Array.from({ length: 49 }, (_, i) => `batch/d-${String(i).padStart(2, '0')}`),
+    ]);
+    expect(
+      edges
+        .slice(1)
+        .every(
+          (e: any) =>
+            e.node.justifications.length === 1 &&
+            e.node.justifications[0].premises[0].claimKey === 'batch/root' &&
+            !e.node.justifications[0].holds,
+        ),
+    ).toBe(true);
     const effects = edges.flatMap((e: any) => e.node.effects);
     expect(effects.length).toBe(49);
     expect(effects.filter((e: any) => e.status === 'EXECUTED' && e.reversal?.status === 'OWED').length).toBe(25);
@@ -110,7 +184,10 @@ describe.each(engines())('dataloader batching on %s', (engine) => {
     expect(small.data.retraction.beliefs.edges.length).toBe(5);
     // Batched: the count does not grow with the page. One read transaction per batch (each opens with
     // its set_config preamble), one data statement per batch (the receipt page takes two: rows and total).
-    expect({ statements: big.n, transactions: big.transactions }).toEqual({ statements: small.n, transactions: small.transactions });
+    expect({ statements: big.n, transactions: big.transactions }).toEqual({
+      statements: small.n,
+      transactions: small.transactions,
+    });
     expect(big.n - big.transactions).toBeLessThanOrEqual(20);
     expect(big.transactions).toBeLessThanOrEqual(16);
     expect(big.transactions).toBeGreaterThan(5);
@@ -127,6 +204,9 @@ describe.each(engines())('dataloader batching on %s', (engine) => {
       if (!page.pageInfo.hasNextPage) break;
       after = page.pageInfo.endCursor;
     }
-    expect(keys).toEqual(['batch/root', ...Array.from({ length: 50 }, (_, i) => `batch/d-${String(i).padStart(2, '0')}`)]);
+    expect(keys).toEqual([
+      'batch/root',
+      ...Array.from({ length: 50 }, (_, i) => `batch/d-${String(i).padStart(2, '0')}`),
+    ]);
   });
 });

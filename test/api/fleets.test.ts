@@ -5,7 +5,17 @@ import { SCOPES } from '../../src/agent/scopes';
 import { belief } from '../support/story';
 import { actorIn, engines, expectInvariants } from '../support/engines';
 import { type Fixture, fleetFixture } from '../support/api-fixture';
-import { codes, gql, ok, RETRACTION_EVENTS, streamed, subscribeSse, subscribeWs, type Collector, type StreamedEvent } from '../support/api-client';
+import {
+  codes,
+  gql,
+  ok,
+  RETRACTION_EVENTS,
+  streamed,
+  subscribeSse,
+  subscribeWs,
+  type Collector,
+  type StreamedEvent,
+} from '../support/api-client';
 import { OPERATIONS, type Operation } from '../support/api-operations';
 import { type ApiServer, agentWith, startApiServer, tableDigests, type TestAgent } from '../support/api-server';
 import { registerEffectKind } from '../../src/effect/effect.service';
@@ -28,7 +38,14 @@ describe.each(engines())('fleet isolation over the API on %s', (engine) => {
   const probes: Record<string, string> = {};
 
   const retract = async (agent: TestAgent, beliefGid: string, reason: string) =>
-    ok(await gql(s.http, 'mutation($b: ID!, $r: String!) { retractBelief(input: { beliefId: $b, reason: $r }) { id } }', { b: beliefGid, r: reason }, agent.token)).retractBelief.id as string;
+    ok(
+      await gql(
+        s.http,
+        'mutation($b: ID!, $r: String!) { retractBelief(input: { beliefId: $b, reason: $r }) { id } }',
+        { b: beliefGid, r: reason },
+        agent.token,
+      ),
+    ).retractBelief.id as string;
 
   beforeAll(async () => {
     s = await startApiServer(engine);
@@ -43,12 +60,19 @@ describe.each(engines())('fleet isolation over the API on %s', (engine) => {
     subA = subscribeWs(s.ws, RETRACTION_EVENTS, {}, a.token) as Sub;
     subB = subscribeSse(s.http, RETRACTION_EVENTS, {}, b.token) as unknown as Sub;
     await new Promise((r) => setTimeout(r, 300));
-    for (const [agent, actor, sub, tag] of [[a, actorA, subA, 'acme'], [b, actorB, subB, 'globex']] as const) {
+    for (const [agent, actor, sub, tag] of [
+      [a, actorA, subA, 'acme'],
+      [b, actorB, subB, 'globex'],
+    ] as const) {
       for (let attempt = 0; ; attempt++) {
         const probe = await belief(s.core, actor, `${tag}/probe-${attempt}`);
         const rid = await retract(agent, gid('Belief', probe.id), 'probe');
         try {
-          await sub.until((c) => streamed(c).some((e) => e.__typename === 'RetractionCommitted' && e.retraction.id === rid), 3_000, `${tag} probe`);
+          await sub.until(
+            (c) => streamed(c).some((e) => e.__typename === 'RetractionCommitted' && e.retraction.id === rid),
+            3_000,
+            `${tag} probe`,
+          );
           probes[tag] = rid;
           break;
         } catch (e) {
@@ -68,8 +92,22 @@ describe.each(engines())('fleet isolation over the API on %s', (engine) => {
 
   it('the operations taking ids are the ones the table says', () => {
     expect(idOps.map((o) => o.field).sort()).toEqual([
-      'addJustification', 'adjudicateContradiction', 'assertBelief', 'belief', 'completeEffect', 'confirmReversal', 'failEffect',
-      'node', 'previewRetraction', 'proposeEffect', 'reinstateRetraction', 'reinstatement', 'resolveContradiction', 'restoreEffect', 'retractBelief', 'retraction',
+      'addJustification',
+      'adjudicateContradiction',
+      'assertBelief',
+      'belief',
+      'completeEffect',
+      'confirmReversal',
+      'failEffect',
+      'node',
+      'previewRetraction',
+      'proposeEffect',
+      'reinstateRetraction',
+      'reinstatement',
+      'resolveContradiction',
+      'restoreEffect',
+      'retractBelief',
+      'retraction',
     ]);
   });
 
@@ -83,11 +121,14 @@ describe.each(engines())('fleet isolation over the API on %s', (engine) => {
     expect(await tableDigests(s.db.store)).toEqual(before);
   }
 
-  it.each(idOps.map((o) => [o.field, o] as const))('%s with acme\'s ids, from a globex agent: NOT_FOUND and nothing written', async (_n, o) => {
-    await refused(o, o.variables(A));
-  });
+  it.each(idOps.map((o) => [o.field, o] as const))(
+    "%s with acme's ids, from a globex agent: NOT_FOUND and nothing written",
+    async (_n, o) => {
+      await refused(o, o.variables(A));
+    },
+  );
 
-  it('mixed ids (globex\'s own belief, acme\'s premise or support) are NOT_FOUND too', async () => {
+  it("mixed ids (globex's own belief, acme's premise or support) are NOT_FOUND too", async () => {
     const add = OPERATIONS.find((o) => o.field === 'addJustification')!;
     await refused(add, { b: B.d, p: [A.e] });
     await refused(add, { b: A.d, p: [B.e] });
@@ -100,7 +141,12 @@ describe.each(engines())('fleet isolation over the API on %s', (engine) => {
   it('node: every node type of acme is NOT_FOUND for globex, and found for acme', async () => {
     const node = OPERATIONS.find((o) => o.field === 'node')!;
     const cases: Array<[NodeType, string]> = [
-      ['Agent', A.agent], ['Belief', A.p], ['Effect', A.pending], ['Reversal', A.reversal], ['Retraction', A.retraction], ['Contradiction', A.c1],
+      ['Agent', A.agent],
+      ['Belief', A.p],
+      ['Effect', A.pending],
+      ['Reversal', A.reversal],
+      ['Retraction', A.retraction],
+      ['Contradiction', A.c1],
     ];
     for (const [type, id] of cases) {
       await refused(node, { id });
@@ -108,13 +154,23 @@ describe.each(engines())('fleet isolation over the API on %s', (engine) => {
     }
   });
 
-  it('globex\'s lists and look-ups never show an acme row', async () => {
+  it("globex's lists and look-ups never show an acme row", async () => {
     const acmeIds = new Set<string>();
     const globexCount: Record<string, number> = {};
     await s.db.store.db.transaction().execute(async (tx) => {
       await sql`SET LOCAL row_security = off`.execute(tx);
-      for (const [table, type] of [['beliefs', 'Belief'], ['effects', 'Effect'], ['reversals', 'Reversal'], ['retractions', 'Retraction'], ['contradictions', 'Contradiction'], ['agents', 'Agent']] as const) {
-        const rows = await sql<{ id: string; fleet_id: string }>`SELECT id::text, fleet_id FROM ${sql.table(table)}`.execute(tx);
+      for (const [table, type] of [
+        ['beliefs', 'Belief'],
+        ['effects', 'Effect'],
+        ['reversals', 'Reversal'],
+        ['retractions', 'Retraction'],
+        ['contradictions', 'Contradiction'],
+        ['agents', 'Agent'],
+      ] as const) {
+        const rows = await sql<{
+          id: string;
+          fleet_id: string;
+        }>`SELECT id::text, fleet_id FROM ${sql.table(table)}`.execute(tx);
         for (const r of rows.rows) if (r.fleet_id === 'acme') acmeIds.add(gid(type, r.id));
         globexCount[table] = rows.rows.filter((r) => r.fleet_id === 'globex').length;
       }
@@ -130,10 +186,14 @@ describe.each(engines())('fleet isolation over the API on %s', (engine) => {
       ...(await q(`{ contradictions { id existing { id } } effectKinds { kind } }`)),
     };
     const seen = [
-      ...pageIds(lists.beliefs), ...lists.beliefs.edges.map((e: any) => e.node.author.id),
-      ...pageIds(lists.retractions), ...lists.retractions.edges.map((e: any) => e.node.root.id),
-      ...pageIds(lists.effects), ...lists.effects.edges.flatMap((e: any) => e.node.supportedBy.map((x: { id: string }) => x.id)),
-      ...pageIds(lists.reversals), ...lists.reversals.edges.map((e: any) => e.node.effect.id),
+      ...pageIds(lists.beliefs),
+      ...lists.beliefs.edges.map((e: any) => e.node.author.id),
+      ...pageIds(lists.retractions),
+      ...lists.retractions.edges.map((e: any) => e.node.root.id),
+      ...pageIds(lists.effects),
+      ...lists.effects.edges.flatMap((e: any) => e.node.supportedBy.map((x: { id: string }) => x.id)),
+      ...pageIds(lists.reversals),
+      ...lists.reversals.edges.map((e: any) => e.node.effect.id),
       ...lists.contradictions.flatMap((c: any) => [c.id, c.existing.id]),
     ];
     expect(seen.length).toBeGreaterThan(15);
@@ -145,22 +205,40 @@ describe.each(engines())('fleet isolation over the API on %s', (engine) => {
     expect(lists.contradictions.length).toBe(globexCount.contradictions);
     expect(lists.effectKinds.map((k: { kind: string }) => k.kind)).not.toContain('acme_only');
     // READ over every belief, retracted ones included, finds none of acme's.
-    const hits = (await q(`query($t: String!) { search(input: { text: $t, k: 100, includeRetracted: true }) { hits { belief { id claimKey } } } }`, { t: 'acme-fx/p holds' })).search.hits;
+    const hits = (
+      await q(
+        `query($t: String!) { search(input: { text: $t, k: 100, includeRetracted: true }) { hits { belief { id claimKey } } } }`,
+        { t: 'acme-fx/p holds' },
+      )
+    ).search.hits;
     expect(hits.length).toBeGreaterThan(0);
     expect(hits.filter((h: { belief: { id: string } }) => acmeIds.has(h.belief.id))).toEqual([]);
-    expect((await q(`query($k: String!) { beliefByClaim(claimKey: $k) { id } }`, { k: A.keys.p })).beliefByClaim).toBeNull();
+    expect(
+      (await q(`query($k: String!) { beliefByClaim(claimKey: $k) { id } }`, { k: A.keys.p })).beliefByClaim,
+    ).toBeNull();
     // And acme's own view of the same claim is there (the key is real).
-    expect(ok(await gql(s.http, `query($k: String!) { beliefByClaim(claimKey: $k) { id } }`, { k: A.keys.p }, a.token)).beliefByClaim).toEqual({ id: A.p });
+    expect(
+      ok(await gql(s.http, `query($k: String!) { beliefByClaim(claimKey: $k) { id } }`, { k: A.keys.p }, a.token))
+        .beliefByClaim,
+    ).toEqual({ id: A.p });
     // The viewer is globex's own agent.
     expect((await q('{ viewer { fleet } }')).viewer.fleet).toBe('globex');
   });
 
-  it('subscribers see only their own fleet\'s retractions: nothing from the refused calls, none of acme\'s for globex', async () => {
+  it("subscribers see only their own fleet's retractions: nothing from the refused calls, none of acme's for globex", async () => {
     const ridA = await retract(a, A.p, 'acme retracts its own premise');
-    await subA.until((c) => streamed(c).some((e) => e.__typename === 'RetractionCommitted' && e.retraction.id === ridA), 10_000, 'acme retraction');
+    await subA.until(
+      (c) => streamed(c).some((e) => e.__typename === 'RetractionCommitted' && e.retraction.id === ridA),
+      10_000,
+      'acme retraction',
+    );
     // globex retracts after acme; its stream is in commit order, so acme's events would come first.
     const ridB = await retract(b, B.p, 'globex retracts its own premise');
-    await subB.until((c) => streamed(c).some((e) => e.__typename === 'RetractionCommitted' && e.retraction.id === ridB), 10_000, 'globex retraction');
+    await subB.until(
+      (c) => streamed(c).some((e) => e.__typename === 'RetractionCommitted' && e.retraction.id === ridB),
+      10_000,
+      'globex retraction',
+    );
     const retractionsOf = (c: Sub) => [...new Set(streamed(c).map((e) => e.retraction.id))];
     expect(retractionsOf(subA)).toEqual([probes.acme, ridA]);
     expect(retractionsOf(subB)).toEqual([probes.globex, ridB]);
@@ -174,7 +252,12 @@ describe.each(engines())('fleet isolation over the API on %s', (engine) => {
     expect(subB.errors).toEqual([]);
     // acme's retraction of p took d down and cancelled the pending refund: all in acme's stream.
     const ofA = streamed(subA).filter((e) => e.retraction.id === ridA);
-    expect(ofA.filter((e) => e.__typename === 'BeliefRetracted').map((e) => e.belief!.id).sort()).toEqual([A.p, A.d].sort());
+    expect(
+      ofA
+        .filter((e) => e.__typename === 'BeliefRetracted')
+        .map((e) => e.belief!.id)
+        .sort(),
+    ).toEqual([A.p, A.d].sort());
     expect(ofA.filter((e) => e.__typename === 'EffectCancelled').map((e) => e.effect!.id)).toEqual([A.pending]);
   });
 });

@@ -12,7 +12,8 @@ import { type ApiServer, agentWith, NON_ADMIN_SCOPES, startApiServer, tableDiges
 
 /** What the code declares for a root field: 'authenticated', or every scope that grants it. */
 function declaredScopes(type: GraphQLObjectType, field: string): 'authenticated' | string[] {
-  const auth = (type.getFields()[field]!.extensions as { pothosOptions?: { authScopes?: unknown } }).pothosOptions?.authScopes;
+  const auth = (type.getFields()[field]!.extensions as { pothosOptions?: { authScopes?: unknown } }).pothosOptions
+    ?.authScopes;
   const found: string[] = [];
   let authenticated = false;
   const walk = (a: unknown) => {
@@ -31,7 +32,11 @@ function declaredScopes(type: GraphQLObjectType, field: string): 'authenticated'
 
 function rootFields(): Array<{ root: Operation['root']; field: string; type: GraphQLObjectType }> {
   const out: Array<{ root: Operation['root']; field: string; type: GraphQLObjectType }> = [];
-  for (const [root, type] of [['query', schema.getQueryType()], ['mutation', schema.getMutationType()], ['subscription', schema.getSubscriptionType()]] as const) {
+  for (const [root, type] of [
+    ['query', schema.getQueryType()],
+    ['mutation', schema.getMutationType()],
+    ['subscription', schema.getSubscriptionType()],
+  ] as const) {
     for (const field of Object.keys(type!.getFields())) out.push({ root, field, type: type! });
   }
   return out;
@@ -41,7 +46,12 @@ function rootFields(): Array<{ root: Operation['root']; field: string; type: Gra
  * Calls an operation over HTTP (queries, mutations) or over both graphql-ws and SSE (the subscription); returns every
  * error seen. A socket without a valid token is closed 4403 before connection_ack (src/server/ws-auth.ts): `wsClosed`.
  */
-async function call(s: ApiServer, o: Operation, fx: Fixture, token: string | null): Promise<{ errors: WireError[]; data: unknown; wsClosed?: number }> {
+async function call(
+  s: ApiServer,
+  o: Operation,
+  fx: Fixture,
+  token: string | null,
+): Promise<{ errors: WireError[]; data: unknown; wsClosed?: number }> {
   if (o.root !== 'subscription') {
     const r = await gql(s.http, o.document, o.variables(fx), token);
     return { errors: r.errors ?? [], data: r.data };
@@ -49,7 +59,11 @@ async function call(s: ApiServer, o: Operation, fx: Fixture, token: string | nul
   const ws = subscribeWs(s.ws, o.document, o.variables(fx), token);
   const sse = subscribeSse(s.http, o.document, o.variables(fx), token);
   try {
-    await ws.until((c) => c.errors.length > 0 || c.events.length > 0 || c.failures.length > 0, 10_000, 'the websocket subscription to answer');
+    await ws.until(
+      (c) => c.errors.length > 0 || c.events.length > 0 || c.failures.length > 0,
+      10_000,
+      'the websocket subscription to answer',
+    );
     await sse.until((c) => c.errors.length > 0 || c.events.length > 0, 10_000, 'the SSE subscription to answer');
     const closed = ws.failures.map((f) => (f as { code?: number }).code).find((c) => typeof c === 'number');
     if (closed !== undefined) return { errors: sse.errors, data: null, wsClosed: closed };
@@ -85,11 +99,16 @@ describe.each(engines())('scope matrix on %s', (engine) => {
 
   it('the table lists every root field of the schema exactly once, with the scopes the code declares', () => {
     const fields = rootFields();
-    expect(OPERATIONS.map((o) => `${o.root}.${o.field}`).sort()).toEqual(fields.map((f) => `${f.root}.${f.field}`).sort());
+    expect(OPERATIONS.map((o) => `${o.root}.${o.field}`).sort()).toEqual(
+      fields.map((f) => `${f.root}.${f.field}`).sort(),
+    );
     expect(new Set(OPERATIONS.map((o) => o.field)).size).toBe(OPERATIONS.length);
     for (const f of fields) {
       const o = OPERATIONS.find((x) => x.field === f.field && x.root === f.root)!;
-      expect({ field: f.field, scopes: declaredScopes(f.type, f.field) }).toEqual({ field: f.field, scopes: o.scopes === 'authenticated' ? 'authenticated' : [...o.scopes].sort() });
+      expect({ field: f.field, scopes: declaredScopes(f.type, f.field) }).toEqual({
+        field: f.field,
+        scopes: o.scopes === 'authenticated' ? 'authenticated' : [...o.scopes].sort(),
+      });
       // Every declared scope is a real scope, and the table's nullability matches the schema's.
       if (o.scopes !== 'authenticated') for (const sc of o.scopes) expect(SCOPES).toContain(sc);
       // String(type) is its SDL form ("Belief", "Belief!"); graphql's own predicates would trip over the
@@ -98,57 +117,90 @@ describe.each(engines())('scope matrix on %s', (engine) => {
       expect({ field: f.field, nullable: !t.endsWith('!') }).toEqual({ field: f.field, nullable: o.nullable });
     }
     // The contract's scopes are DESIGN's list.
-    expect([...SCOPES].sort()).toEqual(['admin', 'beliefs:read', 'beliefs:retract', 'beliefs:write', 'contradictions:adjudicate', 'effects:execute', 'effects:propose', 'receipts:read']);
+    expect([...SCOPES].sort()).toEqual([
+      'admin',
+      'beliefs:read',
+      'beliefs:retract',
+      'beliefs:write',
+      'contradictions:adjudicate',
+      'effects:execute',
+      'effects:propose',
+      'receipts:read',
+    ]);
   });
 
-  it('docs/api.md\'s scope table names exactly the schema\'s root fields, each with the scopes the server enforces', () => {
+  it("docs/api.md's scope table names exactly the schema's root fields, each with the scopes the server enforces", () => {
     const readme = documentedScopes();
-    expect([...readme.keys()].sort()).toEqual(rootFields().map((f) => f.field).sort());
+    expect([...readme.keys()].sort()).toEqual(
+      rootFields()
+        .map((f) => f.field)
+        .sort(),
+    );
     for (const o of OPERATIONS) {
-      expect({ field: o.field, scopes: readme.get(o.field) }).toEqual({ field: o.field, scopes: o.scopes === 'authenticated' ? 'authenticated' : [...o.scopes].sort() });
+      expect({ field: o.field, scopes: readme.get(o.field) }).toEqual({
+        field: o.field,
+        scopes: o.scopes === 'authenticated' ? 'authenticated' : [...o.scopes].sort(),
+      });
     }
   });
 
-  describe.each(OPERATIONS.filter((o) => o.scopes !== 'authenticated').map((o) => [o.field, o] as const))('%s', (_name, o) => {
-    it('a token holding every other scope is FORBIDDEN and nothing is written', async () => {
-      const lacking = NON_ADMIN_SCOPES.filter((x) => !grantingScopes(o).includes(x));
-      const token = await tokenWith(lacking);
-      const before = await tableDigests(s.db.store);
-      const r = await call(s, o, fx, token);
-      expect(codes(r.errors)).toEqual(['FORBIDDEN']);
-      // The refusal names the scopes that would allow the operation, in words and in extensions.requiredScopes.
-      const wanted = [...new Set(grantingScopes(o).filter((x) => x !== 'admin' || o.scopes.includes('admin')))].sort();
-      expect([...(r.errors[0]!.extensions?.requiredScopes as string[])].sort()).toEqual(wanted);
-      for (const sc of wanted) expect(r.errors[0]!.message).toContain(sc);
-      expect(r.errors[0]!.message).toMatch(new RegExp(`^the (query|mutation|subscription) ${o.field} needs the scope `));
-      if (o.root !== 'subscription') expect(r.data === null || (r.data as Record<string, unknown>)[o.field] === null).toBe(true);
-      expect(await tableDigests(s.db.store)).toEqual(before);
-    });
-  });
+  describe.each(OPERATIONS.filter((o) => o.scopes !== 'authenticated').map((o) => [o.field, o] as const))(
+    '%s',
+    (_name, o) => {
+      it('a token holding every other scope is FORBIDDEN and nothing is written', async () => {
+        const lacking = NON_ADMIN_SCOPES.filter((x) => !grantingScopes(o).includes(x));
+        const token = await tokenWith(lacking);
+        const before = await tableDigests(s.db.store);
+        const r = await call(s, o, fx, token);
+        expect(codes(r.errors)).toEqual(['FORBIDDEN']);
+        // The refusal names the scopes that would allow the operation, in words and in extensions.requiredScopes.
+        const wanted = [
+          ...new Set(grantingScopes(o).filter((x) => x !== 'admin' || o.scopes.includes('admin'))),
+        ].sort();
+        expect([...(r.errors[0]!.extensions?.requiredScopes as string[])].sort()).toEqual(wanted);
+        for (const sc of wanted) expect(r.errors[0]!.message).toContain(sc);
+        expect(r.errors[0]!.message).toMatch(
+          new RegExp(`^the (query|mutation|subscription) ${o.field} needs the scope `),
+        );
+        if (o.root !== 'subscription')
+          expect(r.data === null || (r.data as Record<string, unknown>)[o.field] === null).toBe(true);
+        expect(await tableDigests(s.db.store)).toEqual(before);
+      });
+    },
+  );
 
-  it.each(OPERATIONS.map((o) => [o.field, o] as const))('%s: no token and a forged token are UNAUTHENTICATED and nothing is written', async (_name, o) => {
-    const before = await tableDigests(s.db.store);
-    const none = await call(s, o, fx, null);
-    expect(codes(none.errors)).toEqual(['UNAUTHENTICATED']);
-    expect(none.errors[0]!.message).toMatch(/bearer token is required/);
-    const forged = await call(s, o, fx, `rt_${randomBytes(32).toString('base64url')}`);
-    expect(codes(forged.errors)).toEqual(['UNAUTHENTICATED']);
-    expect(forged.errors[0]!.message).toMatch(/not valid/);
-    // Over graphql-ws neither gets as far as an operation: the socket is closed 4403 (Forbidden) before connection_ack.
-    expect([none.wsClosed, forged.wsClosed]).toEqual(o.root === 'subscription' ? [4403, 4403] : [undefined, undefined]);
-    expect(await tableDigests(s.db.store)).toEqual(before);
-  });
+  it.each(OPERATIONS.map((o) => [o.field, o] as const))(
+    '%s: no token and a forged token are UNAUTHENTICATED and nothing is written',
+    async (_name, o) => {
+      const before = await tableDigests(s.db.store);
+      const none = await call(s, o, fx, null);
+      expect(codes(none.errors)).toEqual(['UNAUTHENTICATED']);
+      expect(none.errors[0]!.message).toMatch(/bearer token is required/);
+      const forged = await call(s, o, fx, `rt_${randomBytes(32).toString('base64url')}`);
+      expect(codes(forged.errors)).toEqual(['UNAUTHENTICATED']);
+      expect(forged.errors[0]!.message).toMatch(/not valid/);
+      // Over graphql-ws neither gets as far as an operation: the socket is closed 4403 (Forbidden) before connection_ack.
+      expect([none.wsClosed, forged.wsClosed]).toEqual(
+        o.root === 'subscription' ? [4403, 4403] : [undefined, undefined],
+      );
+      expect(await tableDigests(s.db.store)).toEqual(before);
+    },
+  );
 
   it('each granting scope alone is enough for its operation (the table is not stricter than the server)', async () => {
     // Order so that every call still finds its object in a state it accepts; retraction last.
-    const ordered = [...OPERATIONS.filter((o) => o.field !== 'retractBelief' && o.root !== 'subscription'), OPERATIONS.find((o) => o.field === 'retractBelief')!];
+    const ordered = [
+      ...OPERATIONS.filter((o) => o.field !== 'retractBelief' && o.root !== 'subscription'),
+      OPERATIONS.find((o) => o.field === 'retractBelief')!,
+    ];
     const sub = OPERATIONS.find((o) => o.root === 'subscription')!;
     const subscriber = subscribeWs(s.ws, sub.document, {}, await tokenWith(['receipts:read']));
     // Let the subscription reach the server before the retraction at the end.
     await new Promise((r) => setTimeout(r, 500));
     const before = await tableDigests(s.db.store);
     for (const o of ordered) {
-      const grants: Scope[][] = o.scopes === 'authenticated' ? [['receipts:read'], ['beliefs:write']] : o.scopes.map((x) => [x]);
+      const grants: Scope[][] =
+        o.scopes === 'authenticated' ? [['receipts:read'], ['beliefs:write']] : o.scopes.map((x) => [x]);
       for (const g of o.root === 'query' ? grants : grants.slice(0, 1)) {
         const r = await call(s, o, fx, await tokenWith(g));
         expect({ field: o.field, scopes: g, errors: r.errors }).toEqual({ field: o.field, scopes: g, errors: [] });
@@ -156,12 +208,33 @@ describe.each(engines())('scope matrix on %s', (engine) => {
       }
     }
     // claimEffect found a ready refund, and the retraction reached the receipts:read subscriber.
-    await subscriber.until((c) => c.events.some((e) => (e as { retractionEvents: { __typename: string } }).retractionEvents.__typename === 'RetractionCommitted'), 10_000, 'RetractionCommitted');
+    await subscriber.until(
+      (c) =>
+        c.events.some(
+          (e) =>
+            (e as { retractionEvents: { __typename: string } }).retractionEvents.__typename === 'RetractionCommitted',
+        ),
+      10_000,
+      'RetractionCommitted',
+    );
     expect(subscriber.errors).toEqual([]);
     await subscriber.close();
     // The digests do see writes (so the refusals above, which left them equal, wrote nothing).
     const after = await tableDigests(s.db.store);
-    const changed = Object.keys(after).filter((t) => after[t] !== before[t]).sort();
-    expect(changed).toEqual(expect.arrayContaining(['agents', 'beliefs', 'contradictions', 'effect_kinds', 'effects', 'events', 'retractions', 'reversals']));
+    const changed = Object.keys(after)
+      .filter((t) => after[t] !== before[t])
+      .sort();
+    expect(changed).toEqual(
+      expect.arrayContaining([
+        'agents',
+        'beliefs',
+        'contradictions',
+        'effect_kinds',
+        'effects',
+        'events',
+        'retractions',
+        'reversals',
+      ]),
+    );
   });
 });

@@ -25,18 +25,59 @@ interface Ev {
 }
 
 const EVENTS = /* GraphQL */ `
-  subscription($after: String, $granularity: RetractionEventGranularity) {
+  subscription ($after: String, $granularity: RetractionEventGranularity) {
     retractionEvents(after: $after, granularity: $granularity) {
-      __typename cursor retraction { id }
-      ... on BeliefRetracted { depth belief { id } }
-      ... on EffectCancelled { effect { id } }
-      ... on ReversalRecorded { reversal { id } }
-      ... on BeliefsRetracted { depth count beliefs { id status } }
-      ... on EffectsCancelled { count effects { id status } }
-      ... on ReversalsRecorded { count reversals { id status } }
-      ... on RetractionCommitted { totals { beliefsRetracted } }
+      __typename
+      cursor
+      retraction {
+        id
+      }
+      ... on BeliefRetracted {
+        depth
+        belief {
+          id
+        }
+      }
+      ... on EffectCancelled {
+        effect {
+          id
+        }
+      }
+      ... on ReversalRecorded {
+        reversal {
+          id
+        }
+      }
+      ... on BeliefsRetracted {
+        depth
+        count
+        beliefs {
+          id
+          status
+        }
+      }
+      ... on EffectsCancelled {
+        count
+        effects {
+          id
+          status
+        }
+      }
+      ... on ReversalsRecorded {
+        count
+        reversals {
+          id
+          status
+        }
+      }
+      ... on RetractionCommitted {
+        totals {
+          beliefsRetracted
+        }
+      }
     }
-  }`;
+  }
+`;
 
 /** The items of a stream, one entry per belief/effect/reversal, whichever granularity carried them. */
 function items(evs: Ev[]): string[] {
@@ -80,7 +121,12 @@ describe.each(engines())('retractionEvents granularity LEVEL on %s', (engine) =>
     // A live subscriber's last cursor before the measured retraction: retract probes until it sees one.
     for (let attempt = 0; !done(probe); attempt++) {
       const p = await belief(s.core, actor, `probe/${attempt}`);
-      await gql(s.http, 'mutation($b: ID!) { retractBelief(input: { beliefId: $b, reason: "probe" }) { id } }', { b: gid('Belief', p.id) }, agent.token);
+      await gql(
+        s.http,
+        'mutation($b: ID!) { retractBelief(input: { beliefId: $b, reason: "probe" }) { id } }',
+        { b: gid('Belief', p.id) },
+        agent.token,
+      );
       await probe.until(done, 3_000, 'the probe').catch(() => {});
       if (attempt > 3) throw new Error('the probe subscriber never went live');
     }
@@ -99,7 +145,14 @@ describe.each(engines())('retractionEvents granularity LEVEL on %s', (engine) =>
     // (each resumes from `origin`, so nothing can be missed either way): a connection_init not read
     // within graphql-ws's 3 s is closed with 4408, which is not what this test is about.
     await Promise.all([each.connected, level.connected]);
-    const rid = ok(await gql(s.http, 'mutation($b: ID!) { retractBelief(input: { beliefId: $b, reason: "forged" }) { id } }', { b: gid('Belief', rootId) }, agent.token)).retractBelief.id as string;
+    const rid = ok(
+      await gql(
+        s.http,
+        'mutation($b: ID!) { retractBelief(input: { beliefId: $b, reason: "forged" }) { id } }',
+        { b: gid('Belief', rootId) },
+        agent.token,
+      ),
+    ).retractBelief.id as string;
     await each.until(done, 20_000, 'the per-belief stream');
     await level.until(done, 20_000, 'the level stream');
     const E = evs(each);
@@ -116,11 +169,22 @@ describe.each(engines())('retractionEvents granularity LEVEL on %s', (engine) =>
     const batches = L.filter((e) => e.__typename === 'BeliefsRetracted');
     expect(batches.map((e) => [e.depth, e.count])).toEqual([
       [0, 1],
-      ...Array.from({ length: Math.ceil(depth1 / LEVEL_BATCH) }, (_, i) => [1, Math.min(LEVEL_BATCH, depth1 - i * LEVEL_BATCH)]),
+      ...Array.from({ length: Math.ceil(depth1 / LEVEL_BATCH) }, (_, i) => [
+        1,
+        Math.min(LEVEL_BATCH, depth1 - i * LEVEL_BATCH),
+      ]),
       [2, 1],
     ]);
-    expect(L.map((e) => e.__typename)).toEqual(['RetractionStarted', ...batches.map(() => 'BeliefsRetracted'), 'EffectsCancelled', 'ReversalsRecorded', 'RetractionCommitted']);
-    expect(batches.every((b) => b.count === b.beliefs!.length && b.beliefs!.every((x) => x.status === 'RETRACTED'))).toBe(true);
+    expect(L.map((e) => e.__typename)).toEqual([
+      'RetractionStarted',
+      ...batches.map(() => 'BeliefsRetracted'),
+      'EffectsCancelled',
+      'ReversalsRecorded',
+      'RetractionCommitted',
+    ]);
+    expect(
+      batches.every((b) => b.count === b.beliefs!.length && b.beliefs!.every((x) => x.status === 'RETRACTED')),
+    ).toBe(true);
     expect(L.find((e) => e.__typename === 'ReversalsRecorded')!.count).toBe(2);
     expect(L.find((e) => e.__typename === 'EffectsCancelled')!.effects!.map((x) => x.status)).toEqual(['CANCELLED']);
     expect(items(L)).toEqual(items(E));
@@ -149,11 +213,16 @@ describe.each(engines())('retractionEvents granularity LEVEL on %s', (engine) =>
     const client = new RetractClient({ url: s.http, token: agent.token, webSocketImpl: WebSocket });
     const got: RetractionEvent[] = [];
     const stop = client.onRetractionEvents((e) => got.push(e), { after: origin, granularity: 'LEVEL' });
-    for (let i = 0; i < 200 && !got.some((e) => e.__typename === 'RetractionCommitted'); i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 200 && !got.some((e) => e.__typename === 'RetractionCommitted'); i++)
+      await new Promise((r) => setTimeout(r, 50));
     stop();
     await client.close();
-    expect(got.map((e) => [e.__typename, 'count' in e ? e.count : null, e.cursor])).toEqual(L.map((e) => [e.__typename, e.count ?? null, e.cursor]));
-    expect(got.flatMap((e) => ('beliefs' in e ? e.beliefs.map((b) => b.id) : []))).toEqual(batches.flatMap((b) => b.beliefs!.map((x) => x.id)));
+    expect(got.map((e) => [e.__typename, 'count' in e ? e.count : null, e.cursor])).toEqual(
+      L.map((e) => [e.__typename, e.count ?? null, e.cursor]),
+    );
+    expect(got.flatMap((e) => ('beliefs' in e ? e.beliefs.map((b) => b.id) : []))).toEqual(
+      batches.flatMap((b) => b.beliefs!.map((x) => x.id)),
+    );
   }, 120_000);
 
   it('20 live subscribers of one fleet woken by one commit share their log reads, and each still receives the whole retraction', async () => {
@@ -164,17 +233,43 @@ describe.each(engines())('retractionEvents granularity LEVEL on %s', (engine) =>
     for (let attempt = 0; !subs.every(done); attempt++) {
       if (attempt > 5) throw new Error('the subscribers never went live');
       const p = await belief(s.core, actor, `share-probe/${attempt}`);
-      rid = ok(await gql(s.http, 'mutation($b: ID!) { retractBelief(input: { beliefId: $b, reason: "probe" }) { id } }', { b: gid('Belief', p.id) }, agent.token)).retractBelief.id;
+      rid = ok(
+        await gql(
+          s.http,
+          'mutation($b: ID!) { retractBelief(input: { beliefId: $b, reason: "probe" }) { id } }',
+          { b: gid('Belief', p.id) },
+          agent.token,
+        ),
+      ).retractBelief.id;
       await Promise.all(subs.map((c) => c.until(done, 3_000, 'a probe').catch(() => {})));
     }
     const seen = subs.map((c) => evs(c).length);
     const reads = tailStats.reads;
     const p = await belief(s.core, actor, 'share-probe/measured');
-    const measured = ok(await gql(s.http, 'mutation($b: ID!) { retractBelief(input: { beliefId: $b, reason: "measured" }) { id } }', { b: gid('Belief', p.id) }, agent.token)).retractBelief.id as string;
+    const measured = ok(
+      await gql(
+        s.http,
+        'mutation($b: ID!) { retractBelief(input: { beliefId: $b, reason: "measured" }) { id } }',
+        { b: gid('Belief', p.id) },
+        agent.token,
+      ),
+    ).retractBelief.id as string;
     expect(measured).not.toBe(rid);
-    const got = (c: (typeof subs)[number], i: number) => evs(c).slice(seen[i]).filter((e) => e.retraction.id === measured);
-    await Promise.all(subs.map((c, i) => c.until(() => got(c, i).some((e) => e.__typename === 'RetractionCommitted'), 10_000, 'the measured retraction')));
-    for (const [i, c] of subs.entries()) expect(got(c, i).map((e) => e.__typename)).toEqual(['RetractionStarted', 'BeliefsRetracted', 'RetractionCommitted']);
+    const got = (c: (typeof subs)[number], i: number) =>
+      evs(c)
+        .slice(seen[i])
+        .filter((e) => e.retraction.id === measured);
+    await Promise.all(
+      subs.map((c, i) =>
+        c.until(() => got(c, i).some((e) => e.__typename === 'RetractionCommitted'), 10_000, 'the measured retraction'),
+      ),
+    );
+    for (const [i, c] of subs.entries())
+      expect(got(c, i).map((e) => e.__typename)).toEqual([
+        'RetractionStarted',
+        'BeliefsRetracted',
+        'RetractionCommitted',
+      ]);
     // Unshared, 20 subscribers would read at least 20 times (one read each that finds the rows).
     expect(tailStats.reads - reads).toBeLessThan(10);
     await Promise.all(subs.map((c) => c.close()));

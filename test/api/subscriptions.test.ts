@@ -7,12 +7,21 @@ import type { Store } from '../../src/store/engine';
 import { actorIn, engines, expectInvariants } from '../support/engines';
 import { belief, passportStory } from '../support/story';
 import { assertBelief } from '../../src/belief/belief.service';
-import { gql, ok, RETRACTION_EVENTS, streamed, subscribeSse, subscribeWs, type StreamedEvent } from '../support/api-client';
+import {
+  gql,
+  ok,
+  RETRACTION_EVENTS,
+  streamed,
+  subscribeSse,
+  subscribeWs,
+  type StreamedEvent,
+} from '../support/api-client';
 import { type ApiServer, agentWith, BOOTSTRAP_TOKEN, startApiServer, type TestAgent } from '../support/api-server';
 
 type Sub = ReturnType<typeof subscribeWs<{ retractionEvents: StreamedEvent }>>;
 
-const committed = (rid: string) => (c: Sub) => streamed(c).some((e) => e.__typename === 'RetractionCommitted' && e.retraction.id === rid);
+const committed = (rid: string) => (c: Sub) =>
+  streamed(c).some((e) => e.__typename === 'RetractionCommitted' && e.retraction.id === rid);
 
 /** A free TCP port on 127.0.0.1 (for a server process that takes PORT from its environment). */
 async function freePort(): Promise<number> {
@@ -39,13 +48,28 @@ describe.each(engines())('retractionEvents on %s', (engine) => {
   let origin: string;
   const stories: Record<string, Awaited<ReturnType<typeof passportStory>>> = {};
   const retract = async (beliefId: string, reason: string, url = s.http) =>
-    ok(await gql(url, 'mutation($b: ID!, $r: String!) { retractBelief(input: { beliefId: $b, reason: $r }) { id } }', { b: gid('Belief', beliefId), r: reason }, agent.token)).retractBelief.id as string;
-  const sub = (after?: string | null) => subscribeWs<{ retractionEvents: StreamedEvent }>(s.ws, RETRACTION_EVENTS, after ? { after } : {}, agent.token);
+    ok(
+      await gql(
+        url,
+        'mutation($b: ID!, $r: String!) { retractBelief(input: { beliefId: $b, reason: $r }) { id } }',
+        { b: gid('Belief', beliefId), r: reason },
+        agent.token,
+      ),
+    ).retractBelief.id as string;
+  const sub = (after?: string | null) =>
+    subscribeWs<{ retractionEvents: StreamedEvent }>(s.ws, RETRACTION_EVENTS, after ? { after } : {}, agent.token);
 
   beforeAll(async () => {
     // The app's store counts the cross-process wake-ups its LISTEN receives.
     s = await startApiServer(engine, {
-      wrapStore: (st: Store) => ({ ...st, listen: (cb: () => void) => st.listen(() => { notices++; cb(); }) }),
+      wrapStore: (st: Store) => ({
+        ...st,
+        listen: (cb: () => void) =>
+          st.listen(() => {
+            notices++;
+            cb();
+          }),
+      }),
     });
     const actor = await actorIn(s.db.store, 'acme');
     agent = await agentWith(s.db.store, 'acme', SCOPES, 'streamer');
@@ -84,24 +108,44 @@ describe.each(engines())('retractionEvents on %s', (engine) => {
     const ev = streamed(reference);
     expect(ev.every((e) => e.retraction.id === ridA)).toBe(true);
     expect(ev.map((e) => e.__typename)).toEqual([
-      'RetractionStarted', 'BeliefRetracted', 'BeliefRetracted', 'BeliefRetracted', 'BeliefRetracted',
-      'EffectCancelled', 'ReversalRecorded', 'ReversalRecorded', 'RetractionCommitted',
+      'RetractionStarted',
+      'BeliefRetracted',
+      'BeliefRetracted',
+      'BeliefRetracted',
+      'BeliefRetracted',
+      'EffectCancelled',
+      'ReversalRecorded',
+      'ReversalRecorded',
+      'RetractionCommitted',
     ]);
     const fallen = ev.filter((e) => e.__typename === 'BeliefRetracted');
     expect(fallen.map((e) => e.depth)).toEqual([0, 1, 1, 2]);
     expect(fallen[0]!.belief!.id).toBe(gid('Belief', st.passport.id));
     const [identity, refundEligible, kycTier] = st.derived;
-    expect(fallen.map((e) => e.belief!.id).sort()).toEqual([st.passport, identity!, refundEligible!, kycTier!].map((b) => gid('Belief', b.id)).sort());
+    expect(fallen.map((e) => e.belief!.id).sort()).toEqual(
+      [st.passport, identity!, refundEligible!, kycTier!].map((b) => gid('Belief', b.id)).sort(),
+    );
     expect(fallen.find((e) => e.depth === 2)!.belief!.id).toBe(gid('Belief', refundEligible!.id));
     expect(fallen.every((e) => e.belief!.status === 'RETRACTED')).toBe(true);
     const cancelled = ev.find((e) => e.__typename === 'EffectCancelled')!;
     expect(cancelled.effect).toEqual({ id: gid('Effect', st.pending.id), status: 'CANCELLED', kind: 'payout' });
-    const reversals = ev.filter((e) => e.__typename === 'ReversalRecorded').map((e) => [e.reversal!.effect.kind, e.reversal!.status, e.reversal!.amount!.amountMinor]);
-    expect(reversals.sort()).toEqual([['card_charge', 'UNREACHABLE', 8_900], ['refund', 'OWED', 124_000]]);
+    const reversals = ev
+      .filter((e) => e.__typename === 'ReversalRecorded')
+      .map((e) => [e.reversal!.effect.kind, e.reversal!.status, e.reversal!.amount!.amountMinor]);
+    expect(reversals.sort()).toEqual([
+      ['card_charge', 'UNREACHABLE', 8_900],
+      ['refund', 'OWED', 124_000],
+    ]);
     expect(ev.at(-1)!.totals).toEqual({
-      beliefsRetracted: 4, effectsCancelled: 1, effectsReached: 2, reversalsOwed: 1, unreachable: 1,
-      exposure: [{ amountMinor: 132_900, currency: 'USD' }], owed: [{ amountMinor: 124_000, currency: 'USD' }],
-      unreachableAmount: [{ amountMinor: 8_900, currency: 'USD' }], settled: [{ amountMinor: 0, currency: 'USD' }],
+      beliefsRetracted: 4,
+      effectsCancelled: 1,
+      effectsReached: 2,
+      reversalsOwed: 1,
+      unreachable: 1,
+      exposure: [{ amountMinor: 132_900, currency: 'USD' }],
+      owed: [{ amountMinor: 124_000, currency: 'USD' }],
+      unreachableAmount: [{ amountMinor: 8_900, currency: 'USD' }],
+      settled: [{ amountMinor: 0, currency: 'USD' }],
     });
     expect(new Set(ev.map((e) => e.cursor)).size).toBe(ev.length);
     for (let i = 1; i < ev.length; i++) expect(Date.parse(ev[i]!.at)).toBeGreaterThanOrEqual(Date.parse(ev[i - 1]!.at));
@@ -134,7 +178,8 @@ describe.each(engines())('retractionEvents on %s', (engine) => {
     const actor = { fleet: 'acme', agentId: agent.id };
     const made: string[] = [];
     for (let attempt = 0; ; attempt++) {
-      const target = attempt === 0 ? stories['4413']!.passport.id : (await belief(s.core, actor, `from-now/${attempt}`)).id;
+      const target =
+        attempt === 0 ? stories['4413']!.passport.id : (await belief(s.core, actor, `from-now/${attempt}`)).id;
       made.push(await retract(target, attempt === 0 ? 'third passport forged' : 'from-now probe'));
       try {
         await fromNow.until(committed(made.at(-1)!), 3_000, 'a retraction made after subscribing');
@@ -159,7 +204,12 @@ describe.each(engines())('retractionEvents on %s', (engine) => {
 
   it('the same stream over SSE: the same events with the same cursors and payloads', async () => {
     await reference.until(committed(lastRid), 10_000, 'the reference stream to reach the latest retraction');
-    const sse = subscribeSse<{ retractionEvents: StreamedEvent }>(s.http, RETRACTION_EVENTS, { after: origin }, agent.token);
+    const sse = subscribeSse<{ retractionEvents: StreamedEvent }>(
+      s.http,
+      RETRACTION_EVENTS,
+      { after: origin },
+      agent.token,
+    );
     const want = streamed(reference);
     await sse.until((c) => c.events.length >= want.length, 10_000, 'the SSE stream to catch up');
     expect(sse.events.map((e) => e.retractionEvents)).toEqual(want);
@@ -174,13 +224,24 @@ describe.each(engines())('retractionEvents on %s', (engine) => {
     const big = 'y'.repeat(16_000);
     const root = await belief(s.core, actor, 'slow/root');
     for (let i = 0; i < 60; i++) {
-      await assertBelief(s.core, actor, { claimKey: `slow/d-${i}`, statement: `slow dependent ${i}`, value: `${big}${i}`, derivedFrom: [root.id] });
+      await assertBelief(s.core, actor, {
+        claimKey: `slow/d-${i}`,
+        statement: `slow dependent ${i}`,
+        value: `${big}${i}`,
+        derivedFrom: [root.id],
+      });
     }
     // The slow subscriber asks for the 16 KB values many times over (~220 KB an event, ~13 MB in all:
     // more than the sockets buffer, so the server's writes to it back up) and reads nothing.
     const heavy = `subscription($after: String) { retractionEvents(after: $after) { __typename cursor
       ... on BeliefRetracted { belief { ${Array.from({ length: 14 }, (_, i) => `v${i}: value`).join(' ')} } } } }`;
-    const slow = subscribeSse<{ retractionEvents: { __typename: string; cursor: string } }>(s.http, heavy, { after: origin }, agent.token, { paused: true });
+    const slow = subscribeSse<{ retractionEvents: { __typename: string; cursor: string } }>(
+      s.http,
+      heavy,
+      { after: origin },
+      agent.token,
+      { paused: true },
+    );
     await slow.response;
     const fast = sub(origin);
     const started = Date.now();
@@ -193,7 +254,16 @@ describe.each(engines())('retractionEvents on %s', (engine) => {
     expect(took).toBeLessThan(15_000);
     // Once it reads, the slow one gets every event, in the same order as the fast one.
     slow.resume();
-    await slow.until((c) => c.events.some((e) => e.retractionEvents.__typename === 'RetractionCommitted' && streamed(fast).at(-1)!.cursor === e.retractionEvents.cursor), 30_000, 'the slow subscriber to catch up');
+    await slow.until(
+      (c) =>
+        c.events.some(
+          (e) =>
+            e.retractionEvents.__typename === 'RetractionCommitted' &&
+            streamed(fast).at(-1)!.cursor === e.retractionEvents.cursor,
+        ),
+      30_000,
+      'the slow subscriber to catch up',
+    );
     expect(slow.events.map((e) => e.retractionEvents.cursor)).toEqual(streamed(fast).map((e) => e.cursor));
     const last = latest();
     latest = () => last;
@@ -201,46 +271,80 @@ describe.each(engines())('retractionEvents on %s', (engine) => {
     await fast.close();
   });
 
-  it.runIf(engine !== 'pglite')('two server processes on one database: events committed through the second reach the first\'s subscribers (LISTEN/NOTIFY)', async () => {
-    const port = await freePort();
-    const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/server/main.ts'], {
-      env: { ...process.env, DATABASE_URL: s.db.url!, PORT: String(port), HOST: '127.0.0.1', RETRACT_BOOTSTRAP_TOKEN: BOOTSTRAP_TOKEN, LOG_LEVEL: 'warn', NODE_ENV: 'test' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    try {
-      const other = `http://127.0.0.1:${port}`;
-      for (let i = 0; ; i++) {
-        const up = await fetch(`${other}/health`).then((r) => r.ok, () => false);
-        if (up) break;
-        if (i > 300 || child.exitCode !== null) throw new Error(`second server did not come up: ${stderr}`);
-        await new Promise((r) => setTimeout(r, 100));
+  it.runIf(engine !== 'pglite')(
+    "two server processes on one database: events committed through the second reach the first's subscribers (LISTEN/NOTIFY)",
+    async () => {
+      const port = await freePort();
+      const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/server/main.ts'], {
+        env: {
+          ...process.env,
+          DATABASE_URL: s.db.url!,
+          PORT: String(port),
+          HOST: '127.0.0.1',
+          RETRACT_BOOTSTRAP_TOKEN: BOOTSTRAP_TOKEN,
+          LOG_LEVEL: 'warn',
+          NODE_ENV: 'test',
+        },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+      try {
+        const other = `http://127.0.0.1:${port}`;
+        for (let i = 0; ; i++) {
+          const up = await fetch(`${other}/health`).then(
+            (r) => r.ok,
+            () => false,
+          );
+          if (up) break;
+          if (i > 300 || child.exitCode !== null) throw new Error(`second server did not come up: ${stderr}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        const health = await (await fetch(`${other}/health`)).json();
+        expect(health).toMatchObject({ status: 'ok', engine });
+        const watcher = sub(latest());
+        const before = notices;
+        const rid = await retract(
+          stories['4414']!.passport.id,
+          'retracted through the second server',
+          `${other}/graphql`,
+        );
+        await watcher.until(
+          committed(rid),
+          10_000,
+          "the first server's subscriber to see the second server's retraction",
+        );
+        const ev = streamed(watcher);
+        expect(ev.map((e) => e.__typename)).toEqual([
+          'RetractionStarted',
+          'BeliefRetracted',
+          'BeliefRetracted',
+          'BeliefRetracted',
+          'BeliefRetracted',
+          'EffectCancelled',
+          'ReversalRecorded',
+          'ReversalRecorded',
+          'RetractionCommitted',
+        ]);
+        // The first server did not write anything: its tailers were woken by the second server's NOTIFY.
+        expect(notices).toBeGreaterThan(before);
+        // The other direction too: the second server serves the same stream from the same database.
+        const theirs = subscribeWs<{ retractionEvents: StreamedEvent }>(
+          `ws://127.0.0.1:${port}/graphql`,
+          RETRACTION_EVENTS,
+          { after: latest() },
+          agent.token,
+        );
+        await theirs.until(committed(rid), 10_000, "the second server's own subscriber");
+        expect(streamed(theirs)).toEqual(ev);
+        await theirs.close();
+        await watcher.close();
+      } finally {
+        child.kill('SIGTERM');
+        await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
       }
-      const health = await (await fetch(`${other}/health`)).json();
-      expect(health).toMatchObject({ status: 'ok', engine });
-      const watcher = sub(latest());
-      const before = notices;
-      const rid = await retract(stories['4414']!.passport.id, 'retracted through the second server', `${other}/graphql`);
-      await watcher.until(committed(rid), 10_000, 'the first server\'s subscriber to see the second server\'s retraction');
-      const ev = streamed(watcher);
-      expect(ev.map((e) => e.__typename)).toEqual([
-        'RetractionStarted', 'BeliefRetracted', 'BeliefRetracted', 'BeliefRetracted', 'BeliefRetracted',
-        'EffectCancelled', 'ReversalRecorded', 'ReversalRecorded', 'RetractionCommitted',
-      ]);
-      // The first server did not write anything: its tailers were woken by the second server's NOTIFY.
-      expect(notices).toBeGreaterThan(before);
-      // The other direction too: the second server serves the same stream from the same database.
-      const theirs = subscribeWs<{ retractionEvents: StreamedEvent }>(`ws://127.0.0.1:${port}/graphql`, RETRACTION_EVENTS, { after: latest() }, agent.token);
-      await theirs.until(committed(rid), 10_000, 'the second server\'s own subscriber');
-      expect(streamed(theirs)).toEqual(ev);
-      await theirs.close();
-      await watcher.close();
-    } finally {
-      child.kill('SIGTERM');
-      await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
-    }
-  });
+    },
+  );
 
   it('closes the reference subscriber', async () => {
     await reference.close();

@@ -51,9 +51,16 @@ describe.each(engines())('nearest beliefs inside a claim-key prefix on %s', (eng
     }
     const keys = points.map((p) => p.key);
     // Bulk load without the HNSW index, then build it, as a store that grew would have it.
-    const hnsw = await sql<{ indexname: string; indexdef: string }>`SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'beliefs' AND indexdef ILIKE '%using hnsw%'`.execute(t.store.db);
+    const hnsw = await sql<{
+      indexname: string;
+      indexdef: string;
+    }>`SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'beliefs' AND indexdef ILIKE '%using hnsw%'`.execute(
+      t.store.db,
+    );
     for (const i of hnsw.rows) await sql.raw(`DROP INDEX ${i.indexname}`).execute(t.store.db);
-    await sql`INSERT INTO claims (fleet_id, key) SELECT 'near', k FROM unnest(${keys}::text[]) AS k`.execute(t.store.db);
+    await sql`INSERT INTO claims (fleet_id, key) SELECT 'near', k FROM unnest(${keys}::text[]) AS k`.execute(
+      t.store.db,
+    );
     await sql`INSERT INTO beliefs (fleet_id, claim_key, statement, author_id, grounded, embedding)
       SELECT 'near', k, 'belief ' || k, ${agent.agent.id}, true, v::vector(512)
         FROM unnest(${keys}::text[], ${points.map((p) => literal(p.v))}::text[]) AS u(k, v)`.execute(t.store.db);
@@ -79,7 +86,9 @@ describe.each(engines())('nearest beliefs inside a claim-key prefix on %s', (eng
     for (let j = 0; j < 12; j++) {
       const q = around(points[(j % OUT_CLUSTERS) * OUT_SIZE + j]!.v, 0.02, normal);
       const want = exactNearest(q, 'in/');
-      const got = await readTx(t.store, 'near', (tx) => searchInTx(tx, 'near', { vector: literal(q), k: 10, includeRetracted: false, prefix: 'in/' }));
+      const got = await readTx(t.store, 'near', (tx) =>
+        searchInTx(tx, 'near', { vector: literal(q), k: 10, includeRetracted: false, prefix: 'in/' }),
+      );
       expect(got.plan).toBe('exact prefix');
       expect(got.hits.map((h) => h.belief.claim_key)).toEqual(want);
       queries++;
@@ -90,55 +99,92 @@ describe.each(engines())('nearest beliefs inside a claim-key prefix on %s', (eng
   it('a prefix that ends inside a key segment (in/1 = in/1/…, in/10/… to in/19/…) gets the exact nearest of exactly those keys', async () => {
     const q = around(points[OUT_SIZE]!.v, 0.02, normalFrom(9));
     const want = exactNearest(q, 'in/1');
-    const got = await readTx(t.store, 'near', (tx) => searchInTx(tx, 'near', { vector: literal(q), k: 10, includeRetracted: false, prefix: 'in/1' }));
+    const got = await readTx(t.store, 'near', (tx) =>
+      searchInTx(tx, 'near', { vector: literal(q), k: 10, includeRetracted: false, prefix: 'in/1' }),
+    );
     expect(got.hits.map((h) => h.belief.claim_key)).toEqual(want);
   });
 
   // Scan counters are per node: on Citus the search runs on the fleet's worker, whose counters this connection does not read.
-  it.skipIf(engine === 'citus')('the exact path reads the prefix from beliefs_prefix_embedding alone, and index only once vacuumed', async () => {
-    const q = around(points[OUT_SIZE]!.v, 0.02, normalFrom(10));
-    const scansOfSearch = () =>
-      readTx(t.store, 'near', async (tx) => {
-        let plan = '';
-        const s = await beliefScans(tx, async () => {
-          plan = (await searchInTx(tx, 'near', { vector: literal(q), k: 10, includeRetracted: false, prefix: 'in/' })).plan;
+  it.skipIf(engine === 'citus')(
+    'the exact path reads the prefix from beliefs_prefix_embedding alone, and index only once vacuumed',
+    async () => {
+      const q = around(points[OUT_SIZE]!.v, 0.02, normalFrom(10));
+      const scansOfSearch = () =>
+        readTx(t.store, 'near', async (tx) => {
+          let plan = '';
+          const s = await beliefScans(tx, async () => {
+            plan = (await searchInTx(tx, 'near', { vector: literal(q), k: 10, includeRetracted: false, prefix: 'in/' }))
+              .plan;
+          });
+          expect(plan).toBe('exact prefix');
+          return new Map(s.map((x) => [x.name, x]));
         });
-        expect(plan).toBe('exact prefix');
-        return new Map(s.map((x) => [x.name, x]));
+      // Freshly loaded (visibility map unset, where the planner on its own prefers beliefs_claim and
+      // TOAST): every prefix row (1000) through the covering index, whose heap visits are visibility
+      // checks only; nothing else but the primary key (the re-rank of the 40 candidates, the hits).
+      const fresh = await scansOfSearch();
+      expect(fresh.get('beliefs_prefix_embedding')).toMatchObject({ scans: 1, read: IN_CLUSTERS * IN_SIZE });
+      expect([...fresh.keys()].sort()).toEqual(['beliefs_pkey', 'beliefs_prefix_embedding']);
+      // Vacuumed: the same scan, now index only.
+      await sql`VACUUM beliefs`.execute(t.store.db);
+      const vacuumed = await scansOfSearch();
+      expect(vacuumed.get('beliefs_prefix_embedding')).toMatchObject({
+        scans: 1,
+        read: IN_CLUSTERS * IN_SIZE,
+        heap: 0,
       });
-    // Freshly loaded (visibility map unset, where the planner on its own prefers beliefs_claim and
-    // TOAST): every prefix row (1000) through the covering index, whose heap visits are visibility
-    // checks only; nothing else but the primary key (the re-rank of the 40 candidates, the hits).
-    const fresh = await scansOfSearch();
-    expect(fresh.get('beliefs_prefix_embedding')).toMatchObject({ scans: 1, read: IN_CLUSTERS * IN_SIZE });
-    expect([...fresh.keys()].sort()).toEqual(['beliefs_pkey', 'beliefs_prefix_embedding']);
-    // Vacuumed: the same scan, now index only.
-    await sql`VACUUM beliefs`.execute(t.store.db);
-    const vacuumed = await scansOfSearch();
-    expect(vacuumed.get('beliefs_prefix_embedding')).toMatchObject({ scans: 1, read: IN_CLUSTERS * IN_SIZE, heap: 0 });
-    expect([...vacuumed.keys()].sort()).toEqual(['beliefs_pkey', 'beliefs_prefix_embedding']);
-  });
+      expect([...vacuumed.keys()].sort()).toEqual(['beliefs_pkey', 'beliefs_prefix_embedding']);
+    },
+  );
 
-  it('the exact path\'s code-point range holds exactly the keys that start with the prefix, beyond ASCII too', async () => {
+  it("the exact path's code-point range holds exactly the keys that start with the prefix, beyond ASCII too", async () => {
     const agent = await createAgentDirect(t.store, { fleet: 'near-u', name: 'reader', scopes: ['beliefs:read'] });
     // Neighbours of each prefix in code-point order on both sides, including the last code point
     // below the surrogates (its successor is U+E000, not a surrogate), one above them, and an
     // astral letter (a surrogate pair in JS).
-    const keys = ['é', 'é/1', 'éa', 'éé', 'ê', 'è/9', 'e', 'f', '\ud7fb/1', '\ud7fb', '\ud7fc', '\ud7ff', '\ud7ff/1', '\ue000', '\ue000/1', '\uf900/2', '\ud835\udc9c/1', '\ud835\udc9c\ud835\udc9c', '\ud835\udc9d', 'z'];
+    const keys = [
+      'é',
+      'é/1',
+      'éa',
+      'éé',
+      'ê',
+      'è/9',
+      'e',
+      'f',
+      '\ud7fb/1',
+      '\ud7fb',
+      '\ud7fc',
+      '\ud7ff',
+      '\ud7ff/1',
+      '\ue000',
+      '\ue000/1',
+      '\uf900/2',
+      '\ud835\udc9c/1',
+      '\ud835\udc9c\ud835\udc9c',
+      '\ud835\udc9d',
+      'z',
+    ];
     const normal = normalFrom(12);
     const vec = () => literal(unit(Array.from({ length: DIM }, normal)));
-    await sql`INSERT INTO claims (fleet_id, key) SELECT 'near-u', k FROM unnest(${keys}::text[]) AS k`.execute(t.store.db);
+    await sql`INSERT INTO claims (fleet_id, key) SELECT 'near-u', k FROM unnest(${keys}::text[]) AS k`.execute(
+      t.store.db,
+    );
     await sql`INSERT INTO beliefs (fleet_id, claim_key, statement, author_id, grounded, embedding)
       SELECT 'near-u', k, 'belief ' || k, ${agent.agent.id}, true, v::vector(512)
         FROM unnest(${keys}::text[], ${keys.map(vec)}::text[]) AS u(k, v)`.execute(t.store.db);
     for (const prefix of ['é', 'éa', '\ud7fb', '\ud7ff', '\ud835\udc9c', 'e', '\uf900']) {
-      const got = await readTx(t.store, 'near-u', (tx) => searchInTx(tx, 'near-u', { vector: vec(), k: 20, includeRetracted: false, prefix }));
+      const got = await readTx(t.store, 'near-u', (tx) =>
+        searchInTx(tx, 'near-u', { vector: vec(), k: 20, includeRetracted: false, prefix }),
+      );
       expect(got.plan).toBe('exact prefix');
-      expect(got.hits.map((h) => h.belief.claim_key).sort(), prefix).toEqual(keys.filter((k) => k.startsWith(prefix)).sort());
+      expect(got.hits.map((h) => h.belief.claim_key).sort(), prefix).toEqual(
+        keys.filter((k) => k.startsWith(prefix)).sort(),
+      );
     }
   });
 
-  it('without a prefix the index still finds the query\'s own cluster, through the HNSW index at every ef_search', async () => {
+  it("without a prefix the index still finds the query's own cluster, through the HNSW index at every ef_search", async () => {
     const q = around(points[2 * OUT_SIZE]!.v, 0.02, normalFrom(8));
     // At ef_search 1000 over these 5000 rows pgvector's cost estimate leads the planner, left to
     // itself, to rank every row by a sequential scan and a sort (so does PGlite at 20k rows, ef 100).
@@ -152,17 +198,27 @@ describe.each(engines())('nearest beliefs inside a claim-key prefix on %s', (eng
       expect(got.plan).toBe('hnsw');
       expect(got.hits).toHaveLength(10);
       expect(got.hits.every((h) => h.belief.claim_key.startsWith('out/2/'))).toBe(true);
-      if (engine !== 'citus') expect(scans.map((x) => x.name).sort(), `ef_search ${ef ?? 'default'}`).toEqual(['beliefs_embedding', 'beliefs_pkey']);
+      if (engine !== 'citus')
+        expect(scans.map((x) => x.name).sort(), `ef_search ${ef ?? 'default'}`).toEqual([
+          'beliefs_embedding',
+          'beliefs_pkey',
+        ]);
     }
   });
 
-  it('a search leaves the transaction\'s planner and HNSW settings as they were', async () => {
+  it("a search leaves the transaction's planner and HNSW settings as they were", async () => {
     const q = literal(around(points[0]!.v, 0.02, normalFrom(11)));
     const settings = (tx: Parameters<Parameters<typeof readTx>[2]>[0]) =>
-      sql<{ name: string; setting: string }>`SELECT name, setting FROM pg_settings WHERE name IN ('enable_seqscan', 'enable_bitmapscan', 'enable_sort', 'random_page_cost', 'jit', 'hnsw.ef_search', 'hnsw.iterative_scan') ORDER BY name`.execute(tx);
+      sql<{
+        name: string;
+        setting: string;
+      }>`SELECT name, setting FROM pg_settings WHERE name IN ('enable_seqscan', 'enable_bitmapscan', 'enable_sort', 'random_page_cost', 'jit', 'hnsw.ef_search', 'hnsw.iterative_scan') ORDER BY name`.execute(
+        tx,
+      );
     await readTx(t.store, 'near', async (tx) => {
       const before = (await settings(tx)).rows;
-      for (const prefix of ['in/', 'out/', null]) await searchInTx(tx, 'near', { vector: q, k: 10, includeRetracted: false, prefix, ef: 300 });
+      for (const prefix of ['in/', 'out/', null])
+        await searchInTx(tx, 'near', { vector: q, k: 10, includeRetracted: false, prefix, ef: 300 });
       expect((await settings(tx)).rows).toEqual(before);
     });
   });

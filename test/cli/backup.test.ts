@@ -28,7 +28,11 @@ describe('retract backup / restore', { timeout: 240_000 }, () => {
     // Open in this process (as in a server): refused, the holder named, no file written.
     const held = await retract(['backup', file, '--data-dir', data]);
     expect(held.code).toBe(1);
-    expect(held.stderr).toMatch(new RegExp(`^retract: The data directory .* is in use by process ${process.pid}\\..* A backup or restore needs the store stopped`));
+    expect(held.stderr).toMatch(
+      new RegExp(
+        `^retract: The data directory .* is in use by process ${process.pid}\\..* A backup or restore needs the store stopped`,
+      ),
+    );
     expect(fs.existsSync(file)).toBe(false);
     await store.close();
 
@@ -47,7 +51,11 @@ describe('retract backup / restore', { timeout: 240_000 }, () => {
     expect(into.code).toBe(0);
     const restored = await openStore({ dataDir: copy, maintenanceMs: 0 });
     try {
-      const found = await restored.db.selectFrom('beliefs').select('claim_key').where('id', '=', kept.id).executeTakeFirst();
+      const found = await restored.db
+        .selectFrom('beliefs')
+        .select('claim_key')
+        .where('id', '=', kept.id)
+        .executeTakeFirst();
       expect(found?.claim_key).toBe('backup/kept');
       await expectInvariants(restored);
     } finally {
@@ -56,7 +64,12 @@ describe('retract backup / restore', { timeout: 240_000 }, () => {
   });
 
   it('refuses a PostgreSQL store, pointing to pg_dump; and a file that is not a dump', async () => {
-    const pgUrl = await retract(['backup', path.join(temp, 'x'), '--database-url', 'postgres://nobody@127.0.0.1:1/none']);
+    const pgUrl = await retract([
+      'backup',
+      path.join(temp, 'x'),
+      '--database-url',
+      'postgres://nobody@127.0.0.1:1/none',
+    ]);
     expect(pgUrl.code).toBe(2);
     expect(pgUrl.stderr).toMatch(/for PostgreSQL use pg_dump -Fc \/ pg_restore \(see docs\/backup\.md\)/);
     const junk = path.join(temp, 'junk.tar.gz');

@@ -30,7 +30,18 @@ afterAll(() => {
 // Child processes start tsx and PGlite: generous limits for a loaded machine (the whole file takes ~20 s CPU).
 describe('retract CLI', { timeout: 240_000 }, () => {
   it.concurrent('--help on every command explains it and exits 0', async () => {
-    const commands = [[], ['serve'], ['migrate'], ['demo'], ['agent'], ['agent', 'create'], ['eval'], ['worker'], ['mcp'], ['bench']];
+    const commands = [
+      [],
+      ['serve'],
+      ['migrate'],
+      ['demo'],
+      ['agent'],
+      ['agent', 'create'],
+      ['eval'],
+      ['worker'],
+      ['mcp'],
+      ['bench'],
+    ];
     const runs = await Promise.all(commands.map((c) => retract([...c, '--help'])));
     for (const [i, c] of commands.entries()) {
       const r = runs[i]!;
@@ -39,13 +50,16 @@ describe('retract CLI', { timeout: 240_000 }, () => {
       expect(r.stderr).toBe('');
     }
     const [top, serve, , demo, , create, evalHelp, worker, mcp, bench] = runs.map((r) => r.stdout);
-    for (const name of ['serve', 'migrate', 'demo', 'agent', 'eval', 'worker', 'mcp', 'bench']) expect(top).toContain(`  ${name}`);
+    for (const name of ['serve', 'migrate', 'demo', 'agent', 'eval', 'worker', 'mcp', 'bench'])
+      expect(top).toContain(`  ${name}`);
     expect(serve).toContain('--port <port>');
     expect(demo).toContain('--no-color');
     expect(create).toMatch(/--name <name>[\s\S]*--scopes <scopes>[\s\S]*--fleet <fleet>/);
     expect(evalHelp).toMatch(/"reach", "adjudicator", "identity",\s+"concurrency"/);
     expect(worker).toMatch(/executor[\s\S]*dispatcher/);
-    expect(mcp).toMatch(/--http <port>[\s\S]*get_receipt, get_reinstatement, explain_belief, list_owed_reversals, search_beliefs/);
+    expect(mcp).toMatch(
+      /--http <port>[\s\S]*get_receipt, get_reinstatement, explain_belief, list_owed_reversals, search_beliefs/,
+    );
     expect(bench).toContain('experiments/bench/main.ts');
   });
 
@@ -53,8 +67,14 @@ describe('retract CLI', { timeout: 240_000 }, () => {
     const cases: Array<[string[], RegExp]> = [
       [['migrate', '--bogus'], /^error: unknown option '--bogus'$/],
       [['agent', 'create', '--name', 'x'], /^error: required option '--scopes <scopes>' not specified$/],
-      [['eval', 'nonsense'], /^error: command-argument value 'nonsense' is invalid for argument 'name'\. Allowed choices are reach, adjudicator, identity, concurrency\.$/],
-      [['mcp', '--http', 'eighty'], /^error: option '--http <port>' argument 'eighty' is invalid\. expected a port number from 0 to 65535$/],
+      [
+        ['eval', 'nonsense'],
+        /^error: command-argument value 'nonsense' is invalid for argument 'name'\. Allowed choices are reach, adjudicator, identity, concurrency\.$/,
+      ],
+      [
+        ['mcp', '--http', 'eighty'],
+        /^error: option '--http <port>' argument 'eighty' is invalid\. expected a port number from 0 to 65535$/,
+      ],
       [['serve', '--port', '70000'], /^error: option '--port <port>' argument '70000' is invalid/],
       [['frobnicate'], /^error: unknown command 'frobnicate'$/],
     ];
@@ -68,7 +88,7 @@ describe('retract CLI', { timeout: 240_000 }, () => {
     }
   });
 
-  it.concurrent('eval and worker pass their script\'s exit status through', async () => {
+  it.concurrent("eval and worker pass their script's exit status through", async () => {
     const [evalRun, worker] = await Promise.all([
       retract(['eval', 'identity', '--pairs', '/nonexistent/pairs.json']),
       retract(['worker', 'executor']),
@@ -81,45 +101,92 @@ describe('retract CLI', { timeout: 240_000 }, () => {
     expect(worker.stderr).toMatch(/RETRACT_EXECUTOR_TOKEN is required/);
   });
 
-  it.concurrent('migrate on a fresh data directory, again (up to date), then agent create prints a token that authenticates', async () => {
-    const dir = path.join(tempDir(), 'store');
-    const first = await retract(['migrate', '--data-dir', dir]);
-    expect(first.code, first.stderr).toBe(0);
-    expect(first.stdout).toMatch(/^migrated pglite .*store: applied 0001_core, 0002_dispatch(, \S+)* \(\d+ migrations in all\)\n$/);
-    const again = await retract(['migrate'], { RETRACT_DATA_DIR: dir });
-    expect(again.code, again.stderr).toBe(0);
-    expect(again.stdout).toMatch(/is up to date \(\d+ migrations applied\)/);
+  it.concurrent(
+    'migrate on a fresh data directory, again (up to date), then agent create prints a token that authenticates',
+    async () => {
+      const dir = path.join(tempDir(), 'store');
+      const first = await retract(['migrate', '--data-dir', dir]);
+      expect(first.code, first.stderr).toBe(0);
+      expect(first.stdout).toMatch(
+        /^migrated pglite .*store: applied 0001_core, 0002_dispatch(, \S+)* \(\d+ migrations in all\)\n$/,
+      );
+      const again = await retract(['migrate'], { RETRACT_DATA_DIR: dir });
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stdout).toMatch(/is up to date \(\d+ migrations applied\)/);
 
-    const created = await retract(['agent', 'create', '--data-dir', dir, '--name', 'refunds', '--scopes', 'beliefs:read, receipts:read', '--fleet', 'acme']);
-    expect(created.code, created.stderr).toBe(0);
-    const token = created.stdout.trim();
-    expect(token).toMatch(/^rt_[A-Za-z0-9_-]{40,}$/);
-    expect(created.stderr).toMatch(/created agent refunds \(id \d+\) in fleet acme; scopes: beliefs:read, receipts:read/);
-    expect(created.stderr).toMatch(/shown once/);
-    const dup = await retract(['agent', 'create', '--data-dir', dir, '--name', 'refunds', '--scopes', 'beliefs:read', '--fleet', 'acme']);
-    expect(dup.code).toBe(2);
-    expect(dup.stderr.trim()).toBe('retract: name: an agent named "refunds" already exists in fleet acme');
+      const created = await retract([
+        'agent',
+        'create',
+        '--data-dir',
+        dir,
+        '--name',
+        'refunds',
+        '--scopes',
+        'beliefs:read, receipts:read',
+        '--fleet',
+        'acme',
+      ]);
+      expect(created.code, created.stderr).toBe(0);
+      const token = created.stdout.trim();
+      expect(token).toMatch(/^rt_[A-Za-z0-9_-]{40,}$/);
+      expect(created.stderr).toMatch(
+        /created agent refunds \(id \d+\) in fleet acme; scopes: beliefs:read, receipts:read/,
+      );
+      expect(created.stderr).toMatch(/shown once/);
+      const dup = await retract([
+        'agent',
+        'create',
+        '--data-dir',
+        dir,
+        '--name',
+        'refunds',
+        '--scopes',
+        'beliefs:read',
+        '--fleet',
+        'acme',
+      ]);
+      expect(dup.code).toBe(2);
+      expect(dup.stderr.trim()).toBe('retract: name: an agent named "refunds" already exists in fleet acme');
 
-    // The token works against a server on that store; while it runs, the directory is held.
-    const store = await openStore({ dataDir: dir, migrate: false });
-    const app = await createApp({ config: { port: 0, host: '127.0.0.1' }, store, embedder, logger: pino({ level: 'silent' }) });
-    try {
-      await app.listen();
-      const res = await fetch(`${app.url()}/graphql`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-        body: JSON.stringify({ query: '{ viewer { name fleet scopes } }' }),
+      // The token works against a server on that store; while it runs, the directory is held.
+      const store = await openStore({ dataDir: dir, migrate: false });
+      const app = await createApp({
+        config: { port: 0, host: '127.0.0.1' },
+        store,
+        embedder,
+        logger: pino({ level: 'silent' }),
       });
-      expect(await res.json()).toEqual({ data: { viewer: { name: 'refunds', fleet: 'acme', scopes: ['beliefs:read', 'receipts:read'] } } });
-      const locked = await retract(['agent', 'create', '--data-dir', dir, '--name', 'late', '--scopes', 'beliefs:read']);
-      expect(locked.code).toBe(1);
-      expect(locked.stderr.trim()).toMatch(/^retract: The data directory .* is in use by process \d+\. PGlite is a single-process engine/);
-      expect(locked.stderr.trim().split('\n')).toHaveLength(1);
-    } finally {
-      await app.close();
-      await store.close();
-    }
-  });
+      try {
+        await app.listen();
+        const res = await fetch(`${app.url()}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+          body: JSON.stringify({ query: '{ viewer { name fleet scopes } }' }),
+        });
+        expect(await res.json()).toEqual({
+          data: { viewer: { name: 'refunds', fleet: 'acme', scopes: ['beliefs:read', 'receipts:read'] } },
+        });
+        const locked = await retract([
+          'agent',
+          'create',
+          '--data-dir',
+          dir,
+          '--name',
+          'late',
+          '--scopes',
+          'beliefs:read',
+        ]);
+        expect(locked.code).toBe(1);
+        expect(locked.stderr.trim()).toMatch(
+          /^retract: The data directory .* is in use by process \d+\. PGlite is a single-process engine/,
+        );
+        expect(locked.stderr.trim().split('\n')).toHaveLength(1);
+      } finally {
+        await app.close();
+        await store.close();
+      }
+    },
+  );
 
   it.runIf(!!process.env.RETRACT_TEST_DATABASE_URL).concurrent('migrate on an empty PostgreSQL database', async () => {
     const base = process.env.RETRACT_TEST_DATABASE_URL!;
@@ -145,7 +212,9 @@ describe('retract CLI', { timeout: 240_000 }, () => {
     const dir = path.join(tempDir(), 'store');
     const bootstrap = 'cli-test-bootstrap-token-0123456789';
     const child = spawn(process.execPath, [TSX_CLI, 'src/cli/main.ts', 'serve', '--port', '0', '--data-dir', dir], {
-      cwd: ROOT, env: childEnv({ RETRACT_BOOTSTRAP_TOKEN: bootstrap, LOG_LEVEL: 'info' }), stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: ROOT,
+      env: childEnv({ RETRACT_BOOTSTRAP_TOKEN: bootstrap, LOG_LEVEL: 'info' }),
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
     const url = await new Promise<string>((resolve, reject) => {
@@ -164,18 +233,33 @@ describe('retract CLI', { timeout: 240_000 }, () => {
     try {
       expect(await (await fetch(`${url}/health`)).json()).toMatchObject({ status: 'ok', engine: 'pglite' });
       const gql = await fetch(`${url}/graphql`, {
-        method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${bootstrap}` },
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${bootstrap}` },
         body: JSON.stringify({ query: '{ viewer { name } }' }),
       });
       expect(await gql.json()).toEqual({ data: { viewer: { name: 'bootstrap' } } });
-      const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } } };
+      const init = {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } },
+      };
       const mcp = await fetch(`${url}/mcp`, {
-        method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${bootstrap}` },
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${bootstrap}`,
+        },
         body: JSON.stringify(init),
       });
       expect(mcp.status).toBe(200);
       expect(await mcp.json()).toMatchObject({ id: 1, result: { serverInfo: { name: 'retract' } } });
-      const anon = await fetch(`${url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(init) });
+      const anon = await fetch(`${url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(init),
+      });
       expect(anon.status).toBe(401);
     } finally {
       child.kill('SIGTERM');
@@ -183,41 +267,57 @@ describe('retract CLI', { timeout: 240_000 }, () => {
     expect(await exited).toBe(0);
   });
 
-  it.concurrent('demo: the passport story through the API, plain text when piped, the receipt figures, exit 0', async () => {
-    const r = await retract(['demo']);
-    expect(r.code, r.stderr).toBe(0);
-    const out = r.stdout;
-    expect(out).not.toMatch(/\x1b\[/); // piped: no colour codes
-    for (const name of ['doc-check', 'kyc', 'refunds', 'billing', 'payouts', 'executor', 'forensics', 'auditor']) expect(out).toMatch(new RegExp(`^    ${name} `, 'm'));
-    expect(out).toMatch(/READ\s+search "is the passport of customer 4411 authentic\?"/);
-    expect(out).toMatch(/THINK/);
-    expect(out).toMatch(/COMMIT assertBelief identity\.verified = true derivedFrom \[passport\.authentic\] basedOn <snapshot>/);
-    expect(out).toMatch(/refund \$1,240\.00 EXECUTING; completeEffect .* → EXECUTED/);
-    expect(out).toMatch(/card_charge \$89\.00 EXECUTING; completeEffect .* → EXECUTED/);
-    expect(out).toMatch(/payout \$500\.00 stays PENDING/);
-    expect(out).toMatch(/→ ContradictionRaised/);
-    expect(out).toMatch(/adjudicateContradiction → ACCEPT_PROPOSED/);
-    // The cascade, depth by depth, in the order it streamed.
-    const order = ['RetractionStarted', 'BeliefRetracted d=0', 'BeliefRetracted d=1', 'BeliefRetracted d=2', 'EffectCancelled', 'ReversalRecorded', 'RetractionCommitted'];
-    const at = order.map((s) => out.indexOf(s));
-    expect(at.every((i) => i > 0)).toBe(true);
-    expect([...at].sort((a, b) => a - b)).toEqual(at);
-    expect(out).toMatch(/│ exposure\s+│ \$1,329\.00 │/);
-    expect(out).toMatch(/│ owed\s+│ \$1,240\.00 │/);
-    expect(out).toMatch(/│ unreachable │\s+\$89\.00 │/);
-    expect(out).toMatch(/│ settled\s+│\s+\$0\.00 │/);
-    expect(out).toContain('$1,240.00 owed / $89.00 unreachable / $0.00 settled');
-    expect(out).toContain('4 beliefs retracted, 1 effect cancelled, 2 executed effects reached');
-    expect(out).toContain('(0 survivors), cancel 1 pending effect, reach 2 executed ones');
-    expect(out).toContain('every invariant holds');
-  });
+  it.concurrent(
+    'demo: the passport story through the API, plain text when piped, the receipt figures, exit 0',
+    async () => {
+      const r = await retract(['demo']);
+      expect(r.code, r.stderr).toBe(0);
+      const out = r.stdout;
+      expect(out).not.toMatch(/\x1b\[/); // piped: no colour codes
+      for (const name of ['doc-check', 'kyc', 'refunds', 'billing', 'payouts', 'executor', 'forensics', 'auditor'])
+        expect(out).toMatch(new RegExp(`^    ${name} `, 'm'));
+      expect(out).toMatch(/READ\s+search "is the passport of customer 4411 authentic\?"/);
+      expect(out).toMatch(/THINK/);
+      expect(out).toMatch(
+        /COMMIT assertBelief identity\.verified = true derivedFrom \[passport\.authentic\] basedOn <snapshot>/,
+      );
+      expect(out).toMatch(/refund \$1,240\.00 EXECUTING; completeEffect .* → EXECUTED/);
+      expect(out).toMatch(/card_charge \$89\.00 EXECUTING; completeEffect .* → EXECUTED/);
+      expect(out).toMatch(/payout \$500\.00 stays PENDING/);
+      expect(out).toMatch(/→ ContradictionRaised/);
+      expect(out).toMatch(/adjudicateContradiction → ACCEPT_PROPOSED/);
+      // The cascade, depth by depth, in the order it streamed.
+      const order = [
+        'RetractionStarted',
+        'BeliefRetracted d=0',
+        'BeliefRetracted d=1',
+        'BeliefRetracted d=2',
+        'EffectCancelled',
+        'ReversalRecorded',
+        'RetractionCommitted',
+      ];
+      const at = order.map((s) => out.indexOf(s));
+      expect(at.every((i) => i > 0)).toBe(true);
+      expect([...at].sort((a, b) => a - b)).toEqual(at);
+      expect(out).toMatch(/│ exposure\s+│ \$1,329\.00 │/);
+      expect(out).toMatch(/│ owed\s+│ \$1,240\.00 │/);
+      expect(out).toMatch(/│ unreachable │\s+\$89\.00 │/);
+      expect(out).toMatch(/│ settled\s+│\s+\$0\.00 │/);
+      expect(out).toContain('$1,240.00 owed / $89.00 unreachable / $0.00 settled');
+      expect(out).toContain('4 beliefs retracted, 1 effect cancelled, 2 executed effects reached');
+      expect(out).toContain('(0 survivors), cancel 1 pending effect, reach 2 executed ones');
+      expect(out).toContain('every invariant holds');
+    },
+  );
 
   it.concurrent('demo never writes over an existing store', async () => {
     const dir = tempDir();
     fs.writeFileSync(path.join(dir, 'something'), 'x');
     const r = await retract(['demo', '--data-dir', dir]);
     expect(r.code).toBe(2);
-    expect(r.stderr.trim()).toMatch(/^retract: --data-dir .* is not empty; the demo writes only into a new or empty directory/);
+    expect(r.stderr.trim()).toMatch(
+      /^retract: --data-dir .* is not empty; the demo writes only into a new or empty directory/,
+    );
   });
 
   it('colour: flags win, then NO_COLOR, then FORCE_COLOR, then a terminal', () => {

@@ -19,7 +19,9 @@ const sdl = fs.readFileSync(path.join(ROOT, 'schema/schema.graphql'), 'utf8');
 const schema = buildSchema(sdl);
 
 const documents = (from: string, mod: Record<string, unknown>) =>
-  Object.entries(mod).filter(([name]) => name !== 'ALL_OPERATIONS').map(([name, doc]) => [`${from} ${name}`, doc as AnyDocument] as const);
+  Object.entries(mod)
+    .filter(([name]) => name !== 'ALL_OPERATIONS')
+    .map(([name, doc]) => [`${from} ${name}`, doc as AnyDocument] as const);
 
 describe('the typed client against schema/schema.graphql', () => {
   it(`${CLIENT_ENV} is the checked-in schema's introspection (npm run codegen rewrites it)`, () => {

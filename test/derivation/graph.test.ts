@@ -24,7 +24,11 @@ describe.each(engines())('cascade shapes on %s', (engine) => {
 
   const state = (ids: string[]) =>
     read(t.store, 'shapes', async (tx) => {
-      const rows = await tx.selectFrom('beliefs').select(['id', 'status', 'retraction_id', 'retraction_depth']).where('id', 'in', ids).execute();
+      const rows = await tx
+        .selectFrom('beliefs')
+        .select(['id', 'status', 'retraction_id', 'retraction_depth'])
+        .where('id', 'in', ids)
+        .execute();
       return ids.map((id) => rows.find((r) => r.id === id)!);
     });
 
@@ -35,7 +39,10 @@ describe.each(engines())('cascade shapes on %s', (engine) => {
     const d = await belief(core, actor, 'dia1/d', [b, c]);
 
     const onlyB = await previewRetraction(core, actor, { beliefId: b.id });
-    expect(onlyB.beliefs.items).toEqual([{ id: b.id, depth: 0 }, { id: d.id, depth: 1 }]);
+    expect(onlyB.beliefs.items).toEqual([
+      { id: b.id, depth: 0 },
+      { id: d.id, depth: 1 },
+    ]);
     expect(onlyB.survivors).toEqual([]);
 
     const { retractionId } = await retractBelief(core, actor, { beliefId: a.id, reason: 'a was wrong' });
@@ -64,7 +71,10 @@ describe.each(engines())('cascade shapes on %s', (engine) => {
 
     const { retractionId } = await retractBelief(core, actor, { beliefId: a.id, reason: 'a was wrong' });
     expect((await state([a.id, b.id, c.id, d.id])).map((r) => [r.status, r.retraction_depth])).toEqual([
-      ['RETRACTED', 0], ['RETRACTED', 1], ['RETRACTED', 1], ['RETRACTED', 2],
+      ['RETRACTED', 0],
+      ['RETRACTED', 1],
+      ['RETRACTED', 1],
+      ['RETRACTED', 2],
     ]);
     expect((await state([d.id]))[0]!.retraction_id).toBe(retractionId);
     await expectInvariants(t.store);
@@ -79,11 +89,13 @@ describe.each(engines())('cascade shapes on %s', (engine) => {
     const d = await belief(core, actor, 'uneven/d', [b]);
     await addJustification(core, actor, { beliefId: d.id, premises: [z.id] });
     await retractBelief(core, actor, { beliefId: a.id, reason: 'a was wrong' });
-    expect((await state([a.id, b.id, x.id, y.id, z.id, d.id])).map((r) => r.retraction_depth)).toEqual([0, 1, 1, 2, 3, 4]);
+    expect((await state([a.id, b.id, x.id, y.id, z.id, d.id])).map((r) => r.retraction_depth)).toEqual([
+      0, 1, 1, 2, 3, 4,
+    ]);
     await expectInvariants(t.store);
   });
 
-  it('a survivor: D on {B} and on {X}; retracting B\'s root leaves D ACTIVE and listed as a survivor; retracting X then takes D', async () => {
+  it("a survivor: D on {B} and on {X}; retracting B's root leaves D ACTIVE and listed as a survivor; retracting X then takes D", async () => {
     const root = await belief(core, actor, 'surv/root');
     const b = await belief(core, actor, 'surv/b', [root]);
     const x = await belief(core, actor, 'surv/x');
@@ -91,19 +103,32 @@ describe.each(engines())('cascade shapes on %s', (engine) => {
     await addJustification(core, actor, { beliefId: d.id, premises: [x.id] });
 
     const preview = await previewRetraction(core, actor, { beliefId: root.id });
-    expect(preview.beliefs.items).toEqual([{ id: root.id, depth: 0 }, { id: b.id, depth: 1 }]);
+    expect(preview.beliefs.items).toEqual([
+      { id: root.id, depth: 0 },
+      { id: b.id, depth: 1 },
+    ]);
     expect(preview.survivors).toEqual([d.id]);
 
     const first = await retractBelief(core, actor, { beliefId: root.id, reason: 'root was wrong' });
-    expect((await state([root.id, b.id, x.id, d.id])).map((r) => r.status)).toEqual(['RETRACTED', 'RETRACTED', 'ACTIVE', 'ACTIVE']);
+    expect((await state([root.id, b.id, x.id, d.id])).map((r) => r.status)).toEqual([
+      'RETRACTED',
+      'RETRACTED',
+      'ACTIVE',
+      'ACTIVE',
+    ]);
     await expectInvariants(t.store);
 
     const xPreview = await previewRetraction(core, actor, { beliefId: x.id });
-    expect(xPreview.beliefs.items).toEqual([{ id: x.id, depth: 0 }, { id: d.id, depth: 1 }]);
+    expect(xPreview.beliefs.items).toEqual([
+      { id: x.id, depth: 0 },
+      { id: d.id, depth: 1 },
+    ]);
     expect(xPreview.survivors).toEqual([]);
     const second = await retractBelief(core, actor, { beliefId: x.id, reason: 'x was wrong too' });
     expect(second.retractionId).not.toBe(first.retractionId);
-    expect(await state([d.id])).toEqual([{ id: d.id, status: 'RETRACTED', retraction_id: second.retractionId, retraction_depth: 1 }]);
+    expect(await state([d.id])).toEqual([
+      { id: d.id, status: 'RETRACTED', retraction_id: second.retractionId, retraction_depth: 1 },
+    ]);
     await expectInvariants(t.store);
   });
 
@@ -125,7 +150,10 @@ describe.each(engines())('cascade shapes on %s', (engine) => {
     }
     expect(previewed).toEqual(chain.map((b, depth) => ({ id: b.id, depth })));
 
-    const { retractionId } = await retractBelief(core, actor, { beliefId: chain[0]!.id, reason: 'the first link broke' });
+    const { retractionId } = await retractBelief(core, actor, {
+      beliefId: chain[0]!.id,
+      reason: 'the first link broke',
+    });
     const rows = await state(chain.map((b) => b.id));
     expect(rows.every((r) => r.status === 'RETRACTED' && r.retraction_id === retractionId)).toBe(true);
     expect(rows.map((r) => r.retraction_depth)).toEqual([...Array(N).keys()]);
@@ -135,7 +163,9 @@ describe.each(engines())('cascade shapes on %s', (engine) => {
       let after: string | null = null;
       for (let pages = 0; ; pages++) {
         expect(pages).toBeLessThanOrEqual(N);
-        const page = await read(t.store, 'shapes', (tx) => retractedBeliefPage(tx, 'shapes', retractionId, size, after));
+        const page = await read(t.store, 'shapes', (tx) =>
+          retractedBeliefPage(tx, 'shapes', retractionId, size, after),
+        );
         expect(page.totalCount).toBe(N);
         seen.push(...page.items);
         if (!page.hasNextPage) break;
@@ -169,12 +199,20 @@ describe.each(engines())('justifications on %s', (engine) => {
     const c = await belief(core, actor, 'cyc/c', [b]);
     const before = await dump(t.store);
     for (const premise of [b, c]) {
-      const e = await domainError(addJustification(core, actor, { beliefId: a.id, premises: [premise.id] }), 'CONFLICT', 'premises');
+      const e = await domainError(
+        addJustification(core, actor, { beliefId: a.id, premises: [premise.id] }),
+        'CONFLICT',
+        'premises',
+      );
       expect(e.message).toContain('cycle');
       expect(e.message).toContain(premise.id);
     }
     // A cycle hidden among acceptable premises is refused just the same.
-    await domainError(addJustification(core, actor, { beliefId: a.id, premises: [g.id, c.id] }), 'CONFLICT', 'premises');
+    await domainError(
+      addJustification(core, actor, { beliefId: a.id, premises: [g.id, c.id] }),
+      'CONFLICT',
+      'premises',
+    );
     await expectUnchanged(t.store, before);
     await expectInvariants(t.store);
   });
@@ -186,11 +224,23 @@ describe.each(engines())('justifications on %s', (engine) => {
     await retractBelief(core, actor, { beliefId: gone.id, reason: 'wrong' });
     const before = await dump(t.store);
 
-    const self = await domainError(addJustification(core, actor, { beliefId: a.id, premises: [a.id] }), 'BAD_USER_INPUT', 'premises');
+    const self = await domainError(
+      addJustification(core, actor, { beliefId: a.id, premises: [a.id] }),
+      'BAD_USER_INPUT',
+      'premises',
+    );
     expect(self.message).toContain('own premise');
-    const unknown = await domainError(addJustification(core, actor, { beliefId: a.id, premises: [g.id, '987654321'] }), 'NOT_FOUND', 'premises');
+    const unknown = await domainError(
+      addJustification(core, actor, { beliefId: a.id, premises: [g.id, '987654321'] }),
+      'NOT_FOUND',
+      'premises',
+    );
     expect(unknown.message).toContain('987654321');
-    const retracted = await domainError(addJustification(core, actor, { beliefId: a.id, premises: [gone.id] }), 'CONFLICT', 'premises');
+    const retracted = await domainError(
+      addJustification(core, actor, { beliefId: a.id, premises: [gone.id] }),
+      'CONFLICT',
+      'premises',
+    );
     expect(retracted.message).toContain(gone.id);
     // A retracted belief cannot gain support either.
     await domainError(addJustification(core, actor, { beliefId: gone.id, premises: [g.id] }), 'CONFLICT', 'beliefId');
@@ -203,7 +253,11 @@ describe.each(engines())('justifications on %s', (engine) => {
     const q = await belief(core, actor, 'dup/q');
     const a = await belief(core, actor, 'dup/a', [p, q]);
     const before = await dump(t.store);
-    for (const premises of [[p.id, q.id], [q.id, p.id], [q.id, p.id, q.id]]) {
+    for (const premises of [
+      [p.id, q.id],
+      [q.id, p.id],
+      [q.id, p.id, q.id],
+    ]) {
       const r = await addJustification(core, actor, { beliefId: a.id, premises });
       expect(r.id).toBe(a.id);
     }

@@ -6,7 +6,9 @@ import { onPath } from '../support/metrics';
 const run = promisify(execFile);
 
 const HAVE = onPath('promtool');
-const WHY = HAVE ? '' : ' (skipped: promtool is not on PATH; `bash scripts/ensure-prometheus.sh` installs Debian\'s prometheus, which has it)';
+const WHY = HAVE
+  ? ''
+  : " (skipped: promtool is not on PATH; `bash scripts/ensure-prometheus.sh` installs Debian's prometheus, which has it)";
 if (!HAVE) console.warn(`test/docs/alerts.test.ts:${WHY}`);
 
 describe.skipIf(!HAVE)(`the example alert rules in docs/prometheus${WHY}`, () => {
@@ -16,9 +18,11 @@ describe.skipIf(!HAVE)(`the example alert rules in docs/prometheus${WHY}`, () =>
   });
 
   it('pass their unit tests, `promtool test rules docs/prometheus/alerts.test.yml`', async () => {
-    const r = await run('promtool', ['test', 'rules', 'alerts.test.yml'], { cwd: 'docs/prometheus' }).catch((e: { stdout: string; stderr: string }) => {
-      throw new Error(`promtool test rules failed:\n${e.stdout}\n${e.stderr}`);
-    });
+    const r = await run('promtool', ['test', 'rules', 'alerts.test.yml'], { cwd: 'docs/prometheus' }).catch(
+      (e: { stdout: string; stderr: string }) => {
+        throw new Error(`promtool test rules failed:\n${e.stdout}\n${e.stderr}`);
+      },
+    );
     expect(r.stdout).toMatch(/SUCCESS/);
   });
 });

@@ -19,10 +19,15 @@ describe(PAGE, () => {
   });
 
   it('names only functions that are in the file it names beside them', () => {
-    const pairs = [...text.matchAll(/`(src\/[^`\s]+\.ts)` \(((?:`\w+`(?:, )?)+)\)|\(`(src\/[^`\s]+\.ts)`, `(\w+)`\)/g)].flatMap((m) =>
-      m[1] ? [...m[2]!.matchAll(/`(\w+)`/g)].map((n) => [m[1]!, n[1]!] as const) : [[m[3]!, m[4]!] as const]);
+    const pairs = [
+      ...text.matchAll(/`(src\/[^`\s]+\.ts)` \(((?:`\w+`(?:, )?)+)\)|\(`(src\/[^`\s]+\.ts)`, `(\w+)`\)/g),
+    ].flatMap((m) =>
+      m[1] ? [...m[2]!.matchAll(/`(\w+)`/g)].map((n) => [m[1]!, n[1]!] as const) : [[m[3]!, m[4]!] as const],
+    );
     expect(pairs.length).toBeGreaterThan(12);
-    const missing = pairs.filter(([file, name]) => !fs.existsSync(file) || !new RegExp(`\\b${name}\\b`).test(fs.readFileSync(file, 'utf8')));
+    const missing = pairs.filter(
+      ([file, name]) => !fs.existsSync(file) || !new RegExp(`\\b${name}\\b`).test(fs.readFileSync(file, 'utf8')),
+    );
     expect(missing).toEqual([]);
   });
 });

@@ -20,7 +20,11 @@ import { openStore } from '../../src/store/engine';
 const PAGES = ['README.md', 'docs/walkthrough.md'];
 const STEP_TIMEOUT = 120_000;
 
-interface Run { code: number | null; stdout: string; stderr: string }
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 /** The shell the page's reader has: variables carry over from block to block; `node` is the Node running this. */
 class Session {
@@ -50,9 +54,15 @@ class Session {
   /** Runs a block to its end; its variables hold for the next blocks. */
   async run(script: string): Promise<Run> {
     const r = await this.spawn(script).run;
-    if (r.code !== 0) throw new Error(`exit ${r.code}\n--- block\n${script}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
-    this.env = Object.fromEntries(fs.readFileSync(this.envFile, 'utf8').split('\0').filter(Boolean)
-      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+    if (r.code !== 0)
+      throw new Error(`exit ${r.code}\n--- block\n${script}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
+    this.env = Object.fromEntries(
+      fs
+        .readFileSync(this.envFile, 'utf8')
+        .split('\0')
+        .filter(Boolean)
+        .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+    );
     return r;
   }
 
@@ -74,13 +84,20 @@ function expectShown(shown: Shown, output: string, page: string): void {
   const printed = output.replaceAll(`${ROOT}/`, './'); // the checkout's own path, wherever it is cloned
   if (matches(shown.text, printed)) return;
   // Not a match: show both, normalised, as a diff.
-  expect(normalise(printed), `${page}:${shown.line} shows another output than the run printed`).toBe(normalise(shown.text));
+  expect(normalise(printed), `${page}:${shown.line} shows another output than the run printed`).toBe(
+    normalise(shown.text),
+  );
 }
 
 /** The files a page's commands write in the checkout (`tee F`, `--data-dir ./D`, `// F — …` blocks): removed after. */
 function writes(all: Step[]): string[] {
-  const names = all.flatMap((s) => s.kind === 'file' ? [s.name]
-    : 'script' in s ? [...s.script.matchAll(/(?:\btee|--data-dir)\s+(?:\.\/)?([\w.-]+)/g)].map((m) => m[1]!) : []);
+  const names = all.flatMap((s) =>
+    s.kind === 'file'
+      ? [s.name]
+      : 'script' in s
+        ? [...s.script.matchAll(/(?:\btee|--data-dir)\s+(?:\.\/)?([\w.-]+)/g)].map((m) => m[1]!)
+        : [],
+  );
   return [...new Set(names)];
 }
 
@@ -96,7 +113,10 @@ for (const page of PAGES) {
     });
 
     it('writes nothing over a file of the checkout', () => {
-      expect(created.filter((f) => fs.existsSync(path.join(ROOT, f))), 'remove these: the replay writes them').toEqual([]);
+      expect(
+        created.filter((f) => fs.existsSync(path.join(ROOT, f))),
+        'remove these: the replay writes them',
+      ).toEqual([]);
     });
 
     for (const step of all) {
@@ -107,7 +127,9 @@ for (const page of PAGES) {
           break;
         case 'orphan':
           it(`${where} is an output the page runs nothing to produce`, () => {
-            expect.fail(`${where}: place it right after its command, start it with "$ <command>", or mark it "skip: <reason>"`);
+            expect.fail(
+              `${where}: place it right after its command, start it with "$ <command>", or mark it "skip: <reason>"`,
+            );
           });
           break;
         case 'file':
@@ -123,7 +145,11 @@ for (const page of PAGES) {
             await session.run(step.script.replace(start, ''));
             const vars = Object.fromEntries([...line!.matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1]!, m[2]!]));
             const token = session.env.RETRACT_BOOTSTRAP_TOKEN;
-            session.server = startBuilt({ ...(token ? { RETRACT_BOOTSTRAP_TOKEN: token } : {}), ...vars, RETRACT_DATA_DIR: session.dataDir });
+            session.server = startBuilt({
+              ...(token ? { RETRACT_BOOTSTRAP_TOKEN: token } : {}),
+              ...vars,
+              RETRACT_DATA_DIR: session.dataDir,
+            });
             session.address = new URL(await session.server.url).host;
           });
           break;
@@ -156,7 +182,7 @@ for (const page of PAGES) {
     }
 
     if (all.some((s) => s.kind === 'server')) {
-      it('leaves the server\'s store holding every invariant', async () => {
+      it("leaves the server's store holding every invariant", async () => {
         await session.stopServer();
         const store = await openStore({ dataDir: session.dataDir, migrate: false });
         try {

@@ -15,19 +15,31 @@ import pino from 'pino';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { createApp, type App } from '../../src/server/app';
 import { testStore, expectInvariants, type TestDb } from '../support/engines';
-import { createAgent, gql, retract, seedPassportStory, TOTALS_SELECTION, type PassportSeed, type Totals, type Money } from './seed';
+import {
+  createAgent,
+  gql,
+  retract,
+  seedPassportStory,
+  TOTALS_SELECTION,
+  type PassportSeed,
+  type Totals,
+  type Money,
+} from './seed';
 
 const CHROMIUM = '/usr/bin/chromium';
 const HAVE_CHROMIUM = fs.existsSync(CHROMIUM);
 if (!HAVE_CHROMIUM) {
-  console.warn(`test/e2e/dashboard.test.ts skipped: ${CHROMIUM} is absent (install it with scripts/ensure-chromium.sh).`);
+  console.warn(
+    `test/e2e/dashboard.test.ts skipped: ${CHROMIUM} is absent (install it with scripts/ensure-chromium.sh).`,
+  );
 }
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const DIST = path.join(ROOT, 'dashboard/dist');
 const ARTIFACTS = path.join(ROOT, 'test-artifacts/dashboard');
 const BOOTSTRAP = 'e2e-bootstrap-token-0123456789';
-const ENGINE = process.env.RETRACT_E2E_ENGINE === 'postgres' && process.env.RETRACT_TEST_DATABASE_URL ? 'postgres' : 'pglite';
+const ENGINE =
+  process.env.RETRACT_E2E_ENGINE === 'postgres' && process.env.RETRACT_TEST_DATABASE_URL ? 'postgres' : 'pglite';
 
 /** Newest modification time under a path (file or directory tree). */
 function newest(p: string): number {
@@ -41,7 +53,10 @@ function ensureBuilt(): void {
   const index = path.join(DIST, 'index.html');
   const sources = ['dashboard/src', 'dashboard/index.html', 'dashboard/vite.config.ts'].map((p) => path.join(ROOT, p));
   if (fs.existsSync(index) && fs.statSync(index).mtimeMs >= Math.max(...sources.map(newest))) return;
-  const r = spawnSync('npx', ['vite', 'build', '--config', 'dashboard/vite.config.ts', '--logLevel', 'warn'], { cwd: ROOT, encoding: 'utf8' });
+  const r = spawnSync('npx', ['vite', 'build', '--config', 'dashboard/vite.config.ts', '--logLevel', 'warn'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
   if (r.status !== 0) throw new Error(`dashboard build failed:\n${r.stdout}\n${r.stderr}`);
 }
 
@@ -57,14 +72,22 @@ async function shot(page: Page, name: string, opts: { viewport?: boolean } = {})
 /** Every amount of a money element, as the page carries it in data attributes. */
 async function amounts(el: Locator): Promise<Money[]> {
   return el.locator('[data-currency]').evaluateAll((spans) =>
-    spans.map((s) => ({ amountMinor: Number((s as HTMLElement).dataset.amountMinor), currency: (s as HTMLElement).dataset.currency! })),
+    spans.map((s) => ({
+      amountMinor: Number((s as HTMLElement).dataset.amountMinor),
+      currency: (s as HTMLElement).dataset.currency!,
+    })),
   );
 }
 
 /** The money list as the receipt shows it: the API's list, with currencies seen elsewhere in the totals as zero. */
 function filled(list: Money[], t: Totals): Money[] {
-  const currencies = [...new Set([...t.exposure, ...t.owed, ...t.unreachableAmount, ...t.settled].map((m) => m.currency))];
-  return [...list, ...currencies.filter((c) => !list.some((m) => m.currency === c)).map((currency) => ({ amountMinor: 0, currency }))];
+  const currencies = [
+    ...new Set([...t.exposure, ...t.owed, ...t.unreachableAmount, ...t.settled].map((m) => m.currency)),
+  ];
+  return [
+    ...list,
+    ...currencies.filter((c) => !list.some((m) => m.currency === c)).map((currency) => ({ amountMinor: 0, currency })),
+  ];
 }
 
 /** Tabs forward (at most `max` times) until the focused element matches `selector`; fails if it never does. */
@@ -87,16 +110,31 @@ async function recordStatusTimes(page: Page): Promise<void> {
         const key = `${el.dataset.id}:${el.dataset.status}`;
         if (el.dataset.testid === 'graph-node' && !(key in seen)) seen[key] = performance.now();
       }
-    }).observe(document.getElementById('graph-node-list')!, { subtree: true, attributes: true, attributeFilter: ['data-status'] });
+    }).observe(document.getElementById('graph-node-list')!, {
+      subtree: true,
+      attributes: true,
+      attributeFilter: ['data-status'],
+    });
   });
 }
 
-const statusTimes = (page: Page) => page.evaluate(() => (window as unknown as { __statusAt: Record<string, number> }).__statusAt);
+const statusTimes = (page: Page) =>
+  page.evaluate(() => (window as unknown as { __statusAt: Record<string, number> }).__statusAt);
 
 async function retractionFromApi(url: string, token: string, id: string) {
   const d = await gql<{
-    retraction: { id: string; totals: Totals; reversals: { id: string; status: string; effect: { id: string } }[]; cancelledEffects: { id: string; status: string }[] };
-  }>(url, token, `query($id: ID!) { retraction(id: $id) { id totals { ${TOTALS_SELECTION} } reversals { id status effect { id } } cancelledEffects { id status } } }`, { id });
+    retraction: {
+      id: string;
+      totals: Totals;
+      reversals: { id: string; status: string; effect: { id: string } }[];
+      cancelledEffects: { id: string; status: string }[];
+    };
+  }>(
+    url,
+    token,
+    `query($id: ID!) { retraction(id: $id) { id totals { ${TOTALS_SELECTION} } reversals { id status effect { id } } cancelledEffects { id status } } }`,
+    { id },
+  );
   return d.retraction;
 }
 
@@ -121,10 +159,13 @@ describe.skipIf(!HAVE_CHROMIUM)(`dashboard against the real server (${ENGINE})`,
     contexts.push(context);
     if (opts.gated) {
       // Installed before the page loads so every socket of this page goes through it (proxied to the real server).
-      await context.routeWebSocket((u) => u.pathname === '/graphql', async (ws) => {
-        if (!network.up) return ws.close({ code: 4503, reason: 'network down (test)' });
-        ws.connectToServer();
-      });
+      await context.routeWebSocket(
+        (u) => u.pathname === '/graphql',
+        async (ws) => {
+          if (!network.up) return ws.close({ code: 4503, reason: 'network down (test)' });
+          ws.connectToServer();
+        },
+      );
     }
     const page = await context.newPage();
     page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
@@ -134,7 +175,11 @@ describe.skipIf(!HAVE_CHROMIUM)(`dashboard against the real server (${ENGINE})`,
     page.on('request', (r) => requestedUrls.push(r.url()));
     page.on('websocket', (ws) => requestedUrls.push(ws.url()));
     // The page runs under the server's strict Content-Security-Policy (src/server/edge.ts): any violation is a problem.
-    await page.addInitScript(() => document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`)));
+    await page.addInitScript(() =>
+      document.addEventListener('securitypolicyviolation', (e) =>
+        console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`),
+      ),
+    );
     const served = await page.goto(`${url}/dashboard/`);
     expect(served?.headers()['content-security-policy']).toMatch(/frame-ancestors 'none'/);
     await byTestId(page, 'token-input').waitFor();
@@ -169,7 +214,15 @@ describe.skipIf(!HAVE_CHROMIUM)(`dashboard against the real server (${ENGINE})`,
     other = await seedPassportStory(url, token, 'customer:7702');
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+        '--disable-quic',
+      ],
     });
   });
 
@@ -201,7 +254,8 @@ describe.skipIf(!HAVE_CHROMIUM)(`dashboard against the real server (${ENGINE})`,
     // Into the node list, then the arrow keys to the refund effect; Enter selects it.
     await tabTo(page, '[data-testid="graph-node"]');
     for (let i = 0; i < 20; i++) {
-      if (await page.evaluate((id) => (document.activeElement as HTMLElement | null)?.dataset.id === id, seed.refund)) break;
+      if (await page.evaluate((id) => (document.activeElement as HTMLElement | null)?.dataset.id === id, seed.refund))
+        break;
       await page.keyboard.press('ArrowDown');
     }
     expect(await page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.id)).toBe(seed.refund);
@@ -224,7 +278,7 @@ describe.skipIf(!HAVE_CHROMIUM)(`dashboard against the real server (${ENGINE})`,
     expect(page.url()).not.toContain(token);
   });
 
-  it('previews the passport retraction, retracts it on the page, plays the cascade live and shows the API\'s receipt', async () => {
+  it("previews the passport retraction, retracts it on the page, plays the cascade live and shows the API's receipt", async () => {
     const page = await openPage({ gated: true });
     await shot(page, '00-sign-in');
     await byTestId(page, 'token-input').fill(token);
@@ -252,8 +306,11 @@ describe.skipIf(!HAVE_CHROMIUM)(`dashboard against the real server (${ENGINE})`,
     await byTestId(page, 'preview-panel').waitFor({ state: 'visible' });
     expect(await byTestId(page, 'preview-beliefs-count').textContent()).toBe('4');
     expect(await byTestId(page, 'preview-survivors-count').textContent()).toBe('1');
-    expect(await byTestId(page, 'preview-survivors').locator('[data-claim-key]').evaluateAll((li) => li.map((l) => l.getAttribute('data-claim-key'))))
-      .toEqual(['customer:4411/contact.trusted']);
+    expect(
+      await byTestId(page, 'preview-survivors')
+        .locator('[data-claim-key]')
+        .evaluateAll((li) => li.map((l) => l.getAttribute('data-claim-key'))),
+    ).toEqual(['customer:4411/contact.trusted']);
     expect(await byTestId(page, 'preview-cancel-count').textContent()).toBe('1');
     expect(await byTestId(page, 'preview-reach-count').textContent()).toBe('2');
     expect(await byTestId(page, 'preview-exposure').textContent()).toBe('$1,329.00');
@@ -261,16 +318,31 @@ describe.skipIf(!HAVE_CHROMIUM)(`dashboard against the real server (${ENGINE})`,
     expect(await byTestId(page, 'preview-owed').textContent()).toBe('$1,240.00');
     expect(await byTestId(page, 'preview-unreachable').textContent()).toBe('$89.00');
     const marks = Object.fromEntries(
-      await page.locator('[data-testid="graph-node"]').evaluateAll((ns) => ns.map((n) => [(n as HTMLElement).dataset.id, (n as HTMLElement).dataset.preview ?? null])),
+      await page
+        .locator('[data-testid="graph-node"]')
+        .evaluateAll((ns) =>
+          ns.map((n) => [(n as HTMLElement).dataset.id, (n as HTMLElement).dataset.preview ?? null]),
+        ),
     );
     expect(marks).toMatchObject({
-      [seed.passport]: 'retract', [seed.identity]: 'retract', [seed.refundEligible]: 'retract', [seed.kycTier]: 'retract',
-      [seed.contactTrusted]: 'survivor', [seed.payout]: 'cancel', [seed.refund]: 'reach', [seed.charge]: 'reach',
+      [seed.passport]: 'retract',
+      [seed.identity]: 'retract',
+      [seed.refundEligible]: 'retract',
+      [seed.kycTier]: 'retract',
+      [seed.contactTrusted]: 'survivor',
+      [seed.payout]: 'cancel',
+      [seed.refund]: 'reach',
+      [seed.charge]: 'reach',
     });
     await shot(page, '04-preview', { viewport: true });
 
     // Nothing changed on the server.
-    const still = await gql<{ belief: { status: string } }>(url, token, `query($id: ID!) { belief(id: $id) { status } }`, { id: seed.passport });
+    const still = await gql<{ belief: { status: string } }>(
+      url,
+      token,
+      `query($id: ID!) { belief(id: $id) { status } }`,
+      { id: seed.passport },
+    );
     expect(still.belief.status).toBe('ACTIVE');
 
     // Retract through the page, recording when each node of the list first shows its new status.
@@ -283,8 +355,19 @@ describe.skipIf(!HAVE_CHROMIUM)(`dashboard against the real server (${ENGINE})`,
 
     // The cascade arrives over graphql-ws: every step in the feed, for this retraction, in commit order.
     const steps = page.locator(`[data-testid="feed-item"][data-retraction-id="${retractionId}"]`);
-    await expect.poll(() => steps.evaluateAll((els) => els.map((e) => e.getAttribute('data-type'))), { timeout: 10_000 })
-      .toEqual(['RetractionCommitted', 'ReversalRecorded', 'ReversalRecorded', 'EffectCancelled', 'BeliefRetracted', 'BeliefRetracted', 'BeliefRetracted', 'BeliefRetracted', 'RetractionStarted']);
+    await expect
+      .poll(() => steps.evaluateAll((els) => els.map((e) => e.getAttribute('data-type'))), { timeout: 10_000 })
+      .toEqual([
+        'RetractionCommitted',
+        'ReversalRecorded',
+        'ReversalRecorded',
+        'EffectCancelled',
+        'BeliefRetracted',
+        'BeliefRetracted',
+        'BeliefRetracted',
+        'BeliefRetracted',
+        'RetractionStarted',
+      ]);
 
     // The graph ends in the server's statuses, played depth by depth from those events.
     const api = await retractionFromApi(url, token, retractionId);
@@ -309,7 +392,9 @@ describe.skipIf(!HAVE_CHROMIUM)(`dashboard against the real server (${ENGINE})`,
     await expect.poll(() => node(page, owed.id).getAttribute('data-status')).toBe('OWED');
     await expect.poll(() => node(page, unreachable.id).getAttribute('data-status')).toBe('UNREACHABLE');
     expect(await page.locator('[data-testid="graph-node"][data-kind="reversal"]').count()).toBe(2);
-    expect(await page.locator(`[data-testid="belief-item"][data-belief-id="${seed.passport}"]`).getAttribute('data-status')).toBe('RETRACTED');
+    expect(
+      await page.locator(`[data-testid="belief-item"][data-belief-id="${seed.passport}"]`).getAttribute('data-status'),
+    ).toBe('RETRACTED');
 
     // The receipt on the page is the API's receipt.
     const totals = api.totals;
@@ -342,13 +427,17 @@ describe.skipIf(!HAVE_CHROMIUM)(`dashboard against the real server (${ENGINE})`,
     const page = contexts[1]!.pages()[0]!;
     const feedItems = page.locator('[data-testid="feed-item"]');
     const before = await feedItems.count();
-    const lastCursor = await page.evaluate(() => (window as unknown as { __retractDashboard: { lastCursor(): string | null } }).__retractDashboard.lastCursor());
+    const lastCursor = await page.evaluate(() =>
+      (window as unknown as { __retractDashboard: { lastCursor(): string | null } }).__retractDashboard.lastCursor(),
+    );
     expect(lastCursor).toBeTruthy();
     const reconnects = Number(await byTestId(page, 'connection-status').getAttribute('data-reconnects'));
 
     // Hold the network down: new sockets are refused until it comes back, then proxied to the real server.
     network.up = false;
-    await page.evaluate(() => (window as unknown as { __retractDashboard: { dropConnection(): void } }).__retractDashboard.dropConnection());
+    await page.evaluate(() =>
+      (window as unknown as { __retractDashboard: { dropConnection(): void } }).__retractDashboard.dropConnection(),
+    );
     await expect.poll(() => byTestId(page, 'connection-status').getAttribute('data-state')).toBe('reconnecting');
 
     const missed = await retract(url, token, other.passport, 'committed while the dashboard was offline');
@@ -357,11 +446,26 @@ describe.skipIf(!HAVE_CHROMIUM)(`dashboard against the real server (${ENGINE})`,
     expect(await page.locator(`[data-testid="feed-item"][data-retraction-id="${missed.id}"]`).count()).toBe(0);
 
     network.up = true;
-    await expect.poll(() => byTestId(page, 'connection-status').getAttribute('data-state'), { timeout: 15_000 }).toBe('connected');
-    expect(Number(await byTestId(page, 'connection-status').getAttribute('data-reconnects'))).toBeGreaterThan(reconnects);
+    await expect
+      .poll(() => byTestId(page, 'connection-status').getAttribute('data-state'), { timeout: 15_000 })
+      .toBe('connected');
+    expect(Number(await byTestId(page, 'connection-status').getAttribute('data-reconnects'))).toBeGreaterThan(
+      reconnects,
+    );
     const resumed = page.locator(`[data-testid="feed-item"][data-retraction-id="${missed.id}"]`);
-    await expect.poll(() => resumed.evaluateAll((els) => els.map((e) => e.getAttribute('data-type'))), { timeout: 10_000 })
-      .toEqual(['RetractionCommitted', 'ReversalRecorded', 'ReversalRecorded', 'EffectCancelled', 'BeliefRetracted', 'BeliefRetracted', 'BeliefRetracted', 'BeliefRetracted', 'RetractionStarted']);
+    await expect
+      .poll(() => resumed.evaluateAll((els) => els.map((e) => e.getAttribute('data-type'))), { timeout: 10_000 })
+      .toEqual([
+        'RetractionCommitted',
+        'ReversalRecorded',
+        'ReversalRecorded',
+        'EffectCancelled',
+        'BeliefRetracted',
+        'BeliefRetracted',
+        'BeliefRetracted',
+        'BeliefRetracted',
+        'RetractionStarted',
+      ]);
     expect(missed.totals.beliefsRetracted).toBe(4);
 
     // Nothing twice, nothing before the drop lost or repeated.
@@ -377,19 +481,29 @@ describe.skipIf(!HAVE_CHROMIUM)(`dashboard against the real server (${ENGINE})`,
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(820);
   });
 
-  it('shows the fleet\'s history and open money at sign-in, and the time slider redraws the graph as of a past instant', async () => {
-    const api = await gql<{ retractions: { totalCount: number; edges: { node: { id: string; createdAt: string; totals: Totals } }[] }; openMoney: { owed: Money[]; owedCount: number; inFlight: Money[]; reexecutionOwed: Money[] } }>(
-      url, token, `{ retractions(first: 20) { totalCount edges { node { id createdAt totals { ${TOTALS_SELECTION} } } } } openMoney { owedCount owed { amountMinor currency } inFlight { amountMinor currency } reexecutionOwed { amountMinor currency } } }`);
+  it("shows the fleet's history and open money at sign-in, and the time slider redraws the graph as of a past instant", async () => {
+    const api = await gql<{
+      retractions: { totalCount: number; edges: { node: { id: string; createdAt: string; totals: Totals } }[] };
+      openMoney: { owed: Money[]; owedCount: number; inFlight: Money[]; reexecutionOwed: Money[] };
+    }>(
+      url,
+      token,
+      `{ retractions(first: 20) { totalCount edges { node { id createdAt totals { ${TOTALS_SELECTION} } } } } openMoney { owedCount owed { amountMinor currency } inFlight { amountMinor currency } reexecutionOwed { amountMinor currency } } }`,
+    );
     expect(api.retractions.totalCount).toBe(2);
     const page = await openPage();
     await byTestId(page, 'token-input').fill(token);
     await byTestId(page, 'sign-in').click();
     // Before any event arrives, the history lists the fleet's receipts with the API's totals, newest first.
     const items = page.locator('[data-testid="history-item"]');
-    await expect.poll(() => items.evaluateAll((els) => els.map((e) => e.getAttribute('data-retraction-id')))).toEqual(api.retractions.edges.map((e) => e.node.id));
+    await expect
+      .poll(() => items.evaluateAll((els) => els.map((e) => e.getAttribute('data-retraction-id'))))
+      .toEqual(api.retractions.edges.map((e) => e.node.id));
     for (const [i, e] of api.retractions.edges.entries()) {
       expect(await amounts(items.nth(i).getByTestId('history-owed'))).toEqual(e.node.totals.owed);
-      expect(await items.nth(i).getByTestId('history-totals').textContent()).toContain(`${e.node.totals.beliefsRetracted} beliefs`);
+      expect(await items.nth(i).getByTestId('history-totals').textContent()).toContain(
+        `${e.node.totals.beliefsRetracted} beliefs`,
+      );
     }
     expect(await amounts(byTestId(page, 'open-money-owed'))).toEqual(api.openMoney.owed);
     expect(await byTestId(page, 'open-money-owed').textContent()).toBe('$2,480.00');
@@ -400,19 +514,22 @@ describe.skipIf(!HAVE_CHROMIUM)(`dashboard against the real server (${ENGINE})`,
     // Open the (retracted) passport; slide to just before its retraction: the blast radius stands again.
     const radius = await openRetractedPassport(page);
     const first = api.retractions.edges[api.retractions.edges.length - 1]!.node; // the oldest: the passport retraction made on the page
-    const slide = (value: string) => byTestId(page, 'as-of').evaluate((i, v) => {
-      (i as HTMLInputElement).value = v;
-      i.dispatchEvent(new Event('input', { bubbles: true }));
-    }, value);
+    const slide = (value: string) =>
+      byTestId(page, 'as-of').evaluate((i, v) => {
+        (i as HTMLInputElement).value = v;
+        i.dispatchEvent(new Event('input', { bubbles: true }));
+      }, value);
     await slide(String(new Date(first.createdAt).getTime() - 1));
     for (const id of radius) await expect.poll(() => node(page, id).getAttribute('data-status')).toBe('ACTIVE');
-    expect(await byTestId(page, 'as-of-label').getAttribute('data-as-of')).toBe(new Date(new Date(first.createdAt).getTime() - 1).toISOString());
+    expect(await byTestId(page, 'as-of-label').getAttribute('data-as-of')).toBe(
+      new Date(new Date(first.createdAt).getTime() - 1).toISOString(),
+    );
     await shot(page, '08-as-of-before-retraction', { viewport: true });
     // At the retraction's own instant it has happened.
     await slide(String(new Date(first.createdAt).getTime()));
     for (const id of radius) await expect.poll(() => node(page, id).getAttribute('data-status')).toBe('RETRACTED');
     // Before the story was told, none of it was asserted yet.
-    await slide(await byTestId(page, 'as-of').getAttribute('min') as string);
+    await slide((await byTestId(page, 'as-of').getAttribute('min')) as string);
     for (const id of radius) await expect.poll(() => node(page, id).getAttribute('data-status')).toBe('NOT_YET');
     await byTestId(page, 'as-of-now').click();
     for (const id of radius) await expect.poll(() => node(page, id).getAttribute('data-status')).toBe('RETRACTED');
@@ -427,7 +544,12 @@ describe.skipIf(!HAVE_CHROMIUM)(`dashboard against the real server (${ENGINE})`,
   });
 
   it('reinstates the passport retraction from its receipt: the cascade runs back root first, level by level, and the receipt names the money voided', async () => {
-    const { belief } = await gql<{ belief: { retraction: { id: string } } }>(url, token, `query($id: ID!) { belief(id: $id) { retraction { id } } }`, { id: seed.passport });
+    const { belief } = await gql<{ belief: { retraction: { id: string } } }>(
+      url,
+      token,
+      `query($id: ID!) { belief(id: $id) { retraction { id } } }`,
+      { id: seed.passport },
+    );
     const retractionId = belief.retraction.id;
     const page = await openPage();
     await byTestId(page, 'token-input').fill(token);
@@ -437,7 +559,9 @@ describe.skipIf(!HAVE_CHROMIUM)(`dashboard against the real server (${ENGINE})`,
     await recordStatusTimes(page);
 
     // The retraction's receipt, opened from the history, carries the form that takes it back.
-    await page.locator(`[data-testid="history-item"][data-kind="retraction"][data-retraction-id="${retractionId}"] button`).click();
+    await page
+      .locator(`[data-testid="history-item"][data-kind="retraction"][data-retraction-id="${retractionId}"] button`)
+      .click();
     await expect.poll(() => byTestId(page, 'receipt').getAttribute('data-retraction-id')).toBe(retractionId);
     await byTestId(page, 'reinstate-button').click();
     expect(await byTestId(page, 'reinstate-note').textContent()).toContain('A reason is required');
@@ -448,8 +572,32 @@ describe.skipIf(!HAVE_CHROMIUM)(`dashboard against the real server (${ENGINE})`,
 
     // Every step arrives over graphql-ws in commit order: the beliefs back, then the reversals voided.
     const steps = page.locator(`[data-testid="feed-item"][data-retraction-id="${retractionId}"]`);
-    await expect.poll(() => steps.evaluateAll((els) => els.map((e) => e.getAttribute('data-type')).filter((t) => !t!.startsWith('Retraction') && t !== 'BeliefRetracted' && t !== 'EffectCancelled' && t !== 'ReversalRecorded')), { timeout: 10_000 })
-      .toEqual(['ReinstatementCommitted', 'ReversalVoided', 'ReversalVoided', 'BeliefReinstated', 'BeliefReinstated', 'BeliefReinstated', 'BeliefReinstated', 'ReinstatementStarted']);
+    await expect
+      .poll(
+        () =>
+          steps.evaluateAll((els) =>
+            els
+              .map((e) => e.getAttribute('data-type'))
+              .filter(
+                (t) =>
+                  !t!.startsWith('Retraction') &&
+                  t !== 'BeliefRetracted' &&
+                  t !== 'EffectCancelled' &&
+                  t !== 'ReversalRecorded',
+              ),
+          ),
+        { timeout: 10_000 },
+      )
+      .toEqual([
+        'ReinstatementCommitted',
+        'ReversalVoided',
+        'ReversalVoided',
+        'BeliefReinstated',
+        'BeliefReinstated',
+        'BeliefReinstated',
+        'BeliefReinstated',
+        'ReinstatementStarted',
+      ]);
     for (const id of radius) await expect.poll(() => node(page, id).getAttribute('data-status')).toBe('ACTIVE');
     // The cascade running back: the root first, then its level-1 dependents together, then refund-eligible (which
     // needed both), each level at least one playback interval after the last; the voided reversals after them.
@@ -458,18 +606,32 @@ describe.skipIf(!HAVE_CHROMIUM)(`dashboard against the real server (${ENGINE})`,
     expect(t(seed.identity, 'ACTIVE') - t(seed.passport, 'ACTIVE')).toBeGreaterThanOrEqual(400);
     expect(Math.abs(t(seed.kycTier, 'ACTIVE') - t(seed.identity, 'ACTIVE'))).toBeLessThan(400);
     expect(t(seed.refundEligible, 'ACTIVE') - t(seed.identity, 'ACTIVE')).toBeGreaterThanOrEqual(400);
-    const api = await gql<{ reinstatement: { status: string; totals: { beliefsReinstated: number; effectsRestorable: number; voided: Money[]; reexecutionOwed: Money[] }; moneyLines: { line: string; amount: Money; reversal: { id: string } }[] } }>(
-      url, token, `query($id: ID!) { reinstatement(id: $id) { status totals { beliefsReinstated effectsRestorable voided { amountMinor currency } reexecutionOwed { amountMinor currency } } moneyLines { line amount { amountMinor currency } reversal { id } } } }`,
-      { id: reinstatementId });
+    const api = await gql<{
+      reinstatement: {
+        status: string;
+        totals: { beliefsReinstated: number; effectsRestorable: number; voided: Money[]; reexecutionOwed: Money[] };
+        moneyLines: { line: string; amount: Money; reversal: { id: string } }[];
+      };
+    }>(
+      url,
+      token,
+      `query($id: ID!) { reinstatement(id: $id) { status totals { beliefsReinstated effectsRestorable voided { amountMinor currency } reexecutionOwed { amountMinor currency } } moneyLines { line amount { amountMinor currency } reversal { id } } } }`,
+      { id: reinstatementId },
+    );
     const r = api.reinstatement;
     expect(r.status).toBe('REINSTATED');
-    for (const l of r.moneyLines) await expect.poll(() => node(page, l.reversal.id).getAttribute('data-status')).toBe('VOIDED');
+    for (const l of r.moneyLines)
+      await expect.poll(() => node(page, l.reversal.id).getAttribute('data-status')).toBe('VOIDED');
     const voidedAt = await statusTimes(page);
-    for (const l of r.moneyLines) expect(voidedAt[`${l.reversal.id}:VOIDED`]! - t(seed.refundEligible, 'ACTIVE')).toBeGreaterThanOrEqual(400);
+    for (const l of r.moneyLines)
+      expect(voidedAt[`${l.reversal.id}:VOIDED`]! - t(seed.refundEligible, 'ACTIVE')).toBeGreaterThanOrEqual(400);
 
     // The receipt on the page is the API's: $1,240.00 (the refund's reversal, never sent) and $89.00 (unreachable)
     // no longer need to move, nothing is owed again, and the cancelled payout can be restored.
-    expect(r.moneyLines.map((l) => [l.line, l.amount.amountMinor]).sort()).toEqual([['VOIDED', 124_000], ['VOIDED', 8_900]]);
+    expect(r.moneyLines.map((l) => [l.line, l.amount.amountMinor]).sort()).toEqual([
+      ['VOIDED', 124_000],
+      ['VOIDED', 8_900],
+    ]);
     expect(await byTestId(page, 'reinstatement-beliefs').textContent()).toBe(String(r.totals.beliefsReinstated));
     expect(r.totals.beliefsReinstated).toBe(4);
     expect(await amounts(byTestId(page, 'reinstatement-voided'))).toEqual(r.totals.voided);
@@ -486,22 +648,45 @@ describe.skipIf(!HAVE_CHROMIUM)(`dashboard against the real server (${ENGINE})`,
     await shot(page, '09-reinstated', { viewport: true });
   });
 
-  it('a reinstatement that finds its root\'s claim taken again says BLOCKED, with the contradiction it raised, and brings nothing back', async () => {
-    const { belief } = await gql<{ belief: { retraction: { id: string } } }>(url, token, `query($id: ID!) { belief(id: $id) { retraction { id } } }`, { id: other.passport });
+  it("a reinstatement that finds its root's claim taken again says BLOCKED, with the contradiction it raised, and brings nothing back", async () => {
+    const { belief } = await gql<{ belief: { retraction: { id: string } } }>(
+      url,
+      token,
+      `query($id: ID!) { belief(id: $id) { retraction { id } } }`,
+      { id: other.passport },
+    );
     // Since the retraction, another agent wrote the claim anew: the root cannot simply come back.
-    await gql(url, token, `mutation($input: AssertBeliefInput!) { assertBelief(input: $input) { __typename } }`,
-      { input: { claimKey: 'customer:7702/passport.authentic', statement: 'The passport of customer 7702 was re-checked: forged', value: false } });
+    await gql(url, token, `mutation($input: AssertBeliefInput!) { assertBelief(input: $input) { __typename } }`, {
+      input: {
+        claimKey: 'customer:7702/passport.authentic',
+        statement: 'The passport of customer 7702 was re-checked: forged',
+        value: false,
+      },
+    });
     const page = await openPage();
     await byTestId(page, 'token-input').fill(token);
     await byTestId(page, 'sign-in').click();
-    await page.locator(`[data-testid="history-item"][data-kind="retraction"][data-retraction-id="${belief.retraction.id}"] button`).click();
+    await page
+      .locator(
+        `[data-testid="history-item"][data-kind="retraction"][data-retraction-id="${belief.retraction.id}"] button`,
+      )
+      .click();
     await byTestId(page, 'reinstate-reason').fill('the first check was right after all');
     await byTestId(page, 'reinstate-button').click();
     await expect.poll(() => byTestId(page, 'reinstate-note').getAttribute('data-blocked')).toBe('true');
     const note = await byTestId(page, 'reinstate-note').textContent();
     expect(note).toContain('Blocked: customer:7702/passport.authentic holds another ACTIVE belief');
-    const api = await gql<{ reinstatements: { edges: { node: { status: string; retraction: { id: string }; contradiction: { id: string } | null } }[] }; belief: { status: string } }>(
-      url, token, `query($id: ID!) { reinstatements(first: 5) { edges { node { status retraction { id } contradiction { id } } } } belief(id: $id) { status } }`, { id: other.passport });
+    const api = await gql<{
+      reinstatements: {
+        edges: { node: { status: string; retraction: { id: string }; contradiction: { id: string } | null } }[];
+      };
+      belief: { status: string };
+    }>(
+      url,
+      token,
+      `query($id: ID!) { reinstatements(first: 5) { edges { node { status retraction { id } contradiction { id } } } } belief(id: $id) { status } }`,
+      { id: other.passport },
+    );
     const blocked = api.reinstatements.edges.find((e) => e.node.retraction.id === belief.retraction.id)!.node;
     expect(blocked.status).toBe('BLOCKED');
     expect(note).toContain(`Contradiction ${blocked.contradiction!.id} was raised`);

@@ -20,11 +20,14 @@ describe('dashboard operations against the server schema', () => {
     expect(measure(schema, queryText(document), LIMITS).errors).toEqual([]);
   });
 
-  it('the check uses the server\'s cost rule: a page variable counts at the dashboard\'s page size, and a nested page over the limit fails', () => {
-    const nested = 'query($n: Int) { beliefs(first: $n) { edges { node { dependents(first: $n) { edges { node { id claimKey } } } } } } }';
+  it("the check uses the server's cost rule: a page variable counts at the dashboard's page size, and a nested page over the limit fails", () => {
+    const nested =
+      'query($n: Int) { beliefs(first: $n) { edges { node { dependents(first: $n) { edges { node { id claimKey } } } } } } }';
     const m = measure(schema, nested, LIMITS);
     expect(m.cost).toBeGreaterThan(DASHBOARD_MAX_PAGE * DASHBOARD_MAX_PAGE);
-    expect(measure(schema, nested, { ...LIMITS, cost: m.cost! - 1 }).errors).toEqual([expect.stringMatching(/^cost .* above the server's limit/)]);
+    expect(measure(schema, nested, { ...LIMITS, cost: m.cost! - 1 }).errors).toEqual([
+      expect.stringMatching(/^cost .* above the server's limit/),
+    ]);
   });
 
   it('a document outside the schema is rejected (the check can fail)', () => {

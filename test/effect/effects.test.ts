@@ -2,7 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { actorIn, coreOf, engines, expectInvariants, type TestDb } from '../support/engines';
 import { belief, executed, proposed, passportStory } from '../support/story';
-import { claimEffect, completeEffect, failEffect, proposeEffect, registerEffectKind } from '../../src/effect/effect.service';
+import {
+  claimEffect,
+  completeEffect,
+  failEffect,
+  proposeEffect,
+  registerEffectKind,
+} from '../../src/effect/effect.service';
 import { retractBelief } from '../../src/retraction/retraction.service';
 import type { Actor, Core } from '../../src/core';
 import { domainError, dump, expectUnchanged, read, fileStore, closeFileStores } from '../support/helpers';
@@ -26,10 +32,15 @@ describe.each(engines())('effects on %s', (engine) => {
     await registerEffectKind(core, actor, { kind: 'email', reversible: false });
   });
 
-  const effect = (id: string) => read(t.store, 'fx', (tx) => tx.selectFrom('effects').selectAll().where('id', '=', id).executeTakeFirstOrThrow());
-  const reversalsOf = (id: string) => read(t.store, 'fx', (tx) => tx.selectFrom('reversals').selectAll().where('effect_id', '=', id).execute());
+  const effect = (id: string) =>
+    read(t.store, 'fx', (tx) => tx.selectFrom('effects').selectAll().where('id', '=', id).executeTakeFirstOrThrow());
+  const reversalsOf = (id: string) =>
+    read(t.store, 'fx', (tx) => tx.selectFrom('reversals').selectAll().where('effect_id', '=', id).execute());
 
-  for (const [kind, status] of [['refund', 'OWED'], ['email', 'UNREACHABLE']] as const) {
+  for (const [kind, status] of [
+    ['refund', 'OWED'],
+    ['email', 'UNREACHABLE'],
+  ] as const) {
     it(`an EXECUTING ${kind} reached by a retraction is marked, not cancelled; completing it records one ${status} reversal in the same transaction, however often it is repeated`, async () => {
       const p = await belief(core, actor, `race-${kind}/p`);
       const d = await belief(core, actor, `race-${kind}/d`, [p]);
@@ -46,12 +57,22 @@ describe.each(engines())('effects on %s', (engine) => {
       expect(done).toMatchObject({ status: 'EXECUTED', external_ref: `ext-${kind}`, reached_by: retractionId });
       const revs = await reversalsOf(e.id);
       expect(revs).toHaveLength(1);
-      expect(revs[0]).toMatchObject({ status, retraction_id: retractionId, idempotency_key: `reversal:race-${kind}:1`, amount_minor: '5000', currency: 'USD' });
+      expect(revs[0]).toMatchObject({
+        status,
+        retraction_id: retractionId,
+        idempotency_key: `reversal:race-${kind}:1`,
+        amount_minor: '5000',
+        currency: 'USD',
+      });
       // EffectExecuted and ReversalRecorded were written by one transaction.
-      const ev = (await read(t.store, 'fx', (tx) => sql<{ type: string; tx: string; retraction_id: string | null }>`
+      const ev = (
+        await read(t.store, 'fx', (tx) =>
+          sql<{ type: string; tx: string; retraction_id: string | null }>`
         SELECT type, tx::text AS tx, retraction_id::text AS retraction_id FROM events
          WHERE (type = 'EffectExecuted' AND ${e.id}::bigint = ANY(ids)) OR (type = 'ReversalRecorded' AND ${revs[0]!.id}::bigint = ANY(ids))
-         ORDER BY seq`.execute(tx))).rows;
+         ORDER BY seq`.execute(tx),
+        )
+      ).rows;
       expect(ev.map((x) => x.type)).toEqual(['EffectExecuted', 'ReversalRecorded']);
       expect(ev[0]!.tx).toBe(ev[1]!.tx);
       expect(ev[1]!.retraction_id).toBe(retractionId);
@@ -59,7 +80,11 @@ describe.each(engines())('effects on %s', (engine) => {
       // Repeating with the same reference changes nothing; another reference is a conflict.
       const before = await dump(t.store);
       expect(await completeEffect(core, actor, { effectId: e.id, externalRef: `ext-${kind}` })).toEqual(done);
-      await domainError(completeEffect(core, actor, { effectId: e.id, externalRef: 'another-ref' }), 'CONFLICT', 'effectId');
+      await domainError(
+        completeEffect(core, actor, { effectId: e.id, externalRef: 'another-ref' }),
+        'CONFLICT',
+        'effectId',
+      );
       await expectUnchanged(t.store, before);
       expect(await reversalsOf(e.id)).toHaveLength(1);
       await expectInvariants(t.store);
@@ -72,7 +97,12 @@ describe.each(engines())('effects on %s', (engine) => {
     expect((await claimEffect(core, actor, { kinds: ['refund'] }))?.id).toBe(e.id);
     const { retractionId } = await retractBelief(core, actor, { beliefId: p.id, reason: 'p was false' });
     const failed = await failEffect(core, actor, { effectId: e.id, reason: 'bank declined' });
-    expect(failed).toMatchObject({ status: 'FAILED', failure_reason: 'bank declined', reached_by: retractionId, external_ref: null });
+    expect(failed).toMatchObject({
+      status: 'FAILED',
+      failure_reason: 'bank declined',
+      reached_by: retractionId,
+      external_ref: null,
+    });
     expect(await reversalsOf(e.id)).toEqual([]);
     // A failed effect cannot be completed afterwards.
     await domainError(completeEffect(core, actor, { effectId: e.id, externalRef: 'late' }), 'CONFLICT', 'effectId');
@@ -85,7 +115,12 @@ describe.each(engines())('effects on %s', (engine) => {
     const gone = await belief(core, actor, 'prop/gone');
     await retractBelief(core, actor, { beliefId: gone.id, reason: 'wrong' });
     const before = await dump(t.store);
-    const r = await proposeEffect(core, actor, { kind: 'refund', supportedBy: [ok.id, gone.id], idempotencyKey: 'prop:refused', amount: { amountMinor: 10, currency: 'USD' } });
+    const r = await proposeEffect(core, actor, {
+      kind: 'refund',
+      supportedBy: [ok.id, gone.id],
+      idempotencyKey: 'prop:refused',
+      amount: { amountMinor: 10, currency: 'USD' },
+    });
     expect(r.kind).toBe('premiseRetracted');
     if (r.kind === 'premiseRetracted') expect(r.premise).toMatchObject({ id: gone.id, status: 'RETRACTED' });
     await expectUnchanged(t.store, before);
@@ -95,15 +130,33 @@ describe.each(engines())('effects on %s', (engine) => {
   it('proposing twice under one idempotency key returns the first effect, even after it was cancelled; another proposal under it is a CONFLICT', async () => {
     const p = await belief(core, actor, 'idem/p');
     const other = await belief(core, actor, 'idem/other');
-    const first = await proposeEffect(core, actor, { kind: 'refund', supportedBy: [p.id], idempotencyKey: 'idem:1', amount: { amountMinor: 300, currency: 'EUR' } });
+    const first = await proposeEffect(core, actor, {
+      kind: 'refund',
+      supportedBy: [p.id],
+      idempotencyKey: 'idem:1',
+      amount: { amountMinor: 300, currency: 'EUR' },
+    });
     expect(first).toMatchObject({ kind: 'proposed', created: true });
     if (first.kind !== 'proposed') throw new Error('unreachable');
 
     let before = await dump(t.store);
-    const second = await proposeEffect(core, actor, { kind: 'refund', supportedBy: [p.id], idempotencyKey: 'idem:1', amount: { amountMinor: 300, currency: 'EUR' } });
+    const second = await proposeEffect(core, actor, {
+      kind: 'refund',
+      supportedBy: [p.id],
+      idempotencyKey: 'idem:1',
+      amount: { amountMinor: 300, currency: 'EUR' },
+    });
     expect(second).toEqual({ kind: 'proposed', effect: first.effect, created: false });
-    const reused = await proposeEffect(core, actor, { kind: 'email', supportedBy: [other.id], idempotencyKey: 'idem:1' }).catch((e: unknown) => e);
-    expect(reused).toMatchObject({ code: 'CONFLICT', field: 'idempotencyKey', extensions: { effectId: gid('Effect', first.effect.id) } });
+    const reused = await proposeEffect(core, actor, {
+      kind: 'email',
+      supportedBy: [other.id],
+      idempotencyKey: 'idem:1',
+    }).catch((e: unknown) => e);
+    expect(reused).toMatchObject({
+      code: 'CONFLICT',
+      field: 'idempotencyKey',
+      extensions: { effectId: gid('Effect', first.effect.id) },
+    });
     expect((reused as Error).message).toMatch(/different kind, amount, currency, supportedBy;/);
     await expectUnchanged(t.store, before);
 
@@ -111,8 +164,17 @@ describe.each(engines())('effects on %s', (engine) => {
     const cancelled = await effect(first.effect.id);
     expect(cancelled.status).toBe('CANCELLED');
     before = await dump(t.store);
-    const third = await proposeEffect(core, actor, { kind: 'refund', supportedBy: [p.id], idempotencyKey: 'idem:1', amount: { amountMinor: 300, currency: 'EUR' } });
-    expect(third).toMatchObject({ kind: 'proposed', created: false, effect: { id: first.effect.id, status: 'CANCELLED' } });
+    const third = await proposeEffect(core, actor, {
+      kind: 'refund',
+      supportedBy: [p.id],
+      idempotencyKey: 'idem:1',
+      amount: { amountMinor: 300, currency: 'EUR' },
+    });
+    expect(third).toMatchObject({
+      kind: 'proposed',
+      created: false,
+      effect: { id: first.effect.id, status: 'CANCELLED' },
+    });
     await expectUnchanged(t.store, before);
     await expectInvariants(t.store);
   });
@@ -120,14 +182,26 @@ describe.each(engines())('effects on %s', (engine) => {
   it('an unregistered kind is BAD_USER_INPUT naming kind; the same key then works once the kind exists', async () => {
     const p = await belief(core, actor, 'kind/p');
     const before = await dump(t.store);
-    const e = await domainError(proposeEffect(core, actor, { kind: 'wire_transfer', supportedBy: [p.id], idempotencyKey: 'kind:1' }), 'BAD_USER_INPUT', 'kind');
+    const e = await domainError(
+      proposeEffect(core, actor, { kind: 'wire_transfer', supportedBy: [p.id], idempotencyKey: 'kind:1' }),
+      'BAD_USER_INPUT',
+      'kind',
+    );
     expect(e.message).toContain('wire_transfer');
     await expectUnchanged(t.store, before);
     await registerEffectKind(core, actor, { kind: 'wire_transfer', reversible: true });
-    const ok = await proposeEffect(core, actor, { kind: 'wire_transfer', supportedBy: [p.id], idempotencyKey: 'kind:1' });
+    const ok = await proposeEffect(core, actor, {
+      kind: 'wire_transfer',
+      supportedBy: [p.id],
+      idempotencyKey: 'kind:1',
+    });
     expect(ok).toMatchObject({ kind: 'proposed', created: true });
     // Changing a kind's reversibility afterwards is refused.
-    await domainError(registerEffectKind(core, actor, { kind: 'wire_transfer', reversible: false }), 'CONFLICT', 'kind');
+    await domainError(
+      registerEffectKind(core, actor, { kind: 'wire_transfer', reversible: false }),
+      'CONFLICT',
+      'kind',
+    );
     await expectInvariants(t.store);
   });
 
@@ -161,9 +235,15 @@ describe.each(engines())('retraction idempotence on %s', (engine) => {
     const first = await retractBelief(core, actor, { beliefId: s.passport.id, reason: 'forged' });
     expect(first.created).toBe(true);
     const before = await dump(t.store);
-    expect(await retractBelief(core, actor, { beliefId: s.passport.id, reason: 'forged, again' })).toEqual({ retractionId: first.retractionId, created: false });
+    expect(await retractBelief(core, actor, { beliefId: s.passport.id, reason: 'forged, again' })).toEqual({
+      retractionId: first.retractionId,
+      created: false,
+    });
     // A belief that fell in the cascade answers with the retraction that took it down.
-    expect(await retractBelief(core, actor, { beliefId: s.derived[1]!.id, reason: 'derived one' })).toEqual({ retractionId: first.retractionId, created: false });
+    expect(await retractBelief(core, actor, { beliefId: s.derived[1]!.id, reason: 'derived one' })).toEqual({
+      retractionId: first.retractionId,
+      created: false,
+    });
     await expectUnchanged(t.store, before);
     await expectInvariants(t.store);
   });
@@ -172,18 +252,39 @@ describe.each(engines())('retraction idempotence on %s', (engine) => {
     await registerEffectKind(core, actor, { kind: 'refund', reversible: true });
     const p1 = await belief(core, actor, 'two/p1');
     const p2 = await belief(core, actor, 'two/p2');
-    const e = await executed(core, actor, await proposed(core, actor, 'refund', [p1, p2], 'two:refund', 7_700), 'bank-two');
+    const e = await executed(
+      core,
+      actor,
+      await proposed(core, actor, 'refund', [p1, p2], 'two:refund', 7_700),
+      'bank-two',
+    );
     const r1 = await retractBelief(core, actor, { beliefId: p1.id, reason: 'p1 false' });
     const r2 = await retractBelief(core, actor, { beliefId: p2.id, reason: 'p2 false' });
     expect(r2.retractionId).not.toBe(r1.retractionId);
-    const revs = await read(t.store, 'idem', (tx) => tx.selectFrom('reversals').selectAll().where('effect_id', '=', e.id).execute());
+    const revs = await read(t.store, 'idem', (tx) =>
+      tx.selectFrom('reversals').selectAll().where('effect_id', '=', e.id).execute(),
+    );
     expect(revs).toHaveLength(1);
-    expect(revs[0]).toMatchObject({ idempotency_key: reversalKey('two:refund'), retraction_id: r1.retractionId, status: 'OWED' });
+    expect(revs[0]).toMatchObject({
+      idempotency_key: reversalKey('two:refund'),
+      retraction_id: r1.retractionId,
+      status: 'OWED',
+    });
     expect(reversalKey('two:refund')).toBe('reversal:two:refund');
-    const [t1, t2] = await read(t.store, 'idem', async (tx) => [await totalsFor(tx, 'idem', r1.retractionId), await totalsFor(tx, 'idem', r2.retractionId)]);
+    const [t1, t2] = await read(t.store, 'idem', async (tx) => [
+      await totalsFor(tx, 'idem', r1.retractionId),
+      await totalsFor(tx, 'idem', r2.retractionId),
+    ]);
     expect(t1).toMatchObject({ effectsReached: 1, reversalsOwed: 1, owed: [{ amountMinor: '7700', currency: 'USD' }] });
     expect(t2).toMatchObject({ effectsReached: 0, reversalsOwed: 0, owed: [] });
-    const recorded = await read(t.store, 'idem', (tx) => tx.selectFrom('events').select('retraction_id').where('type', '=', 'ReversalRecorded').where('retraction_id', 'in', [r1.retractionId, r2.retractionId]).execute());
+    const recorded = await read(t.store, 'idem', (tx) =>
+      tx
+        .selectFrom('events')
+        .select('retraction_id')
+        .where('type', '=', 'ReversalRecorded')
+        .where('retraction_id', 'in', [r1.retractionId, r2.retractionId])
+        .execute(),
+    );
     expect(recorded).toEqual([{ retraction_id: r1.retractionId }]);
     await expectInvariants(t.store);
   });
@@ -198,10 +299,21 @@ describe.each(engines())('retraction idempotence on %s', (engine) => {
     await completeEffect(core, actor, { effectId: e.id, externalRef: 'bank-run' });
     await completeEffect(core, actor, { effectId: e.id, externalRef: 'bank-run' });
     const rows = await read(t.store, 'idem', async (tx) => ({
-      effect: await tx.selectFrom('effects').select(['status', 'reached_by']).where('id', '=', e.id).executeTakeFirstOrThrow(),
-      reversals: await tx.selectFrom('reversals').select(['retraction_id', 'idempotency_key']).where('effect_id', '=', e.id).execute(),
+      effect: await tx
+        .selectFrom('effects')
+        .select(['status', 'reached_by'])
+        .where('id', '=', e.id)
+        .executeTakeFirstOrThrow(),
+      reversals: await tx
+        .selectFrom('reversals')
+        .select(['retraction_id', 'idempotency_key'])
+        .where('effect_id', '=', e.id)
+        .execute(),
     }));
-    expect(rows).toEqual({ effect: { status: 'EXECUTED', reached_by: r1.retractionId }, reversals: [{ retraction_id: r1.retractionId, idempotency_key: 'reversal:run:refund' }] });
+    expect(rows).toEqual({
+      effect: { status: 'EXECUTED', reached_by: r1.retractionId },
+      reversals: [{ retraction_id: r1.retractionId, idempotency_key: 'reversal:run:refund' }],
+    });
     await expectInvariants(t.store);
   });
 });

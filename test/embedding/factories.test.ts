@@ -17,14 +17,20 @@ describe('createEmbedder', () => {
     expect(b.id).toBe('bedrock:amazon.titan-embed-text-v2:0');
     (b as BedrockTitanEmbedder).destroy();
     expect(() => createEmbedder({ RETRACT_EMBEDDER: 'remote' })).toThrow(ConfigError);
-    expect(() => createEmbedder({ RETRACT_EMBEDDER: 'Bedrock' })).toThrow(/RETRACT_EMBEDDER must be one of local, bedrock \(got "Bedrock"\)/);
+    expect(() => createEmbedder({ RETRACT_EMBEDDER: 'Bedrock' })).toThrow(
+      /RETRACT_EMBEDDER must be one of local, bedrock \(got "Bedrock"\)/,
+    );
   });
 });
 
 describe('createAdjudicator', () => {
   it('defaults to heuristic, picks bedrock, rejects anything else', async () => {
     expect(await createAdjudicator({})).toBeInstanceOf(HeuristicAdjudicator);
-    const b = await createAdjudicator({ RETRACT_ADJUDICATOR: 'bedrock', RETRACT_BEDROCK_MODEL_ID: 'm.x', AWS_REGION: 'us-east-1' });
+    const b = await createAdjudicator({
+      RETRACT_ADJUDICATOR: 'bedrock',
+      RETRACT_BEDROCK_MODEL_ID: 'm.x',
+      AWS_REGION: 'us-east-1',
+    });
     expect(b).toBeInstanceOf(BedrockClaudeAdjudicator);
     expect(b.id).toBe('bedrock:m.x');
     (b as BedrockClaudeAdjudicator).destroy();
@@ -47,9 +53,9 @@ describe('bedrock transport', () => {
   });
 
   it('describes errors on one line', () => {
-    expect(describeError({ name: 'ThrottlingException', message: 'slow down\nmore', $metadata: { httpStatusCode: 429 } })).toBe(
-      'ThrottlingException (HTTP 429): slow down',
-    );
+    expect(
+      describeError({ name: 'ThrottlingException', message: 'slow down\nmore', $metadata: { httpStatusCode: 429 } }),
+    ).toBe('ThrottlingException (HTTP 429): slow down');
   });
 
   it('backs off exponentially with equal jitter, capped', () => {

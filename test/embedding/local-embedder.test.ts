@@ -67,10 +67,32 @@ describe('LocalEmbedder', () => {
       return n === 0 ? emptyTextVector() : Array.from(v, (x) => x / n);
     };
     fc.assert(
-      fc.property(fc.string({ unit: fc.constantFrom('a', 'Z', 'é', 'ß', '中', '😀', '𝔘', '\uD800', '\uDC00', ' ', '4', 'ﬁ', '\u0301', ',', '-'), maxLength: 40 }), (t) => {
-        expect(fnv1a32(t)).toBe(fnvRef(t));
-        expect(e.embedOne(t)).toEqual(reference(t));
-      }),
+      fc.property(
+        fc.string({
+          unit: fc.constantFrom(
+            'a',
+            'Z',
+            'é',
+            'ß',
+            '中',
+            '😀',
+            '𝔘',
+            '\uD800',
+            '\uDC00',
+            ' ',
+            '4',
+            'ﬁ',
+            '\u0301',
+            ',',
+            '-',
+          ),
+          maxLength: 40,
+        }),
+        (t) => {
+          expect(fnv1a32(t)).toBe(fnvRef(t));
+          expect(e.embedOne(t)).toEqual(reference(t));
+        },
+      ),
       { numRuns: 500 },
     );
   });
@@ -100,7 +122,9 @@ describe('LocalEmbedder', () => {
   });
 
   it('rejects non-string input with EmbedderError', async () => {
-    await expect(e.embed([1 as unknown as string])).rejects.toThrow(/local:hashed-ngrams-v1: embed\(\) input #0 is number/);
+    await expect(e.embed([1 as unknown as string])).rejects.toThrow(
+      /local:hashed-ngrams-v1: embed\(\) input #0 is number/,
+    );
   });
 });
 

@@ -47,7 +47,9 @@ describe('BedrockTitanEmbedder against the fake Bedrock Runtime (real SDK client
     expect(v!.every(Number.isFinite)).toBe(true);
     expect(norm(v!)).toBeCloseTo(1, 9);
     // the fake is deterministic from the text (LocalEmbedder at 512)
-    expect(v!).toEqual(new LocalEmbedder().embedOne('customer 4411 passport is authentic').map((x) => expect.closeTo(x, 12)));
+    expect(v!).toEqual(
+      new LocalEmbedder().embedOne('customer 4411 passport is authentic').map((x) => expect.closeTo(x, 12)),
+    );
 
     expect(fake.calls).toHaveLength(1);
     const call = fake.calls[0]!;
@@ -116,7 +118,9 @@ describe('BedrockTitanEmbedder against the fake Bedrock Runtime (real SDK client
 
   it('persistent 429 → EmbedderError naming the model, the attempts and the cause; bounded', async () => {
     fake.setDefault({ kind: 'throttle' });
-    const err = await embedder({ maxAttempts: 3 }).embed(['hello']).catch((e: unknown) => e);
+    const err = await embedder({ maxAttempts: 3 })
+      .embed(['hello'])
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(EmbedderError);
     const msg = (err as Error).message;
     expect(msg).toContain('amazon.titan-embed-text-v2:0');
@@ -127,7 +131,9 @@ describe('BedrockTitanEmbedder against the fake Bedrock Runtime (real SDK client
 
   it('persistent timeouts → EmbedderError saying it timed out', async () => {
     fake.setDefault({ kind: 'stall' });
-    const err = await embedder({ timeoutMs: 60, maxAttempts: 2 }).embed(['hello']).catch((e: unknown) => e);
+    const err = await embedder({ timeoutMs: 60, maxAttempts: 2 })
+      .embed(['hello'])
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(EmbedderError);
     expect((err as Error).message).toMatch(/timed out/);
     expect(fake.calls).toHaveLength(2);
@@ -135,7 +141,9 @@ describe('BedrockTitanEmbedder against the fake Bedrock Runtime (real SDK client
 
   it('does not retry a 400 ValidationException', async () => {
     fake.script({ kind: 'error', status: 400, message: 'Malformed input request' });
-    const err = await embedder().embed(['hello']).catch((e: unknown) => e);
+    const err = await embedder()
+      .embed(['hello'])
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(EmbedderError);
     expect((err as Error).message).toContain('ValidationException');
     expect((err as Error).message).toContain('not retryable');
@@ -144,7 +152,9 @@ describe('BedrockTitanEmbedder against the fake Bedrock Runtime (real SDK client
 
   it('malformed JSON body → EmbedderError (no retry)', async () => {
     fake.script({ kind: 'malformed' });
-    const err = await embedder().embed(['hello']).catch((e: unknown) => e);
+    const err = await embedder()
+      .embed(['hello'])
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(EmbedderError);
     expect((err as Error).message).toMatch(/not JSON/);
     expect(fake.calls).toHaveLength(1);
@@ -152,7 +162,9 @@ describe('BedrockTitanEmbedder against the fake Bedrock Runtime (real SDK client
 
   it('wrong number of dimensions → EmbedderError', async () => {
     fake.script({ kind: 'wrongDims', dims: 1024 });
-    const err = await embedder().embed(['hello']).catch((e: unknown) => e);
+    const err = await embedder()
+      .embed(['hello'])
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(EmbedderError);
     expect((err as Error).message).toContain('1024 dimensions, expected 512');
   });
@@ -181,7 +193,9 @@ describe('BedrockTitanEmbedder against the fake Bedrock Runtime (real SDK client
     fake.setDefault((call) =>
       (call.body as { inputText: string }).inputText === 'bad' ? { kind: 'wrongDims', dims: 3 } : { kind: 'ok' },
     );
-    const err = await embedder({ concurrency: 1 }).embed(['good', 'bad', 'later']).catch((e: unknown) => e);
+    const err = await embedder({ concurrency: 1 })
+      .embed(['good', 'bad', 'later'])
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(EmbedderError);
     expect((err as Error).message).toContain('input #1');
     expect(fake.calls.map((c) => (c.body as { inputText: string }).inputText)).toEqual(['good', 'bad']);

@@ -24,15 +24,24 @@ afterAll(() => {
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
-function run(script: string, args: string[], extraEnv: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string; ms: number }> {
+function run(
+  script: string,
+  args: string[],
+  extraEnv: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string; ms: number }> {
   const env: NodeJS.ProcessEnv = { ...process.env, NODE_NO_WARNINGS: '1', ...extraEnv };
   if (!extraEnv.DATABASE_URL) delete env.DATABASE_URL;
   const t0 = performance.now();
   return new Promise((resolve) => {
-    execFile(tsx, [path.join(root, script), ...args], { cwd: root, env, timeout: 170_000, maxBuffer: 16 * 2 ** 20 }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
-      resolve({ code, stdout, stderr, ms: performance.now() - t0 });
-    });
+    execFile(
+      tsx,
+      [path.join(root, script), ...args],
+      { cwd: root, env, timeout: 170_000, maxBuffer: 16 * 2 ** 20 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
+        resolve({ code, stdout, stderr, ms: performance.now() - t0 });
+      },
+    );
   });
 }
 
@@ -56,7 +65,12 @@ interface ArmFigures {
   told: string[];
 }
 
-type ReachDoc = { passed: boolean; arms: { retract: ArmFigures; control: ArmFigures }; checks: Array<{ check: string; ok: boolean; inconclusive?: boolean; measured: unknown }>; invariantViolations: unknown[] };
+type ReachDoc = {
+  passed: boolean;
+  arms: { retract: ArmFigures; control: ArmFigures };
+  checks: Array<{ check: string; ok: boolean; inconclusive?: boolean; measured: unknown }>;
+  invariantViolations: unknown[];
+};
 
 /**
  * The figures RETRACT must show and the control's measured ones. `sharedServer`: on a PostgreSQL
@@ -72,18 +86,37 @@ function expectReachFigures(doc: ReachDoc, sharedServer = false) {
   expect(doc.invariantViolations).toEqual([]);
   const r = doc.arms.retract;
   expect(r).toMatchObject({
-    beliefsRestingOnPassport: 3, beliefsStillActive: 0,
-    pendingAtRetraction: 1, pendingCancelled: 1, pendingStillRan: 0, pendingMoneyMovedMinor: 0, proposedAfterExecuted: 0,
-    executedAtRetraction: 2, executedReached: 2, executedMoneyReachedMinor: 132_900,
-    owedMinor: 124_000, owedKeys: ['reversal:customer:4411:refund-1'],
-    unreachableMinor: 8_900, unreachableKinds: ['card_charge'],
-    settledMinor: 0, staleReads: 0,
+    beliefsRestingOnPassport: 3,
+    beliefsStillActive: 0,
+    pendingAtRetraction: 1,
+    pendingCancelled: 1,
+    pendingStillRan: 0,
+    pendingMoneyMovedMinor: 0,
+    proposedAfterExecuted: 0,
+    executedAtRetraction: 2,
+    executedReached: 2,
+    executedMoneyReachedMinor: 132_900,
+    owedMinor: 124_000,
+    owedKeys: ['reversal:customer:4411:refund-1'],
+    unreachableMinor: 8_900,
+    unreachableKinds: ['card_charge'],
+    settledMinor: 0,
+    staleReads: 0,
   });
   if (!held) expect(r.told).toHaveLength(8);
   // The control arm's figures come from its own state: derived beliefs stand, the payout runs, nothing is reached.
   expect(doc.arms.control).toMatchObject({
-    beliefsStillActive: 3, pendingStillRan: 1, pendingCancelled: 0, pendingMoneyMovedMinor: 50_000, proposedAfterExecuted: 1,
-    executedReached: 0, executedMoneyReachedMinor: 0, owedMinor: 0, owedKeys: [], unreachableMinor: 0, settledMinor: 0,
+    beliefsStillActive: 3,
+    pendingStillRan: 1,
+    pendingCancelled: 0,
+    pendingMoneyMovedMinor: 50_000,
+    proposedAfterExecuted: 1,
+    executedReached: 0,
+    executedMoneyReachedMinor: 0,
+    owedMinor: 0,
+    owedKeys: [],
+    unreachableMinor: 0,
+    settledMinor: 0,
     told: ['fraud-analyst'],
   });
 }
@@ -122,7 +155,9 @@ describe.concurrent('evidence scripts', { timeout: 170_000 }, () => {
       u.pathname = `/${name}`;
       const out = path.join(tmp, 'reach-pg.json');
       // The stream's horizon is cluster-wide: give delivery room when other suites hold transactions open.
-      const r = await run('experiments/reach_eval.ts', ['--out', out, '--told-timeout-ms', '120000'], { DATABASE_URL: u.toString() });
+      const r = await run('experiments/reach_eval.ts', ['--out', out, '--told-timeout-ms', '120000'], {
+        DATABASE_URL: u.toString(),
+      });
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
       const doc = JSON.parse(fs.readFileSync(out, 'utf8'));
@@ -134,33 +169,44 @@ describe.concurrent('evidence scripts', { timeout: 170_000 }, () => {
     }
   });
 
-  it.runIf(pgUrl)('concurrency_eval --trials 5: three arms measured, arm A clean, exit 0, its database dropped', async () => {
-    const out = path.join(tmp, 'concurrency.json');
-    const r = await run('experiments/concurrency_eval.ts', ['--trials', '5', '--attribution-rounds', '1', '--connections', '16', '--out', out], { DATABASE_URL: pgUrl! });
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain('arm A (the product): no anomaly');
-    const doc = JSON.parse(fs.readFileSync(out, 'utf8'));
-    expect(doc.environment.engine.name).toBe('postgres');
-    expect(doc.productClean).toBe(true);
-    const trials = fs.readFileSync(path.join(tmp, doc.trialsFile), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { arm: string; only: string | null });
-    expect(trials).toHaveLength(3 * 5 + 3 * 4);
-    for (const arm of ['A', 'B', 'C']) {
-      const s = doc.summaries[arm];
-      expect(s.trials).toBe(5);
-      expect(s.anomalousRate.low).toBeLessThanOrEqual(s.anomalousRate.rate);
-      expect(s.anomalousRate.high).toBeGreaterThanOrEqual(s.anomalousRate.rate);
-      expect(trials.filter((t) => t.arm === arm && t.only === null)).toHaveLength(5);
-      for (const g of ['fresh', 'existing', 'adjacent', 'derive']) expect(doc.attribution[arm][g].rounds).toBe(1);
-    }
-    expect(doc.summaries.A.anomalousTrials).toBe(0);
-    expect(doc.summaries.A.errorsSurfaced).toEqual({});
-    expect(doc.comparisons.map((c: { arms: string }) => c.arms)).toEqual(['A vs B', 'A vs C', 'B vs C']);
-    const admin = new pg.Client({ connectionString: pgUrl });
-    await admin.connect();
-    const left = await admin.query(`SELECT 1 FROM pg_database WHERE datname = $1`, [doc.parameters.database]);
-    await admin.end();
-    expect(left.rowCount).toBe(0);
-  });
+  it.runIf(pgUrl)(
+    'concurrency_eval --trials 5: three arms measured, arm A clean, exit 0, its database dropped',
+    async () => {
+      const out = path.join(tmp, 'concurrency.json');
+      const r = await run(
+        'experiments/concurrency_eval.ts',
+        ['--trials', '5', '--attribution-rounds', '1', '--connections', '16', '--out', out],
+        { DATABASE_URL: pgUrl! },
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain('arm A (the product): no anomaly');
+      const doc = JSON.parse(fs.readFileSync(out, 'utf8'));
+      expect(doc.environment.engine.name).toBe('postgres');
+      expect(doc.productClean).toBe(true);
+      const trials = fs
+        .readFileSync(path.join(tmp, doc.trialsFile), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { arm: string; only: string | null });
+      expect(trials).toHaveLength(3 * 5 + 3 * 4);
+      for (const arm of ['A', 'B', 'C']) {
+        const s = doc.summaries[arm];
+        expect(s.trials).toBe(5);
+        expect(s.anomalousRate.low).toBeLessThanOrEqual(s.anomalousRate.rate);
+        expect(s.anomalousRate.high).toBeGreaterThanOrEqual(s.anomalousRate.rate);
+        expect(trials.filter((t) => t.arm === arm && t.only === null)).toHaveLength(5);
+        for (const g of ['fresh', 'existing', 'adjacent', 'derive']) expect(doc.attribution[arm][g].rounds).toBe(1);
+      }
+      expect(doc.summaries.A.anomalousTrials).toBe(0);
+      expect(doc.summaries.A.errorsSurfaced).toEqual({});
+      expect(doc.comparisons.map((c: { arms: string }) => c.arms)).toEqual(['A vs B', 'A vs C', 'B vs C']);
+      const admin = new pg.Client({ connectionString: pgUrl });
+      await admin.connect();
+      const left = await admin.query(`SELECT 1 FROM pg_database WHERE datname = $1`, [doc.parameters.database]);
+      await admin.end();
+      expect(left.rowCount).toBe(0);
+    },
+  );
 
   it.runIf(pgUrl)('concurrency_eval exits 3 on a bad --trials', async () => {
     const r = await run('experiments/concurrency_eval.ts', ['--trials', '0'], { DATABASE_URL: pgUrl! });

@@ -75,7 +75,12 @@ describe('report helpers', () => {
     expect(percentile([], 0.5)).toBeNaN();
   });
   it('tables align columns', () => {
-    expect(table([['a', 'bb'], ['ccc', 'd']]).split('\n')).toEqual(['a    bb', '---  --', 'ccc   d']);
+    expect(
+      table([
+        ['a', 'bb'],
+        ['ccc', 'd'],
+      ]).split('\n'),
+    ).toEqual(['a    bb', '---  --', 'ccc   d']);
   });
 });
 

@@ -36,7 +36,9 @@ describe.runIf(process.env.RETRACT_TEST_DATABASE_URL)('experimentFlags.skipClaim
     setPausePoint('assertBelief:premises-locked', async () => {
       await other.query('BEGIN');
       try {
-        const r = await other.query(`SELECT key FROM claims WHERE fleet_id = 'switch' AND key = $1 FOR UPDATE NOWAIT`, [claimKey]);
+        const r = await other.query(`SELECT key FROM claims WHERE fleet_id = 'switch' AND key = $1 FOR UPDATE NOWAIT`, [
+          claimKey,
+        ]);
         expect(r.rowCount).toBe(1);
         locked = false;
       } catch (e) {

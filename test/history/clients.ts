@@ -12,7 +12,15 @@ import type { Op, Outcome } from './elle';
 
 const FN = ['assert', 'derive', 'retract', 'reinstate', 'propose', 'claimComplete', 'confirm', 'read'] as const;
 type Fn = (typeof FN)[number];
-const REFUSED = new Set(['BAD_USER_INPUT', 'CONFLICT', 'NOT_FOUND', 'FORBIDDEN', 'UNAUTHENTICATED', 'PRECONDITION_FAILED', 'GRAPHQL_VALIDATION_FAILED']);
+const REFUSED = new Set([
+  'BAD_USER_INPUT',
+  'CONFLICT',
+  'NOT_FOUND',
+  'FORBIDDEN',
+  'UNAUTHENTICATED',
+  'PRECONDITION_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+]);
 
 export interface Recorded extends Op {
   invoke: number;
@@ -31,7 +39,11 @@ export interface Shared {
   reversals: string[];
 }
 
-async function call(s: Shared, query: string, variables: Record<string, unknown>): Promise<{ outcome: Outcome; data?: any; error?: string }> {
+async function call(
+  s: Shared,
+  query: string,
+  variables: Record<string, unknown>,
+): Promise<{ outcome: Outcome; data?: any; error?: string }> {
   try {
     const r = await fetch(`${s.base()}/graphql`, {
       method: 'POST',
@@ -39,7 +51,10 @@ async function call(s: Shared, query: string, variables: Record<string, unknown>
       body: JSON.stringify({ query, variables }),
       signal: AbortSignal.timeout(30_000),
     });
-    const body = (await r.json()) as { data?: any; errors?: Array<{ message: string; extensions?: { code?: string } }> };
+    const body = (await r.json()) as {
+      data?: any;
+      errors?: Array<{ message: string; extensions?: { code?: string } }>;
+    };
     if (body.errors?.length) {
       const code = body.errors[0]!.extensions?.code ?? '?';
       return { outcome: REFUSED.has(code) ? 'fail' : 'unknown', error: `${code}: ${body.errors[0]!.message}` };
@@ -50,7 +65,8 @@ async function call(s: Shared, query: string, variables: Record<string, unknown>
   }
 }
 
-const pick = <T>(xs: T[], r: number): T | undefined => (xs.length ? xs[Math.floor(r * xs.length) % xs.length] : undefined);
+const pick = <T>(xs: T[], r: number): T | undefined =>
+  xs.length ? xs[Math.floor(r * xs.length) % xs.length] : undefined;
 const remember = (xs: string[], x: string) => {
   xs.push(x);
   if (xs.length > 40) xs.shift();
@@ -62,14 +78,20 @@ const READ = `query($p: String!) { beliefs(claimKeyPrefix: $p, first: 500) { edg
 export const rawId = (gid: string) => Buffer.from(gid, 'base64').toString('utf8').split(':').slice(1).join(':');
 
 /** A READ snapshot's answer as register values: claim → its beliefs' states (the checker's `value`). */
-function registers(edges: Array<{ node: { id: string; claimKey: string; status: string; retraction: { id: string } | null } }>): Record<string, string> {
+function registers(
+  edges: Array<{ node: { id: string; claimKey: string; status: string; retraction: { id: string } | null } }>,
+): Record<string, string> {
   const byKey = new Map<string, Array<[string, string]>>();
   for (const { node } of edges) {
     const state = node.status === 'ACTIVE' ? 'ACTIVE' : `R${node.retraction ? rawId(node.retraction.id) : '?'}`;
     (byKey.get(node.claimKey) ?? byKey.set(node.claimKey, []).get(node.claimKey)!).push([rawId(node.id), state]);
   }
   const out: Record<string, string> = {};
-  for (const [k, list] of byKey) out[k] = list.sort(([a], [b]) => a.localeCompare(b)).map(([b, st]) => `${b}=${st}`).join(',');
+  for (const [k, list] of byKey)
+    out[k] = list
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([b, st]) => `${b}=${st}`)
+      .join(',');
   return out;
 }
 
@@ -77,13 +99,25 @@ async function step(s: Shared, process: number, n: number, f: Fn, r: number): Pr
   const tag = `p${process}-${n}`;
   const key = `${s.prefix}${Math.floor(r * s.keys)}`;
   const invoke = Date.now();
-  const rec = (outcome: Outcome, writes: boolean, extra: Partial<Recorded> = {}): Recorded => ({ tag, process, f, outcome, writes, invoke, complete: Date.now(), ...extra });
+  const rec = (outcome: Outcome, writes: boolean, extra: Partial<Recorded> = {}): Recorded => ({
+    tag,
+    process,
+    f,
+    outcome,
+    writes,
+    invoke,
+    complete: Date.now(),
+    ...extra,
+  });
   switch (f) {
     case 'assert':
     case 'derive': {
       const from = f === 'derive' ? pick(s.beliefs, r) : undefined;
-      const res = await call(s, `mutation($k: String!, $s: String!, $from: [ID!]) { assertBelief(input: { claimKey: $k, statement: $s, value: true, derivedFrom: $from }) { __typename ... on BeliefAsserted { belief { id } } } }`,
-        { k: key, s: tag, from: from ? [from] : null });
+      const res = await call(
+        s,
+        `mutation($k: String!, $s: String!, $from: [ID!]) { assertBelief(input: { claimKey: $k, statement: $s, value: true, derivedFrom: $from }) { __typename ... on BeliefAsserted { belief { id } } } }`,
+        { k: key, s: tag, from: from ? [from] : null },
+      );
       const a = res.data?.assertBelief;
       if (a?.belief) remember(s.beliefs, a.belief.id);
       return rec(res.outcome, res.outcome !== 'ok' || a?.__typename === 'BeliefAsserted', { error: res.error });
@@ -100,30 +134,50 @@ async function step(s: Shared, process: number, n: number, f: Fn, r: number): Pr
     case 'reinstate': {
       const rt = pick(s.retractions, r);
       if (!rt) return rec('ok', false);
-      const res = await call(s, `mutation($r: ID!, $t: String!) { reinstateRetraction(input: { retractionId: $r, reason: $t }) { __typename ... on RetractionReinstated { reinstatement { reason } } } }`, { r: rt, t: tag });
+      const res = await call(
+        s,
+        `mutation($r: ID!, $t: String!) { reinstateRetraction(input: { retractionId: $r, reason: $t }) { __typename ... on RetractionReinstated { reinstatement { reason } } } }`,
+        { r: rt, t: tag },
+      );
       // Reinstating a retraction already taken back answers the first reinstatement (another reason) and writes nothing.
-      return rec(res.outcome, res.outcome !== 'ok' || res.data?.reinstateRetraction?.reinstatement?.reason === tag, { error: res.error });
+      return rec(res.outcome, res.outcome !== 'ok' || res.data?.reinstateRetraction?.reinstatement?.reason === tag, {
+        error: res.error,
+      });
     }
     case 'propose': {
       const b = pick(s.beliefs, r);
       if (!b) return rec('ok', false);
-      const res = await call(s, `mutation($b: ID!, $t: String!, $a: SafeInt!) { proposeEffect(input: { kind: "refund", amount: { amountMinor: $a, currency: "USD" }, supportedBy: [$b], idempotencyKey: $t }) { __typename } }`,
-        { b, t: tag, a: 100 + n });
-      return rec(res.outcome, res.outcome !== 'ok' || res.data?.proposeEffect?.__typename === 'EffectProposed', { error: res.error });
+      const res = await call(
+        s,
+        `mutation($b: ID!, $t: String!, $a: SafeInt!) { proposeEffect(input: { kind: "refund", amount: { amountMinor: $a, currency: "USD" }, supportedBy: [$b], idempotencyKey: $t }) { __typename } }`,
+        { b, t: tag, a: 100 + n },
+      );
+      return rec(res.outcome, res.outcome !== 'ok' || res.data?.proposeEffect?.__typename === 'EffectProposed', {
+        error: res.error,
+      });
     }
     case 'claimComplete': {
       const c = await call(s, `mutation { claimEffect(input: { kinds: ["refund"] }) { id } }`, {});
       const id = c.data?.claimEffect?.id;
       if (!id) return rec(c.outcome === 'ok' ? 'ok' : c.outcome, false, { error: c.error });
-      const res = await call(s, `mutation($e: ID!, $t: String!) { completeEffect(input: { effectId: $e, externalRef: $t }) { id status } }`, { e: id, t: tag });
+      const res = await call(
+        s,
+        `mutation($e: ID!, $t: String!) { completeEffect(input: { effectId: $e, externalRef: $t }) { id status } }`,
+        { e: id, t: tag },
+      );
       return rec(res.outcome, true, { error: res.error });
     }
     case 'confirm': {
       const list = await call(s, `{ reversals(first: 50) { edges { node { id status } } } }`, {});
-      for (const e of list.data?.reversals.edges ?? []) if (e.node.status === 'OWED' || e.node.status === 'DISPATCHED') remember(s.reversals, e.node.id);
+      for (const e of list.data?.reversals.edges ?? [])
+        if (e.node.status === 'OWED' || e.node.status === 'DISPATCHED') remember(s.reversals, e.node.id);
       const v = pick(s.reversals, r);
       if (!v) return rec('ok', false);
-      const res = await call(s, `mutation($r: ID!, $t: String!) { confirmReversal(input: { reversalId: $r, providerRef: $t }) { id status } }`, { r: v, t: tag });
+      const res = await call(
+        s,
+        `mutation($r: ID!, $t: String!) { confirmReversal(input: { reversalId: $r, providerRef: $t }) { id status } }`,
+        { r: v, t: tag },
+      );
       return rec(res.outcome, res.outcome !== 'fail', { error: res.error });
     }
     case 'read': {
@@ -131,48 +185,89 @@ async function step(s: Shared, process: number, n: number, f: Fn, r: number): Pr
       if (res.outcome !== 'ok') return rec(res.outcome, false, { error: res.error });
       const edges = res.data.beliefs.edges;
       for (const e of edges) if (e.node.status === 'ACTIVE' && Math.random() < 0.3) remember(s.beliefs, e.node.id);
-      return rec('ok', false, { reads: registers(edges), readKeys: Array.from({ length: s.keys }, (_, i) => `${s.prefix}${i}`) });
+      return rec('ok', false, {
+        reads: registers(edges),
+        readKeys: Array.from({ length: s.keys }, (_, i) => `${s.prefix}${i}`),
+      });
     }
   }
 }
 
 /** A retraction of `belief` as one recorded operation (also the fault drills' large cascades); `mine` when it wrote. */
-export async function retractOp(s: Shared, tag: string, belief: string, process = -1): Promise<Recorded & { mine: boolean }> {
+export async function retractOp(
+  s: Shared,
+  tag: string,
+  belief: string,
+  process = -1,
+): Promise<Recorded & { mine: boolean }> {
   const invoke = Date.now();
-  const res = await call(s, `mutation($b: ID!, $t: String!) { retractBelief(input: { beliefId: $b, reason: $t }) { id reason totals { beliefsRetracted exposure { amountMinor currency } } } }`, { b: belief, t: tag });
+  const res = await call(
+    s,
+    `mutation($b: ID!, $t: String!) { retractBelief(input: { beliefId: $b, reason: $t }) { id reason totals { beliefsRetracted exposure { amountMinor currency } } } }`,
+    { b: belief, t: tag },
+  );
   const rt = res.data?.retractBelief;
-  const money = rt ? Object.fromEntries((rt.totals.exposure as Array<{ amountMinor: string; currency: string }>).map((m) => [m.currency, Number(m.amountMinor)])) : {};
-  return { tag, process, f: 'retract', outcome: res.outcome, writes: true, invoke, complete: Date.now(), error: res.error, mine: rt?.reason === tag,
-    ...(rt ? { receipt: { id: rawId(rt.id), beliefs: rt.totals.beliefsRetracted, money } } : {}) };
+  const money = rt
+    ? Object.fromEntries(
+        (rt.totals.exposure as Array<{ amountMinor: string; currency: string }>).map((m) => [
+          m.currency,
+          Number(m.amountMinor),
+        ]),
+      )
+    : {};
+  return {
+    tag,
+    process,
+    f: 'retract',
+    outcome: res.outcome,
+    writes: true,
+    invoke,
+    complete: Date.now(),
+    error: res.error,
+    mine: rt?.reason === tag,
+    ...(rt ? { receipt: { id: rawId(rt.id), beliefs: rt.totals.beliefsRetracted, money } } : {}),
+  };
 }
 
 /** The operations one client runs, chosen by fast-check from `seed`: weighted toward writes, with reads between. */
 function plan(seed: number, length: number): Array<{ f: Fn; r: number }> {
-  const arb = fc.array(fc.record({
-    f: fc.oneof(
-      { arbitrary: fc.constant<Fn>('assert'), weight: 5 }, { arbitrary: fc.constant<Fn>('derive'), weight: 6 },
-      { arbitrary: fc.constant<Fn>('retract'), weight: 3 }, { arbitrary: fc.constant<Fn>('reinstate'), weight: 1 },
-      { arbitrary: fc.constant<Fn>('propose'), weight: 3 }, { arbitrary: fc.constant<Fn>('claimComplete'), weight: 2 },
-      { arbitrary: fc.constant<Fn>('confirm'), weight: 1 }, { arbitrary: fc.constant<Fn>('read'), weight: 4 },
-    ),
-    r: fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
-  }), { minLength: length, maxLength: length });
+  const arb = fc.array(
+    fc.record({
+      f: fc.oneof(
+        { arbitrary: fc.constant<Fn>('assert'), weight: 5 },
+        { arbitrary: fc.constant<Fn>('derive'), weight: 6 },
+        { arbitrary: fc.constant<Fn>('retract'), weight: 3 },
+        { arbitrary: fc.constant<Fn>('reinstate'), weight: 1 },
+        { arbitrary: fc.constant<Fn>('propose'), weight: 3 },
+        { arbitrary: fc.constant<Fn>('claimComplete'), weight: 2 },
+        { arbitrary: fc.constant<Fn>('confirm'), weight: 1 },
+        { arbitrary: fc.constant<Fn>('read'), weight: 4 },
+      ),
+      r: fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+    }),
+    { minLength: length, maxLength: length },
+  );
   return fc.sample(arb, { seed, numRuns: 1 })[0]!;
 }
 
 /** Runs `clients` processes (numbered from `firstProcess`), each its planned operations one after another. */
-export async function runClients(s: Shared, opts: { clients: number; ops: number; seed: number; firstProcess?: number }): Promise<Recorded[]> {
+export async function runClients(
+  s: Shared,
+  opts: { clients: number; ops: number; seed: number; firstProcess?: number },
+): Promise<Recorded[]> {
   const out: Recorded[] = [];
-  await Promise.all(Array.from({ length: opts.clients }, async (_, i) => {
-    const p = (opts.firstProcess ?? 0) + i;
-    const steps = plan(opts.seed + p, opts.ops);
-    for (let n = 0; n < steps.length; n++) {
-      const r = await step(s, p, n, steps[n]!.f, steps[n]!.r);
-      out.push(r);
-      // A client backs off while the server is unreachable (restarting), as a real one would.
-      if (r.outcome === 'unknown') await new Promise((res) => setTimeout(res, 250));
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: opts.clients }, async (_, i) => {
+      const p = (opts.firstProcess ?? 0) + i;
+      const steps = plan(opts.seed + p, opts.ops);
+      for (let n = 0; n < steps.length; n++) {
+        const r = await step(s, p, n, steps[n]!.f, steps[n]!.r);
+        out.push(r);
+        // A client backs off while the server is unreachable (restarting), as a real one would.
+        if (r.outcome === 'unknown') await new Promise((res) => setTimeout(res, 250));
+      }
+    }),
+  );
   return out;
 }
 
@@ -181,26 +276,41 @@ export class Subscriber {
   readonly cursors: string[] = [];
   private client: Client | null = null;
   private closed = false;
-  constructor(readonly name: string, private s: Shared, private from: string | null) {}
+  constructor(
+    readonly name: string,
+    private s: Shared,
+    private from: string | null,
+  ) {}
 
   start(): void {
     if (this.closed) return;
     const after = this.cursors.length ? this.cursors[this.cursors.length - 1]! : this.from;
-    const client = createClient({ url: `${this.s.base().replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${this.s.token}` }, retryAttempts: 0, lazy: false, onNonLazyError: () => {}, on: { error: () => {} } });
+    const client = createClient({
+      url: `${this.s.base().replace('http', 'ws')}/graphql`,
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${this.s.token}` },
+      retryAttempts: 0,
+      lazy: false,
+      onNonLazyError: () => {},
+      on: { error: () => {} },
+    });
     this.client = client;
     const again = () => {
       if (this.client !== client || this.closed) return;
       this.client = null;
       setTimeout(() => this.start(), 300);
     };
-    client.subscribe({ query: 'subscription($a: String) { retractionEvents(after: $a) { cursor } }', variables: { a: after } }, {
-      next: (m) => {
-        const c = (m.data as { retractionEvents?: { cursor: string } } | null)?.retractionEvents?.cursor;
-        if (c) this.cursors.push(c);
+    client.subscribe(
+      { query: 'subscription($a: String) { retractionEvents(after: $a) { cursor } }', variables: { a: after } },
+      {
+        next: (m) => {
+          const c = (m.data as { retractionEvents?: { cursor: string } } | null)?.retractionEvents?.cursor;
+          if (c) this.cursors.push(c);
+        },
+        error: again,
+        complete: again,
       },
-      error: again,
-      complete: again,
-    });
+    );
   }
 
   async stop(): Promise<void> {

@@ -23,7 +23,10 @@ export interface Cluster {
 
 /** The postgres user's uid and gid (initdb and the server refuse to run as root), from /etc/passwd. */
 function postgresUser(): { uid: number; gid: number } | null {
-  const line = fs.readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith('postgres:'));
+  const line = fs
+    .readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('postgres:'));
   if (!line) return null;
   const [, , uid, gid] = line.split(':');
   return { uid: Number(uid), gid: Number(gid) };
@@ -59,11 +62,20 @@ export async function createCluster(opts: { maxConnections?: number } = {}): Pro
   const port = await freePort();
   asPostgres([`${BIN}/initdb`, '-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
   // Durable as a production cluster is (fsync on), small, and quick to crash-recover.
-  fs.appendFileSync(path.join(data, 'postgresql.conf'), [
-    `port = ${port}`, `listen_addresses = '127.0.0.1'`, `unix_socket_directories = '${sock}'`,
-    `max_connections = ${opts.maxConnections ?? 60}`, 'shared_buffers = 32MB', 'fsync = on', 'synchronous_commit = on',
-    `log_min_messages = warning`, 'restart_after_crash = on',
-  ].join('\n') + '\n');
+  fs.appendFileSync(
+    path.join(data, 'postgresql.conf'),
+    [
+      `port = ${port}`,
+      `listen_addresses = '127.0.0.1'`,
+      `unix_socket_directories = '${sock}'`,
+      `max_connections = ${opts.maxConnections ?? 60}`,
+      'shared_buffers = 32MB',
+      'fsync = on',
+      'synchronous_commit = on',
+      `log_min_messages = warning`,
+      'restart_after_crash = on',
+    ].join('\n') + '\n',
+  );
   let dropped = false;
   let orphans: number[] = [];
   const postmasterPid = (): number | null => {
@@ -82,7 +94,10 @@ export async function createCluster(opts: { maxConnections?: number } = {}): Pro
       // This cluster's own processes only: its postmaster, and the backends it forked, remembered so start()
       // can wait for them (they notice their postmaster's death and exit; PostgreSQL will not start while they
       // still hold its shared memory).
-      orphans = spawnSync('ps', ['-o', 'pid=', '--ppid', String(pm)], { encoding: 'utf8' }).stdout.split('\n').map(Number).filter((n) => n > 0);
+      orphans = spawnSync('ps', ['-o', 'pid=', '--ppid', String(pm)], { encoding: 'utf8' })
+        .stdout.split('\n')
+        .map(Number)
+        .filter((n) => n > 0);
       process.kill(pm, 'SIGKILL');
       return [pm, ...orphans];
     },
@@ -100,9 +115,14 @@ export async function createCluster(opts: { maxConnections?: number } = {}): Pro
       orphans = [];
       // After a kill -9 the old postmaster.pid stays behind; pg_ctl sees its process is gone and starts over it (crash recovery).
       for (let i = 0; ; i++) {
-        const r = asPostgres([`${BIN}/pg_ctl`, '-D', data, '-l', path.join(dir, 'log'), '-w', '-t', '60', 'start'], { allowFail: true });
+        const r = asPostgres([`${BIN}/pg_ctl`, '-D', data, '-l', path.join(dir, 'log'), '-w', '-t', '60', 'start'], {
+          allowFail: true,
+        });
         if (r.status === 0) return;
-        if (i >= 20) throw new Error(`the throwaway cluster did not start: ${r.stderr}${fs.existsSync(path.join(dir, 'log')) ? fs.readFileSync(path.join(dir, 'log'), 'utf8').slice(-2000) : ''}`);
+        if (i >= 20)
+          throw new Error(
+            `the throwaway cluster did not start: ${r.stderr}${fs.existsSync(path.join(dir, 'log')) ? fs.readFileSync(path.join(dir, 'log'), 'utf8').slice(-2000) : ''}`,
+          );
         await new Promise((res) => setTimeout(res, 500));
       }
     },

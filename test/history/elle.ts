@@ -74,7 +74,13 @@ export interface History {
   versionOrder?: Record<string, string[]>;
   receipts: Receipt[];
   /** Every reversal row: its effect, retraction, amount, and the amount of the effect it reverses. */
-  reversals: Array<{ id: string; effect: string; retraction: string; amount: number | null; effectAmount: number | null }>;
+  reversals: Array<{
+    id: string;
+    effect: string;
+    retraction: string;
+    amount: number | null;
+    effectAmount: number | null;
+  }>;
   /** The fleet's committed event order (cursors), as a fresh subscriber from the start sees it after recovery. */
   committed: string[];
   /** What each subscriber received, in arrival order, across its resumes. */
@@ -82,8 +88,19 @@ export interface History {
 }
 
 type AnomalyType =
-  | 'G0' | 'G1a' | 'G1b' | 'G1c' | 'G2-item'
-  | 'lost' | 'failed-applied' | 'receipt' | 'money' | 'reversal-twice' | 'stream-gap' | 'stream-duplicate' | 'stream-foreign';
+  | 'G0'
+  | 'G1a'
+  | 'G1b'
+  | 'G1c'
+  | 'G2-item'
+  | 'lost'
+  | 'failed-applied'
+  | 'receipt'
+  | 'money'
+  | 'reversal-twice'
+  | 'stream-gap'
+  | 'stream-duplicate'
+  | 'stream-foreign';
 
 export interface Anomaly {
   type: AnomalyType;
@@ -95,7 +112,10 @@ export const INITIAL = '∅';
 /** A register's value: its beliefs and their states, in a canonical order. */
 function value(state: Map<string, string>): string {
   if (state.size === 0) return INITIAL;
-  return [...state].sort(([a], [b]) => a.localeCompare(b)).map(([b, s]) => `${b}=${s}`).join(',');
+  return [...state]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([b, s]) => `${b}=${s}`)
+    .join(',');
 }
 
 interface Version {
@@ -198,7 +218,8 @@ function dependencies(h: History, anomalies: Anomaly[]): { nodes: string[]; edge
     const had = m.get(b);
     if (had === undefined || rank[k] < rank[had]) m.set(b, k);
   };
-  for (const list of byKey.values()) for (let i = 1; i + 1 < list.length; i++) add(list[i]!.writer, list[i + 1]!.writer, 'ww');
+  for (const list of byKey.values())
+    for (let i = 1; i + 1 < list.length; i++) add(list[i]!.writer, list[i + 1]!.writer, 'ww');
   const nodes = h.log.map((t) => t.id);
   const readers: Array<{ node: string; tag: string; reads: Record<string, string>; keys: string[] }> = h.log
     .filter((t) => t.reads)
@@ -206,7 +227,12 @@ function dependencies(h: History, anomalies: Anomaly[]): { nodes: string[]; edge
   for (const op of h.ops) {
     if (op.outcome !== 'ok' || !op.reads) continue;
     nodes.push(`read:${op.tag}`);
-    readers.push({ node: `read:${op.tag}`, tag: op.tag, reads: op.reads, keys: [...new Set([...(op.readKeys ?? []), ...Object.keys(op.reads)])] });
+    readers.push({
+      node: `read:${op.tag}`,
+      tag: op.tag,
+      reads: op.reads,
+      keys: [...new Set([...(op.readKeys ?? []), ...Object.keys(op.reads)])],
+    });
   }
   for (const { node: r, tag, reads, keys } of readers) {
     for (const key of keys) {
@@ -214,8 +240,13 @@ function dependencies(h: History, anomalies: Anomaly[]): { nodes: string[]; edge
       const list = byKey.get(key) ?? [{ value: INITIAL, writer: 'init' }];
       const at = list.map((v, i) => (v.value === seen ? i : -1)).filter((i) => i >= 0);
       if (at.length === 0) {
-        if (intermediate.get(key)?.has(seen)) anomalies.push({ type: 'G1b', detail: `${tag} read ${key} = ${seen}, a value its writer held only mid-transaction` });
-        else anomalies.push({ type: 'G1a', detail: `${tag} read ${key} = ${seen}, which no committed transaction wrote` });
+        if (intermediate.get(key)?.has(seen))
+          anomalies.push({
+            type: 'G1b',
+            detail: `${tag} read ${key} = ${seen}, a value its writer held only mid-transaction`,
+          });
+        else
+          anomalies.push({ type: 'G1a', detail: `${tag} read ${key} = ${seen}, which no committed transaction wrote` });
         continue;
       }
       // A value that recurs (a reinstatement brings a belief back as it was) names no single version: no edge.
@@ -233,7 +264,11 @@ export function check(h: History): Anomaly[] {
   const anomalies: Anomaly[] = [];
   const { nodes, edges } = dependencies(h, anomalies);
   const reported = new Set<string>();
-  const classes: Array<[AnomalyType, Kind[]]> = [['G0', ['ww']], ['G1c', ['ww', 'wr']], ['G2-item', ['ww', 'wr', 'rw']]];
+  const classes: Array<[AnomalyType, Kind[]]> = [
+    ['G0', ['ww']],
+    ['G1c', ['ww', 'wr']],
+    ['G2-item', ['ww', 'wr', 'rw']],
+  ];
   for (const [type, kinds] of classes) {
     for (const c of components(nodes, edges, new Set(kinds))) {
       const key = [...c].sort().join(' ');
@@ -247,14 +282,27 @@ export function check(h: History): Anomaly[] {
   const logged = new Set(h.log.map((t) => t.tag).filter((t): t is string => !!t));
   for (const op of h.ops) {
     if (!op.writes) continue;
-    if (op.outcome === 'ok' && !logged.has(op.tag)) anomalies.push({ type: 'lost', detail: `${op.f} ${op.tag} was acknowledged but is not in the log after recovery` });
-    if (op.outcome === 'fail' && logged.has(op.tag)) anomalies.push({ type: 'failed-applied', detail: `${op.f} ${op.tag} failed but its write is in the log` });
+    if (op.outcome === 'ok' && !logged.has(op.tag))
+      anomalies.push({
+        type: 'lost',
+        detail: `${op.f} ${op.tag} was acknowledged but is not in the log after recovery`,
+      });
+    if (op.outcome === 'fail' && logged.has(op.tag))
+      anomalies.push({ type: 'failed-applied', detail: `${op.f} ${op.tag} failed but its write is in the log` });
   }
   // Whole or nothing: a receipt counts exactly its rows, and an acknowledged receipt is what recovery kept.
   const receipts = new Map(h.receipts.map((r) => [r.id, r]));
   for (const r of h.receipts) {
-    if (r.counted.beliefs !== r.rows.beliefs) anomalies.push({ type: 'receipt', detail: `receipt ${r.id} counts ${r.counted.beliefs} beliefs, its rows ${r.rows.beliefs}` });
-    if (!sameMoney(r.counted.money, r.rows.money)) anomalies.push({ type: 'money', detail: `receipt ${r.id} says ${JSON.stringify(r.counted.money)}, its reversal rows ${JSON.stringify(r.rows.money)}` });
+    if (r.counted.beliefs !== r.rows.beliefs)
+      anomalies.push({
+        type: 'receipt',
+        detail: `receipt ${r.id} counts ${r.counted.beliefs} beliefs, its rows ${r.rows.beliefs}`,
+      });
+    if (!sameMoney(r.counted.money, r.rows.money))
+      anomalies.push({
+        type: 'money',
+        detail: `receipt ${r.id} says ${JSON.stringify(r.counted.money)}, its reversal rows ${JSON.stringify(r.rows.money)}`,
+      });
   }
   for (const op of h.ops) {
     if (op.outcome !== 'ok' || !op.receipt) continue;
@@ -262,16 +310,27 @@ export function check(h: History): Anomaly[] {
     if (!r) anomalies.push({ type: 'lost', detail: `receipt ${op.receipt.id} of ${op.tag} is gone after recovery` });
     // Money told can only grow afterwards: an effect the retraction reached while it was EXECUTING records its
     // reversal under that retraction when it completes. Less in the rows than the client was told is money lost.
-    else if (r.rows.beliefs !== op.receipt.beliefs || (!r.reinstated && Object.entries(op.receipt.money).some(([c, n]) => (r.rows.money[c] ?? 0) < n)))
-      anomalies.push({ type: 'receipt', detail: `${op.tag} was told ${op.receipt.beliefs} beliefs ${JSON.stringify(op.receipt.money)}; the rows hold ${r.rows.beliefs} ${JSON.stringify(r.rows.money)}` });
+    else if (
+      r.rows.beliefs !== op.receipt.beliefs ||
+      (!r.reinstated && Object.entries(op.receipt.money).some(([c, n]) => (r.rows.money[c] ?? 0) < n))
+    )
+      anomalies.push({
+        type: 'receipt',
+        detail: `${op.tag} was told ${op.receipt.beliefs} beliefs ${JSON.stringify(op.receipt.money)}; the rows hold ${r.rows.beliefs} ${JSON.stringify(r.rows.money)}`,
+      });
   }
   const pairs = new Map<string, number>();
   for (const v of h.reversals) {
     const k = `${v.effect}/${v.retraction}`;
     pairs.set(k, (pairs.get(k) ?? 0) + 1);
-    if (v.amount !== v.effectAmount) anomalies.push({ type: 'money', detail: `reversal ${v.id} is for ${v.amount}, its effect ${v.effect} moved ${v.effectAmount}` });
+    if (v.amount !== v.effectAmount)
+      anomalies.push({
+        type: 'money',
+        detail: `reversal ${v.id} is for ${v.amount}, its effect ${v.effect} moved ${v.effectAmount}`,
+      });
   }
-  for (const [k, n] of pairs) if (n > 1) anomalies.push({ type: 'reversal-twice', detail: `${n} reversals for (effect, retraction) ${k}` });
+  for (const [k, n] of pairs)
+    if (n > 1) anomalies.push({ type: 'reversal-twice', detail: `${n} reversals for (effect, retraction) ${k}` });
   anomalies.push(...streamAnomalies(h));
   return anomalies;
 }
@@ -296,10 +355,14 @@ function streamAnomalies(h: History): Anomaly[] {
       seen.add(c);
       const p = pos.get(c);
       if (p === undefined) {
-        out.push({ type: 'stream-foreign', detail: `${s.subscriber} received ${c}, which is not in the committed order` });
+        out.push({
+          type: 'stream-foreign',
+          detail: `${s.subscriber} received ${c}, which is not in the committed order`,
+        });
         continue;
       }
-      if (last !== null && p !== last + 1) out.push({ type: 'stream-gap', detail: `${s.subscriber} went from position ${last} to ${p}` });
+      if (last !== null && p !== last + 1)
+        out.push({ type: 'stream-gap', detail: `${s.subscriber} went from position ${last} to ${p}` });
       last = p;
     }
   }

@@ -21,7 +21,13 @@ describe('graphql-ws refusals on the compiled server', () => {
   beforeAll(async () => {
     server = startBuilt({ RETRACT_DATA_DIR: dir, RETRACT_BOOTSTRAP_TOKEN: TOKEN });
     const url = (await server.url).replace(/^http:/, 'ws:');
-    client = createClient({ url: `${url}/graphql`, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${TOKEN}` }, retryAttempts: 0, lazy: true });
+    client = createClient({
+      url: `${url}/graphql`,
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${TOKEN}` },
+      retryAttempts: 0,
+      lazy: true,
+    });
   });
   afterAll(async () => {
     await client?.dispose();
@@ -36,11 +42,14 @@ describe('graphql-ws refusals on the compiled server', () => {
   const hear = (query: string) =>
     new Promise<{ kinds: string[]; error: unknown }>((resolve) => {
       const heard = { kinds: [] as string[], error: undefined as unknown };
-      client.subscribe({ query }, {
-        next: () => void heard.kinds.push('next'),
-        error: (e) => resolve({ kinds: [...heard.kinds, 'error'], error: e }),
-        complete: () => resolve({ kinds: [...heard.kinds, 'complete'], error: undefined }),
-      });
+      client.subscribe(
+        { query },
+        {
+          next: () => void heard.kinds.push('next'),
+          error: (e) => resolve({ kinds: [...heard.kinds, 'error'], error: e }),
+          complete: () => resolve({ kinds: [...heard.kinds, 'complete'], error: undefined }),
+        },
+      );
     });
 
   it('a syntax error and a bad cursor are each one error message; the socket stays open for the next operation', async () => {
@@ -49,7 +58,9 @@ describe('graphql-ws refusals on the compiled server', () => {
     expect(Array.isArray(syntax.error), String(syntax.error)).toBe(true);
     const badCursor = await hear('subscription { retractionEvents(after: "nope") { cursor } }');
     expect(badCursor.kinds).toEqual(['error']);
-    expect((badCursor.error as Array<{ extensions?: { code?: string } }>).map((e) => e.extensions?.code)).toEqual(['BAD_USER_INPUT']);
+    expect((badCursor.error as Array<{ extensions?: { code?: string } }>).map((e) => e.extensions?.code)).toEqual([
+      'BAD_USER_INPUT',
+    ]);
     expect(await hear('{ viewer { name } }')).toEqual({ kinds: ['next', 'complete'], error: undefined });
   });
 });

@@ -12,9 +12,17 @@ const TYPE = '{ __type(name: "Belief") { name } }';
 
 /** A POST with a raw body and no token; the answer's status, size and parsed body. */
 async function postRaw(url: string, body: BodyInit, contentType = 'application/json') {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': contentType, accept: 'application/graphql-response+json' }, body });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': contentType, accept: 'application/graphql-response+json' },
+    body,
+  });
   const text = await res.text();
-  return { status: res.status, bytes: Buffer.byteLength(text), body: JSON.parse(text) as { errors?: Array<{ message: string; extensions?: Record<string, unknown> }> } };
+  return {
+    status: res.status,
+    bytes: Buffer.byteLength(text),
+    body: JSON.parse(text) as { errors?: Array<{ message: string; extensions?: Record<string, unknown> }> },
+  };
 }
 
 /**
@@ -53,7 +61,9 @@ describe.each(engines())('the edges of a production server on %s', (engine) => {
     const r = await postRaw(s.http, body);
     expect(r.status).toBe(400);
     expect(r.bytes).toBeLessThan(1_000);
-    expect(r.body.errors).toEqual([{ message: 'POST body sent invalid JSON.', extensions: { code: 'BAD_USER_INPUT' } }]);
+    expect(r.body.errors).toEqual([
+      { message: 'POST body sent invalid JSON.', extensions: { code: 'BAD_USER_INPUT' } },
+    ]);
   });
 
   it('requests GraphQL Yoga refuses carry documented codes: a body that is not an object, no query, a mutation over GET', async () => {
@@ -61,7 +71,9 @@ describe.each(engines())('the edges of a production server on %s', (engine) => {
       const r = await postRaw(s.http, b);
       expect({ body: b, codes: codes(r.body.errors as never) }).toEqual({ body: b, codes: ['BAD_USER_INPUT'] });
     }
-    const get = await fetch(`${s.http}?query=${encodeURIComponent('mutation { __typename }')}`, { headers: { accept: 'application/json', authorization: `Bearer ${agent.token}` } });
+    const get = await fetch(`${s.http}?query=${encodeURIComponent('mutation { __typename }')}`, {
+      headers: { accept: 'application/json', authorization: `Bearer ${agent.token}` },
+    });
     expect(get.status).toBe(405);
     expect(codes(((await get.json()) as { errors: never }).errors)).toEqual(['BAD_USER_INPUT']);
   });
@@ -70,18 +82,33 @@ describe.each(engines())('the edges of a production server on %s', (engine) => {
     for (const p of ['/nope', '/graphql/x', '/dashboard/missing.js', '/dashboard/../../etc/passwd']) {
       const res = await fetch(`${s.base}${p}`);
       expect(res.status, p).toBe(404);
-      expect(((await res.json()) as { errors: Array<{ extensions: { code: string } }> }).errors.map((e) => e.extensions.code), p).toEqual(['NOT_FOUND']);
+      expect(
+        ((await res.json()) as { errors: Array<{ extensions: { code: string } }> }).errors.map(
+          (e) => e.extensions.code,
+        ),
+        p,
+      ).toEqual(['NOT_FOUND']);
     }
   });
 
   it('introspection needs a token in production (UNAUTHENTICATED, nothing answered); with one it answers; __typename is not introspection', async () => {
-    for (const q of [INTROSPECT, TYPE, `{ a: __typename ...F } fragment F on Query { __schema { queryType { name } } }`]) {
+    for (const q of [
+      INTROSPECT,
+      TYPE,
+      `{ a: __typename ...F } fragment F on Query { __schema { queryType { name } } }`,
+    ]) {
       const anonymous = await gql(s.http, q);
-      expect({ q, codes: codes(anonymous.errors), data: anonymous.data ?? null }).toEqual({ q, codes: ['UNAUTHENTICATED'], data: null });
+      expect({ q, codes: codes(anonymous.errors), data: anonymous.data ?? null }).toEqual({
+        q,
+        codes: ['UNAUTHENTICATED'],
+        data: null,
+      });
     }
     const forged = await gql(s.http, INTROSPECT, {}, 'rt_forged_token_0123456789');
     expect(codes(forged.errors)).toEqual(['UNAUTHENTICATED']);
-    expect((await gql(s.http, INTROSPECT, {}, agent.token)).data).toEqual({ __schema: { queryType: { name: 'Query' } } });
+    expect((await gql(s.http, INTROSPECT, {}, agent.token)).data).toEqual({
+      __schema: { queryType: { name: 'Query' } },
+    });
     expect((await gql(s.http, '{ __typename }')).data).toEqual({ __typename: 'Query' });
     // In development (and with RETRACT_ANONYMOUS_INTROSPECTION=true) a tool may read the schema without a token.
     expect((await gql(dev.http, INTROSPECT)).data).toEqual({ __schema: { queryType: { name: 'Query' } } });
@@ -103,11 +130,13 @@ describe.each(engines())('the edges of a production server on %s', (engine) => {
         for (const e of r.errors!) expect(e.message, q).not.toMatch(/Did you mean|OWED|belief\b|first|statement/);
       }
       // Development keeps them: they help whoever writes the query.
-      expect((await gql(dev.http, q, v, agent.token)).errors!.map((e) => e.message).join(' '), q).toMatch(/Did you mean/);
+      expect((await gql(dev.http, q, v, agent.token)).errors!.map((e) => e.message).join(' '), q).toMatch(
+        /Did you mean/,
+      );
     }
   });
 
-  it('the dashboard sends a strict Content-Security-Policy with frame-ancestors \'none\', and X-Frame-Options DENY', async () => {
+  it("the dashboard sends a strict Content-Security-Policy with frame-ancestors 'none', and X-Frame-Options DENY", async () => {
     for (const p of ['/dashboard/', '/dashboard/assets/app.js']) {
       const res = await fetch(`${s.base}${p}`);
       expect(res.status, p).toBe(200);

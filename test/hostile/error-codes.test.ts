@@ -27,7 +27,8 @@ function codesInSources(): Set<string> {
     const text = fs.readFileSync(file, 'utf8');
     for (const m of text.matchAll(/\bcode:\s*([^,}\n]+)/g)) for (const c of quoted(m[1]!)) found.add(c);
     for (const m of text.matchAll(/type DomainErrorCode = ([^;]+);/g)) for (const c of quoted(m[1]!)) found.add(c);
-    for (const m of text.matchAll(/const CODE_[A-Z_]+[^=]*=\s*\{([^}]+)\}/g)) for (const c of quoted(m[1]!)) found.add(c);
+    for (const m of text.matchAll(/const CODE_[A-Z_]+[^=]*=\s*\{([^}]+)\}/g))
+      for (const c of quoted(m[1]!)) found.add(c);
     for (const m of text.matchAll(/withCode\(([^)]*)\)/g)) for (const c of quoted(m[1]!)) found.add(c);
   }
   return found;

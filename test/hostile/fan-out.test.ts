@@ -42,7 +42,12 @@ describe('every list without `first` has a bound', () => {
     for (const type of Object.values(schema.getTypeMap())) {
       if (!isObjectType(type) || type.name.startsWith('__')) continue;
       for (const f of Object.values(type.getFields())) {
-        if (isListType(getNullableType(f.type)) && isObjectType(getNamedType(f.type)) && !f.args.some((a) => a.name === 'first')) lists.push(`${type.name}.${f.name}`);
+        if (
+          isListType(getNullableType(f.type)) &&
+          isObjectType(getNamedType(f.type)) &&
+          !f.args.some((a) => a.name === 'first')
+        )
+          lists.push(`${type.name}.${f.name}`);
       }
     }
     expect(Object.keys(LIST_BOUNDS).sort()).toEqual(lists.sort());
@@ -73,7 +78,10 @@ describe.each(engines())('fan-out on %s', (engine) => {
     // Written before any request, so no idle keep-alive socket is reused across the minute this can take.
     const many = await belief(s.core, actor, 'fan:many');
     for (let i = 0; i < MAX_BATCH_IDS + 100; i++) await proposed(s.core, actor, 'refund', [many], `many-${i}`, 1);
-    retraction = gid('Retraction', (await retractBelief(s.core, actor, { beliefId: many.id, reason: 'fan-out test' })).retractionId);
+    retraction = gid(
+      'Retraction',
+      (await retractBelief(s.core, actor, { beliefId: many.id, reason: 'fan-out test' })).retractionId,
+    );
   });
   afterAll(async () => {
     if (s) await expectInvariants(s.db.store);
@@ -112,16 +120,30 @@ describe.each(engines())('fan-out on %s', (engine) => {
     expect(r.body.errors?.[0]?.extensions?.code).toBe('LIMIT_EXCEEDED');
     expect(r.body.errors[0].extensions.limit).toBe('cost');
     expect(r.body.data ?? null).toBeNull();
-    const one = ok(await gql(s.http, `query($id: ID!) { belief(id: $id) { effects { id supportedBy { id } } } }`, { id: hub }, all.token));
+    const one = ok(
+      await gql(
+        s.http,
+        `query($id: ID!) { belief(id: $id) { effects { id supportedBy { id } } } }`,
+        { id: hub },
+        all.token,
+      ),
+    );
     expect(one.belief.effects).toHaveLength(30);
-    expect(one.belief.effects.every((e: { supportedBy: Array<{ id: string }> }) => e.supportedBy[0]!.id === hub)).toBe(true);
+    expect(one.belief.effects.every((e: { supportedBy: Array<{ id: string }> }) => e.supportedBy[0]!.id === hub)).toBe(
+      true,
+    );
   });
 
   it('a relation list longer than its bound answers LIMIT_EXCEEDED for that field alone, naming it', async () => {
     const b = await belief(s.core, actor, 'fan:crowded');
     const bound = LIST_BOUNDS['Belief.effects']!;
     for (let i = 0; i <= bound; i++) await proposed(s.core, actor, 'refund', [b], `crowd-${i}`, 1);
-    const r = await gql(s.http, `query($id: ID!, $hub: ID!) { crowded: belief(id: $id) { id effects { id } } hub: belief(id: $hub) { effects { id } } }`, { id: gid('Belief', b.id), hub }, all.token);
+    const r = await gql(
+      s.http,
+      `query($id: ID!, $hub: ID!) { crowded: belief(id: $id) { id effects { id } } hub: belief(id: $hub) { effects { id } } }`,
+      { id: gid('Belief', b.id), hub },
+      all.token,
+    );
     expect(r.body.errors).toHaveLength(1);
     expect(r.body.errors[0].extensions).toMatchObject({ code: 'LIMIT_EXCEEDED', limit: 'list' });
     expect(r.body.errors[0].message).toContain('Belief.effects');
@@ -130,7 +152,14 @@ describe.each(engines())('fan-out on %s', (engine) => {
   });
 
   it(`a request reaching more than ${MAX_BATCH_IDS} rows of one type loads them in several statements, each answer in its place`, async () => {
-    const r = ok(await gql(s.http, `query($id: ID!) { retraction(id: $id) { cancelledEffects { id status idempotencyKey } } }`, { id: retraction }, all.token));
+    const r = ok(
+      await gql(
+        s.http,
+        `query($id: ID!) { retraction(id: $id) { cancelledEffects { id status idempotencyKey } } }`,
+        { id: retraction },
+        all.token,
+      ),
+    );
     const effects = r.retraction.cancelledEffects as Array<{ status: string; idempotencyKey: string }>;
     expect(effects).toHaveLength(MAX_BATCH_IDS + 100);
     expect(effects.every((e) => e.status === 'CANCELLED')).toBe(true);

@@ -14,9 +14,12 @@ import { belief } from '../support/story';
  * extensions.code naming the field and the rule, and writes nothing.
  */
 const FLEET = 'rules';
-const ASSERT = 'mutation($input: AssertBeliefInput!) { assertBelief(input: $input) { __typename ... on BeliefAsserted { belief { id claimKey } } ... on ClaimChangedSinceRead { claimKey } } }';
-const PROPOSE = 'mutation($input: ProposeEffectInput!) { proposeEffect(input: $input) { __typename ... on EffectProposed { effect { id } } } }';
-const SEARCH = 'query($at: DateTime) { search(input: { text: "the passport is authentic", k: 3, asOf: $at }) { snapshot hits { score } } }';
+const ASSERT =
+  'mutation($input: AssertBeliefInput!) { assertBelief(input: $input) { __typename ... on BeliefAsserted { belief { id claimKey } } ... on ClaimChangedSinceRead { claimKey } } }';
+const PROPOSE =
+  'mutation($input: ProposeEffectInput!) { proposeEffect(input: $input) { __typename ... on EffectProposed { effect { id } } } }';
+const SEARCH =
+  'query($at: DateTime) { search(input: { text: "the passport is authentic", k: 3, asOf: $at }) { snapshot hits { score } } }';
 const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
 
 describe.each(engines())('input rules, second hostile pass, on %s', (engine) => {
@@ -75,10 +78,19 @@ describe.each(engines())('input rules, second hostile pass, on %s', (engine) => 
     ];
     await writesNothing(async () => {
       for (const [basedOn, rule] of forged) {
-        refused(await gql(s.http, ASSERT, { input: { claimKey: 'rules/based', statement: 's', value: 1, basedOn } }, token), 'basedOn', rule);
+        refused(
+          await gql(s.http, ASSERT, { input: { claimKey: 'rules/based', statement: 's', value: 1, basedOn } }, token),
+          'basedOn',
+          rule,
+        );
       }
     });
-    const r = await gql(s.http, ASSERT, { input: { claimKey: 'rules/based', statement: 's', value: 1, basedOn: snapshot } }, token);
+    const r = await gql(
+      s.http,
+      ASSERT,
+      { input: { claimKey: 'rules/based', statement: 's', value: 1, basedOn: snapshot } },
+      token,
+    );
     expect(r.data?.assertBelief.__typename, JSON.stringify(r.errors)).toBe('BeliefAsserted');
     await expectInvariants(s.db.store);
   });
@@ -89,12 +101,32 @@ describe.each(engines())('input rules, second hostile pass, on %s', (engine) => 
     expect(e.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
     expect(e.message).toMatch(/between 0001-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z/);
     const cases: Array<[string, Record<string, unknown>, string, RegExp]> = [
-      ['query($at: DateTime) { beliefs(asOf: $at) { totalCount } }', { at: '0000-01-01T00:00:00Z' }, '0000-01-01', /between 0001/],
-      ['query($at: DateTime) { beliefByClaim(claimKey: "rules/premise", asOf: $at) { id } }', { at: '+275760-09-13T00:00:00.000Z' }, '+275760', /RFC 3339/],
+      [
+        'query($at: DateTime) { beliefs(asOf: $at) { totalCount } }',
+        { at: '0000-01-01T00:00:00Z' },
+        '0000-01-01',
+        /between 0001/,
+      ],
+      [
+        'query($at: DateTime) { beliefByClaim(claimKey: "rules/premise", asOf: $at) { id } }',
+        { at: '+275760-09-13T00:00:00.000Z' },
+        '+275760',
+        /RFC 3339/,
+      ],
       [SEARCH, { at: '-271821-04-20T00:00:00.000Z' }, '-271821', /RFC 3339/],
       [SEARCH, { at: '2026-02-30T00:00:00Z' }, '2026-02-30', /not a date and time of the calendar/],
-      ['query($at: DateTime) { beliefs(asOf: $at) { totalCount } }', { at: '2026-12-01T24:00:00Z' }, '24:00', /not a date and time/],
-      ['query($at: DateTime) { beliefs(asOf: $at) { totalCount } }', { at: '9999-12-31T23:59:59-00:01' }, '10000', /between/],
+      [
+        'query($at: DateTime) { beliefs(asOf: $at) { totalCount } }',
+        { at: '2026-12-01T24:00:00Z' },
+        '24:00',
+        /not a date and time/,
+      ],
+      [
+        'query($at: DateTime) { beliefs(asOf: $at) { totalCount } }',
+        { at: '9999-12-31T23:59:59-00:01' },
+        '10000',
+        /between/,
+      ],
       ['query($at: DateTime) { beliefs(asOf: $at) { totalCount } }', { at: '2026-12-01' }, 'no time', /RFC 3339/],
     ];
     for (const [query, vars, what, rule] of cases) {
@@ -118,9 +150,22 @@ describe.each(engines())('input rules, second hostile pass, on %s', (engine) => 
   it('a reason needs a visible character; statements too', async () => {
     await writesNothing(async () => {
       for (const reason of [' \u200b ', '\u00ad', '\u3164\u3164', '\u2066\u2069', '\ufeff\n']) {
-        refused(await gql(s.http, 'mutation($i: RetractBeliefInput!) { retractBelief(input: $i) { id } }', { i: { beliefId: premise, reason } }, token), 'reason', /visible character/);
+        refused(
+          await gql(
+            s.http,
+            'mutation($i: RetractBeliefInput!) { retractBelief(input: $i) { id } }',
+            { i: { beliefId: premise, reason } },
+            token,
+          ),
+          'reason',
+          /visible character/,
+        );
       }
-      refused(await gql(s.http, ASSERT, { input: { claimKey: 'rules/empty', statement: '\u200b\u200d', value: 1 } }, token), 'statement', /visible character/);
+      refused(
+        await gql(s.http, ASSERT, { input: { claimKey: 'rules/empty', statement: '\u200b\u200d', value: 1 } }, token),
+        'statement',
+        /visible character/,
+      );
     });
   });
 
@@ -131,7 +176,16 @@ describe.each(engines())('input rules, second hostile pass, on %s', (engine) => 
       for (const value of ['1e400', '-1e400', '[1, {"x": 1e999}]']) {
         refused(await gqlRaw(s.http, body(value), token), 'value', /finite/);
       }
-      refused(await gql(s.http, 'mutation { assertBelief(input: { claimKey: "rules/huge", statement: "s", value: { n: 1e400 } }) { __typename } }', {}, token), 'value', /finite/);
+      refused(
+        await gql(
+          s.http,
+          'mutation { assertBelief(input: { claimKey: "rules/huge", statement: "s", value: { n: 1e400 } }) { __typename } }',
+          {},
+          token,
+        ),
+        'value',
+        /finite/,
+      );
       const payload = `{"query":${JSON.stringify(PROPOSE)},"variables":{"input":{"kind":"refund","supportedBy":[${JSON.stringify(premise)}],"idempotencyKey":"rules:huge","payload":{"amount":1e400}}}}`;
       refused(await gqlRaw(s.http, payload, token), 'payload', /finite/);
     });
@@ -152,19 +206,45 @@ describe.each(engines())('input rules, second hostile pass, on %s', (engine) => 
         ['rules/\ufb01le', /compatibility/],
       ];
       for (const [claimKey, rule] of twins) {
-        refused(await gql(s.http, ASSERT, { input: { claimKey, statement: 'the passport is a forgery', value: false } }, token), 'claimKey', rule);
+        refused(
+          await gql(
+            s.http,
+            ASSERT,
+            { input: { claimKey, statement: 'the passport is a forgery', value: false } },
+            token,
+          ),
+          'claimKey',
+          rule,
+        );
       }
       for (const mark of ['\u200e', '\u202e', '\u2066', '\u00ad']) {
-        const e = one(await gql(s.http, ASSERT, { input: { claimKey: `rules/passport.authentic${mark}`, statement: 's', value: false } }, token));
+        const e = one(
+          await gql(
+            s.http,
+            ASSERT,
+            { input: { claimKey: `rules/passport.authentic${mark}`, statement: 's', value: false } },
+            token,
+          ),
+        );
         expect(e.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'claimKey' });
       }
     });
     // Reads keep the plain key rule: a look-alike key names nothing (or a claim stored before the rule), it is not an error.
-    const read = await gql(s.http, 'query($k: String!, $p: String) { beliefByClaim(claimKey: $k) { id } beliefs(claimKeyPrefix: $p) { totalCount } }', { k: 'rules/passport.\u0430uthentic', p: 'rules/\u0441\u043e' }, token);
+    const read = await gql(
+      s.http,
+      'query($k: String!, $p: String) { beliefByClaim(claimKey: $k) { id } beliefs(claimKeyPrefix: $p) { totalCount } }',
+      { k: 'rules/passport.\u0430uthentic', p: 'rules/\u0441\u043e' },
+      token,
+    );
     expect(read.errors).toBeUndefined();
     expect(read.data).toEqual({ beliefByClaim: null, beliefs: { totalCount: 0 } });
     // Words of other scripts are keys like any other.
-    for (const claimKey of ['rules/\u043c\u043e\u0441\u043a\u0432\u0430', 'rules/\u03c3\u03bf\u03c6\u03af\u03b1', 'rules/\u6771\u4eac/tier', 'rules/caf\u00e9']) {
+    for (const claimKey of [
+      'rules/\u043c\u043e\u0441\u043a\u0432\u0430',
+      'rules/\u03c3\u03bf\u03c6\u03af\u03b1',
+      'rules/\u6771\u4eac/tier',
+      'rules/caf\u00e9',
+    ]) {
       const r = await gql(s.http, ASSERT, { input: { claimKey, statement: 's', value: 1 } }, token);
       expect(r.data?.assertBelief.__typename, `${claimKey}: ${JSON.stringify(r.errors)}`).toBe('BeliefAsserted');
     }
@@ -174,14 +254,35 @@ describe.each(engines())('input rules, second hostile pass, on %s', (engine) => 
   it('agent names refuse invisible, format and bidi characters', async () => {
     await writesNothing(async () => {
       for (const name of ['admin\u202egnp.exe', 'bot\u200b', '\u2067ops\u2069', 'x\u3164']) {
-        refused(await gql(s.http, 'mutation($i: CreateAgentInput!) { createAgent(input: $i) { token } }', { i: { name, scopes: ['beliefs:read'] } }, token), 'name', /invisible/);
+        refused(
+          await gql(
+            s.http,
+            'mutation($i: CreateAgentInput!) { createAgent(input: $i) { token } }',
+            { i: { name, scopes: ['beliefs:read'] } },
+            token,
+          ),
+          'name',
+          /invisible/,
+        );
       }
     });
   });
 
   it('idempotency keys must be NFC, trimmed and free of invisible characters; a normal key still proposes', async () => {
     const propose = (idempotencyKey: string) =>
-      gql(s.http, PROPOSE, { input: { kind: 'refund', supportedBy: [premise], idempotencyKey, amount: { amountMinor: 100, currency: 'USD' } } }, token);
+      gql(
+        s.http,
+        PROPOSE,
+        {
+          input: {
+            kind: 'refund',
+            supportedBy: [premise],
+            idempotencyKey,
+            amount: { amountMinor: 100, currency: 'USD' },
+          },
+        },
+        token,
+      );
     const made = await propose('idem-\u00e9');
     expect(made.data?.proposeEffect.__typename, JSON.stringify(made.errors)).toBe('EffectProposed');
     await writesNothing(async () => {

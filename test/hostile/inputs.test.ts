@@ -15,8 +15,10 @@ import { belief, executed, proposed } from '../support/story';
 
 /** Input rules a hostile client probed (issue 15): each refusal is BAD_USER_INPUT or CONFLICT naming the field, and writes nothing. */
 const raw = (s: string) => Buffer.from(s).toString('base64url');
-const ASSERT = 'mutation($input: AssertBeliefInput!) { assertBelief(input: $input) { __typename ... on BeliefAsserted { belief { id claimKey } } ... on BeliefCorroborated { belief { id claimKey } } } }';
-const PROPOSE = 'mutation($input: ProposeEffectInput!) { proposeEffect(input: $input) { __typename ... on EffectProposed { effect { id } } } }';
+const ASSERT =
+  'mutation($input: AssertBeliefInput!) { assertBelief(input: $input) { __typename ... on BeliefAsserted { belief { id claimKey } } ... on BeliefCorroborated { belief { id claimKey } } } }';
+const PROPOSE =
+  'mutation($input: ProposeEffectInput!) { proposeEffect(input: $input) { __typename ... on EffectProposed { effect { id } } } }';
 
 describe.each(engines())('input rules on %s', (engine) => {
   let t: TestDb;
@@ -47,10 +49,17 @@ describe.each(engines())('input rules on %s', (engine) => {
     const actor = { fleet: 'in', agentId: a.agent.id };
     await registerEffectKind(core, actor, { kind: 'refund', reversible: true });
     await registerEffectKind(core, actor, { kind: 'charge', reversible: false });
-    const [x, y, r] = [await belief(core, actor, 'in/b1'), await belief(core, actor, 'in/b2'), await belief(core, actor, 'in/r')];
+    const [x, y, r] = [
+      await belief(core, actor, 'in/b1'),
+      await belief(core, actor, 'in/b2'),
+      await belief(core, actor, 'in/r'),
+    ];
     [b1, b2] = [gid('Belief', x.id), gid('Belief', y.id)];
     await executed(core, actor, await proposed(core, actor, 'refund', [r], 'in:owed', 500), 'bank-1');
-    retraction = gid('Retraction', (await retractBelief(core, actor, { beliefId: r.id, reason: 'fixture' })).retractionId);
+    retraction = gid(
+      'Retraction',
+      (await retractBelief(core, actor, { beliefId: r.id, reason: 'fixture' })).retractionId,
+    );
   });
   afterAll(async () => {
     await app?.close();
@@ -70,11 +79,30 @@ describe.each(engines())('input rules on %s', (engine) => {
         expect(e.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'value' });
         expect(e.message).toMatch(message);
       }
-      const e = one(await gql(url, PROPOSE, { input: { kind: 'refund', supportedBy: [b1], idempotencyKey: 'in:lone', payload: { to: { ['acct\udbff']: 'x' } } } }, token));
+      const e = one(
+        await gql(
+          url,
+          PROPOSE,
+          {
+            input: {
+              kind: 'refund',
+              supportedBy: [b1],
+              idempotencyKey: 'in:lone',
+              payload: { to: { ['acct\udbff']: 'x' } },
+            },
+          },
+          token,
+        ),
+      );
       expect(e.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'payload' });
     });
     // A well-formed pair is fine, in keys and values alike.
-    const ok = await gql(url, ASSERT, { input: { claimKey: 'in/pair', statement: 's', value: { ['🙂']: '🙂' } } }, token);
+    const ok = await gql(
+      url,
+      ASSERT,
+      { input: { claimKey: 'in/pair', statement: 's', value: { ['🙂']: '🙂' } } },
+      token,
+    );
     expect(ok.data.assertBelief.__typename).toBe('BeliefAsserted');
   });
 
@@ -84,10 +112,26 @@ describe.each(engines())('input rules on %s', (engine) => {
       for (const [query, vars, field] of [
         ['query($a: String) { beliefs(after: $a) { totalCount } }', { a: raw(`i1:${huge}`) }, 'after'],
         ['query($a: String) { effects(after: $a) { totalCount } }', { a: raw('i1:99999999999999999999') }, 'after'],
-        ['query($id: ID!, $a: String) { node(id: $id) { ... on Retraction { beliefs(after: $a) { totalCount } } } }', { id: retraction, a: raw(`d1:0:${huge}`) }, 'after'],
-        ['query($id: ID!, $a: String) { node(id: $id) { ... on Retraction { beliefs(after: $a) { totalCount } } } }', { id: retraction, a: raw('d1:2147483648:1') }, 'after'],
-        ['query($id: ID!, $a: String) { previewRetraction(beliefId: $id) { beliefs(first: 5, after: $a) { totalCount } } }', { id: b1, a: raw(`d1:0:${huge}`) }, 'after'],
-        ['mutation($i: RetractBeliefInput!) { retractBelief(input: $i) { id } }', { i: { beliefId: gid('Belief', huge), reason: 'r' } }, 'input.beliefId'],
+        [
+          'query($id: ID!, $a: String) { node(id: $id) { ... on Retraction { beliefs(after: $a) { totalCount } } } }',
+          { id: retraction, a: raw(`d1:0:${huge}`) },
+          'after',
+        ],
+        [
+          'query($id: ID!, $a: String) { node(id: $id) { ... on Retraction { beliefs(after: $a) { totalCount } } } }',
+          { id: retraction, a: raw('d1:2147483648:1') },
+          'after',
+        ],
+        [
+          'query($id: ID!, $a: String) { previewRetraction(beliefId: $id) { beliefs(first: 5, after: $a) { totalCount } } }',
+          { id: b1, a: raw(`d1:0:${huge}`) },
+          'after',
+        ],
+        [
+          'mutation($i: RetractBeliefInput!) { retractBelief(input: $i) { id } }',
+          { i: { beliefId: gid('Belief', huge), reason: 'r' } },
+          'input.beliefId',
+        ],
         ['query($id: ID!) { belief(id: $id) { id } }', { id: gid('Belief', huge) }, 'id'],
       ] as Array<[string, Record<string, unknown>, string]>) {
         const e = one(await gql(url, query, vars, token));
@@ -100,16 +144,24 @@ describe.each(engines())('input rules on %s', (engine) => {
   it('MCP cursors beyond their columns are BAD_USER_INPUT naming after', async () => {
     const client = await httpClient(`${app.url()}/mcp`, token);
     try {
-      expect(await callError(client, 'get_receipt', { after: raw('d1:0:9223372036854775808') })).toMatch(/^BAD_USER_INPUT: after: /);
-      expect(await callError(client, 'list_owed_reversals', { after: raw('o1:9999999999999999999') })).toMatch(/^BAD_USER_INPUT: after: /);
+      expect(await callError(client, 'get_receipt', { after: raw('d1:0:9223372036854775808') })).toMatch(
+        /^BAD_USER_INPUT: after: /,
+      );
+      expect(await callError(client, 'list_owed_reversals', { after: raw('o1:9999999999999999999') })).toMatch(
+        /^BAD_USER_INPUT: after: /,
+      );
     } finally {
       await client.close();
     }
   });
 
   it('subscription cursors: components beyond xid8 and bigint, and a cursor from the future, are refused at once', async () => {
-    const xmax = await t.store.db.transaction().execute(async (tx) =>
-      (await sql<{ x: string }>`SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS x`.execute(tx)).rows[0]!.x);
+    const xmax = await t.store.db
+      .transaction()
+      .execute(
+        async (tx) =>
+          (await sql<{ x: string }>`SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS x`.execute(tx)).rows[0]!.x,
+      );
     const cursors: Array<[string, RegExp]> = [
       [raw('e1:99999999999999999999:1:-1'), /xid8/],
       [raw('e1:18446744073709551616:1:-1'), /xid8/],
@@ -120,24 +172,49 @@ describe.each(engines())('input rules on %s', (engine) => {
     ];
     const ws = `${app.url().replace('http', 'ws')}/graphql`;
     for (const [after, why] of cursors) {
-      const sub = subscribeWs(ws, 'subscription($after: String) { retractionEvents(after: $after) { cursor } }', { after }, token);
-      await sub.until((c) => c.errors.length > 0 || c.completed, 5_000, `a refusal of ${Buffer.from(after, 'base64url')}`);
+      const sub = subscribeWs(
+        ws,
+        'subscription($after: String) { retractionEvents(after: $after) { cursor } }',
+        { after },
+        token,
+      );
+      await sub.until(
+        (c) => c.errors.length > 0 || c.completed,
+        5_000,
+        `a refusal of ${Buffer.from(after, 'base64url')}`,
+      );
       expect(sub.errors.map((e) => [e.extensions?.code, e.extensions?.field])).toEqual([['BAD_USER_INPUT', 'after']]);
       expect(sub.errors[0]!.message).toMatch(why);
       await sub.close();
     }
     // The log's origin is still a valid cursor.
-    const origin = subscribeWs(ws, 'subscription($after: String) { retractionEvents(after: $after) { __typename } }', { after: raw('e1:0:0:-1') }, token);
+    const origin = subscribeWs(
+      ws,
+      'subscription($after: String) { retractionEvents(after: $after) { __typename } }',
+      { after: raw('e1:0:0:-1') },
+      token,
+    );
     await origin.until((c) => c.events.length > 0 || c.errors.length > 0, 10_000, 'the fixture retraction');
     expect(origin.errors).toEqual([]);
     await origin.close();
   });
 
   it('reusing an idempotency key for a different proposal is a CONFLICT naming the first effect; repeating it returns the first', async () => {
-    const first = { kind: 'refund', supportedBy: [b1, b2], idempotencyKey: 'in:idem', amount: { amountMinor: 100, currency: 'USD' }, payload: { a: 1, b: [2] } };
+    const first = {
+      kind: 'refund',
+      supportedBy: [b1, b2],
+      idempotencyKey: 'in:idem',
+      amount: { amountMinor: 100, currency: 'USD' },
+      payload: { a: 1, b: [2] },
+    };
     const made = await gql(url, PROPOSE, { input: first }, token);
     const effectId = made.data.proposeEffect.effect.id;
-    const again = await gql(url, PROPOSE, { input: { ...first, supportedBy: [b2, b1, b2], payload: { b: [2], a: 1 } } }, token);
+    const again = await gql(
+      url,
+      PROPOSE,
+      { input: { ...first, supportedBy: [b2, b1, b2], payload: { b: [2], a: 1 } } },
+      token,
+    );
     expect(again.data.proposeEffect.effect.id).toBe(effectId);
     await writesNothing(async () => {
       for (const [change, named] of [
@@ -159,13 +236,39 @@ describe.each(engines())('input rules on %s', (engine) => {
   it('currencies must be ISO 4217 codes', async () => {
     await writesNothing(async () => {
       for (const currency of ['XYZ', 'ABC', 'QQQ']) {
-        const e = one(await gql(url, PROPOSE, { input: { kind: 'refund', supportedBy: [b1], idempotencyKey: `in:cur:${currency}`, amount: { amountMinor: 1, currency } } }, token));
+        const e = one(
+          await gql(
+            url,
+            PROPOSE,
+            {
+              input: {
+                kind: 'refund',
+                supportedBy: [b1],
+                idempotencyKey: `in:cur:${currency}`,
+                amount: { amountMinor: 1, currency },
+              },
+            },
+            token,
+          ),
+        );
         expect(e.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'amount.currency' });
         expect(e.message).toMatch(/ISO 4217/);
       }
     });
     for (const currency of ['JPY', 'EUR', 'CHF']) {
-      const r = await gql(url, PROPOSE, { input: { kind: 'refund', supportedBy: [b1], idempotencyKey: `in:cur:${currency}`, amount: { amountMinor: 1, currency } } }, token);
+      const r = await gql(
+        url,
+        PROPOSE,
+        {
+          input: {
+            kind: 'refund',
+            supportedBy: [b1],
+            idempotencyKey: `in:cur:${currency}`,
+            amount: { amountMinor: 1, currency },
+          },
+        },
+        token,
+      );
       expect(r.data?.proposeEffect.__typename, JSON.stringify(r.errors)).toBe('EffectProposed');
     }
   });
@@ -173,11 +276,29 @@ describe.each(engines())('input rules on %s', (engine) => {
   it('claim keys are NFC-normalised: composed and decomposed spellings name one claim', async () => {
     const composed = 'in/caf\u00e9';
     const decomposed = 'in/cafe\u0301';
-    const a = await gql(url, ASSERT, { input: { claimKey: decomposed, statement: 'the café is open', value: true } }, token);
+    const a = await gql(
+      url,
+      ASSERT,
+      { input: { claimKey: decomposed, statement: 'the café is open', value: true } },
+      token,
+    );
     expect(a.data.assertBelief).toMatchObject({ __typename: 'BeliefAsserted', belief: { claimKey: composed } });
-    const b = await gql(url, ASSERT, { input: { claimKey: composed, statement: 'the café is open', value: true } }, token);
-    expect(b.data.assertBelief).toMatchObject({ __typename: 'BeliefCorroborated', belief: { id: a.data.assertBelief.belief.id } });
-    const listed = await gql(url, 'query($p: String) { beliefs(claimKeyPrefix: $p) { totalCount edges { node { claimKey } } } }', { p: 'in/cafe\u0301' }, token);
+    const b = await gql(
+      url,
+      ASSERT,
+      { input: { claimKey: composed, statement: 'the café is open', value: true } },
+      token,
+    );
+    expect(b.data.assertBelief).toMatchObject({
+      __typename: 'BeliefCorroborated',
+      belief: { id: a.data.assertBelief.belief.id },
+    });
+    const listed = await gql(
+      url,
+      'query($p: String) { beliefs(claimKeyPrefix: $p) { totalCount edges { node { claimKey } } } }',
+      { p: 'in/cafe\u0301' },
+      token,
+    );
     expect(listed.data.beliefs).toEqual({ totalCount: 1, edges: [{ node: { claimKey: composed } }] });
     await expectInvariants(t.store);
   });

@@ -15,10 +15,19 @@ const schema = buildSchema(fs.readFileSync(new URL('../../schema/schema.graphql'
 /** Every argument-free scalar field of a type: a connection's node read in full. */
 function allScalars(type: string): string {
   const t = schema.getType(type) as GraphQLObjectType;
-  return Object.values(t.getFields()).filter((f) => isLeafType(getNamedType(f.type)) && f.args.every((a) => !String(a.type).endsWith('!'))).map((f) => f.name).join(' ');
+  return Object.values(t.getFields())
+    .filter((f) => isLeafType(getNamedType(f.type)) && f.args.every((a) => !String(a.type).endsWith('!')))
+    .map((f) => f.name)
+    .join(' ');
 }
-const ROOTS = [['beliefs', 'Belief'], ['retractions', 'Retraction'], ['effects', 'Effect'], ['reversals', 'Reversal']] as const;
-const page = (field: string, type: string, first: string) => `${field}(first: ${first}) { totalCount pageInfo { hasNextPage endCursor } edges { cursor node { ${allScalars(type)} } } }`;
+const ROOTS = [
+  ['beliefs', 'Belief'],
+  ['retractions', 'Retraction'],
+  ['effects', 'Effect'],
+  ['reversals', 'Reversal'],
+] as const;
+const page = (field: string, type: string, first: string) =>
+  `${field}(first: ${first}) { totalCount pageInfo { hasNextPage endCursor } edges { cursor node { ${allScalars(type)} } } }`;
 
 /** A refusal for a limit: LIMIT_EXCEEDED naming the limit, in words, without "Syntax Error:" and without its value. */
 function expectLimit(errors: readonly WireError[] | undefined, limit: string, words: RegExp) {
@@ -43,7 +52,9 @@ describe.each(engines())('limits at the edge on %s', (engine) => {
   const CAP = 3;
 
   beforeAll(async () => {
-    s = await startApiServer(engine, { config: { corsOrigins: ['https://app.example'], limits: { subscriptionsPerToken: CAP } } });
+    s = await startApiServer(engine, {
+      config: { corsOrigins: ['https://app.example'], limits: { subscriptionsPerToken: CAP } },
+    });
     all = await agentWith(s.db.store, 'edge', SCOPES, 'all');
     other = await agentWith(s.db.store, 'edge', SCOPES, 'other');
   });
@@ -52,13 +63,42 @@ describe.each(engines())('limits at the edge on %s', (engine) => {
     await s?.close();
   });
 
-  it('graphql-armor\'s refusals carry LIMIT_EXCEEDED and the limit\'s name, over HTTP and graphql-ws; syntax and validation errors carry codes too', async () => {
-    const nested = (n: number) => `{ beliefs { edges { node { ${'justifications { premises { '.repeat(n)} id ${'} } '.repeat(n)} } } } }`;
-    expectLimit((await gql(s.http, nested(Math.ceil((LIMITS.depth - 2) / 2)), {}, all.token)).errors, 'depth', /nested too deeply/);
-    expectLimit((await gql(s.http, `{ ${Array.from({ length: LIMITS.aliases + 1 }, (_, i) => `a${i}: viewer { id }`).join(' ')} }`, {}, all.token)).errors, 'aliases', /too many aliases/);
-    expectLimit((await gql(s.http, `{ viewer { ${'name '.repeat(LIMITS.tokens + 10)} } }`, {}, all.token)).errors, 'tokens', /too many tokens/);
-    expectLimit((await gql(s.http, `{ viewer { id ${'@include(if: true) '.repeat(LIMITS.directives + 1)} } }`, {}, all.token)).errors, 'directives', /too many directives/);
-    const batch = await gqlRaw(s.http, JSON.stringify(Array.from({ length: LIMITS.batch + 1 }, () => ({ query: '{ viewer { id } }' }))), all.token);
+  it("graphql-armor's refusals carry LIMIT_EXCEEDED and the limit's name, over HTTP and graphql-ws; syntax and validation errors carry codes too", async () => {
+    const nested = (n: number) =>
+      `{ beliefs { edges { node { ${'justifications { premises { '.repeat(n)} id ${'} } '.repeat(n)} } } } }`;
+    expectLimit(
+      (await gql(s.http, nested(Math.ceil((LIMITS.depth - 2) / 2)), {}, all.token)).errors,
+      'depth',
+      /nested too deeply/,
+    );
+    expectLimit(
+      (
+        await gql(
+          s.http,
+          `{ ${Array.from({ length: LIMITS.aliases + 1 }, (_, i) => `a${i}: viewer { id }`).join(' ')} }`,
+          {},
+          all.token,
+        )
+      ).errors,
+      'aliases',
+      /too many aliases/,
+    );
+    expectLimit(
+      (await gql(s.http, `{ viewer { ${'name '.repeat(LIMITS.tokens + 10)} } }`, {}, all.token)).errors,
+      'tokens',
+      /too many tokens/,
+    );
+    expectLimit(
+      (await gql(s.http, `{ viewer { id ${'@include(if: true) '.repeat(LIMITS.directives + 1)} } }`, {}, all.token))
+        .errors,
+      'directives',
+      /too many directives/,
+    );
+    const batch = await gqlRaw(
+      s.http,
+      JSON.stringify(Array.from({ length: LIMITS.batch + 1 }, () => ({ query: '{ viewer { id } }' }))),
+      all.token,
+    );
     expect(batch.status).toBe(413);
     expectLimit(batch.body.errors, 'batch', /too many operations/);
 
@@ -69,10 +109,16 @@ describe.each(engines())('limits at the edge on %s', (engine) => {
 
     const client = wsClient(s.ws, all.token);
     try {
-      const aliases = subscribeWs(client, `subscription { ${Array.from({ length: LIMITS.aliases + 1 }, (_, i) => `a${i}: retractionEvents { cursor }`).join(' ')} }`);
+      const aliases = subscribeWs(
+        client,
+        `subscription { ${Array.from({ length: LIMITS.aliases + 1 }, (_, i) => `a${i}: retractionEvents { cursor }`).join(' ')} }`,
+      );
       await aliases.until((c) => c.errors.length > 0 || c.completed, 20_000, 'the alias refusal');
       expectLimit(aliases.errors, 'aliases', /too many aliases/);
-      const tokens = subscribeWs(client, `subscription { retractionEvents { ${'cursor '.repeat(LIMITS.tokens + 10)} } }`);
+      const tokens = subscribeWs(
+        client,
+        `subscription { retractionEvents { ${'cursor '.repeat(LIMITS.tokens + 10)} } }`,
+      );
       await tokens.until((c) => c.errors.length > 0, 20_000, 'the token refusal');
       expectLimit(tokens.errors, 'tokens', /too many tokens/);
       const broken = subscribeWs(client, 'subscription { retractionEvents { ');
@@ -88,7 +134,10 @@ describe.each(engines())('limits at the edge on %s', (engine) => {
       ['query($id: ID!) { node(id: $id) { id } }', {}],
       ['query($id: ID!) { node(id: $id) { id } }', { id: null }],
       ['query($n: Int) { beliefs(first: $n) { totalCount } }', { n: 'x' }],
-      ['mutation($i: RetractBeliefInput!) { retractBelief(input: $i) { id } }', { i: { beliefId: 'x', reason: 'r', extra: 1 } }],
+      [
+        'mutation($i: RetractBeliefInput!) { retractBelief(input: $i) { id } }',
+        { i: { beliefId: 'x', reason: 'r', extra: 1 } },
+      ],
     ] as const) {
       const r = await gql(s.http, query, variables, all.token);
       expect({ query, variables, codes: codes(r.errors) }).toEqual({ query, variables, codes: ['BAD_USER_INPUT'] });
@@ -114,12 +163,21 @@ describe.each(engines())('limits at the edge on %s', (engine) => {
     await belief(s.core, actor, 'edge/one');
     const literal = ok(await gql(s.http, `{ ${ROOTS.map(([f, t]) => page(f, t, '500')).join(' ')} }`, {}, all.token));
     expect(literal.beliefs.totalCount).toBeGreaterThanOrEqual(1);
-    const byVariable = ok(await gql(s.http, `query($n: Int) { ${ROOTS.map(([f, t]) => page(f, t, '$n')).join(' ')} }`, { n: 500 }, all.token));
+    const byVariable = ok(
+      await gql(
+        s.http,
+        `query($n: Int) { ${ROOTS.map(([f, t]) => page(f, t, '$n')).join(' ')} }`,
+        { n: 500 },
+        all.token,
+      ),
+    );
     expect(Object.keys(byVariable)).toEqual(ROOTS.map(([f]) => f));
 
-    const nested = 'query($n: Int, $m: Int) { beliefs(first: $n) { edges { node { id dependents(first: $m) { edges { node { id claimKey } } } } } } }';
+    const nested =
+      'query($n: Int, $m: Int) { beliefs(first: $n) { edges { node { id dependents(first: $m) { edges { node { id claimKey } } } } } } }';
     expectLimit((await gql(s.http, nested, { n: 500, m: 500 }, all.token)).errors, 'cost', /too expensive/);
-    const literal500x500 = '{ beliefs(first: 500) { edges { node { id dependents(first: 500) { edges { node { id claimKey } } } } } } }';
+    const literal500x500 =
+      '{ beliefs(first: 500) { edges { node { id dependents(first: 500) { edges { node { id claimKey } } } } } } }';
     expectLimit((await gql(s.http, literal500x500, {}, all.token)).errors, 'cost', /too expensive/);
     ok(await gql(s.http, nested, { n: 500, m: 5 }, all.token));
   });
@@ -136,7 +194,14 @@ describe.each(engines())('limits at the edge on %s', (engine) => {
       let n = 0;
       const retractOne = async () => {
         const bel = await belief(s.core, actor, `edge/subs-${++n}`);
-        ok(await gql(s.http, 'mutation($b: ID!) { retractBelief(input: { beliefId: $b, reason: "live?" }) { id } }', { b: gid('Belief', bel.id) }, all.token));
+        ok(
+          await gql(
+            s.http,
+            'mutation($b: ID!) { retractBelief(input: { beliefId: $b, reason: "live?" }) { id } }',
+            { b: gid('Belief', bel.id) },
+            all.token,
+          ),
+        );
       };
       const deadline = Date.now() + 60_000;
       while (open.some((c) => c.events.length === 0)) {
@@ -181,7 +246,9 @@ describe.each(engines())('limits at the edge on %s', (engine) => {
           fresh[i] = subscribeWs(c, q);
         }
         await retractOne();
-        await Promise.all(fresh.map((f) => f.until((x) => x.events.length > 0 || x.errors.length > 0, 1_000).catch(() => {})));
+        await Promise.all(
+          fresh.map((f) => f.until((x) => x.events.length > 0 || x.errors.length > 0, 1_000).catch(() => {})),
+        );
       }
       others.push(...fresh);
     } finally {
@@ -191,13 +258,18 @@ describe.each(engines())('limits at the edge on %s', (engine) => {
     }
   });
 
-  it('MCP batches are capped like GraphQL\'s: a batch over the cap is 413 with a JSON-RPC error naming RETRACT_MCP_MAX_BATCH; one at the cap is answered', async () => {
+  it("MCP batches are capped like GraphQL's: a batch over the cap is 413 with a JSON-RPC error naming RETRACT_MCP_MAX_BATCH; one at the cap is answered", async () => {
     const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/list', params: {} });
-    const post = (body: unknown, contentType = 'application/json') => fetch(`${s.base}/mcp`, {
-      method: 'POST',
-      headers: { 'content-type': contentType, accept: 'application/json, text/event-stream', authorization: `Bearer ${all.token}` },
-      body: JSON.stringify(body),
-    });
+    const post = (body: unknown, contentType = 'application/json') =>
+      fetch(`${s.base}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': contentType,
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${all.token}`,
+        },
+        body: JSON.stringify(body),
+      });
     const over = await post(Array.from({ length: 100 }, (_, i) => call(i + 1)));
     expect(over.status).toBe(413);
     const refusal = await over.json();
@@ -217,11 +289,21 @@ describe.each(engines())('limits at the edge on %s', (engine) => {
       expect(r.status, type).toBe(200);
       expect(r.data.viewer.name).toMatch(/^all-/);
     }
-    expect((await gql(s.http, '{ viewer { name } }', {}, all.token, { accept: 'APPLICATION/GRAPHQL-RESPONSE+JSON' })).status).toBe(200);
+    expect(
+      (await gql(s.http, '{ viewer { name } }', {}, all.token, { accept: 'APPLICATION/GRAPHQL-RESPONSE+JSON' })).status,
+    ).toBe(200);
     const refusals = [
       await fetch(s.http, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{}' }),
-      await fetch(s.http, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"query":"{ viewer { id } }"}' }),
-      await fetch(s.http, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'image/png' }, body: '{"query":"{ viewer { id } }"}' }),
+      await fetch(s.http, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: '{"query":"{ viewer { id } }"}',
+      }),
+      await fetch(s.http, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'image/png' },
+        body: '{"query":"{ viewer { id } }"}',
+      }),
     ];
     for (const r of refusals) {
       expect(r.status).toBeGreaterThanOrEqual(400);
@@ -234,11 +316,19 @@ describe.each(engines())('limits at the edge on %s', (engine) => {
 
   it('CORS is a stated policy: none by default; the configured origins get preflight grants and their header, any other origin a 403 preflight and none', async () => {
     expect(configFromEnv({}).corsOrigins).toEqual([]);
-    expect(configFromEnv({ RETRACT_CORS_ORIGINS: 'https://a.example, https://b.example/' }).corsOrigins).toEqual(['https://a.example', 'https://b.example']);
-    const preflight = (origin: string, path = '/graphql') => fetch(`${s.base}${path}`, {
-      method: 'OPTIONS',
-      headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
-    });
+    expect(configFromEnv({ RETRACT_CORS_ORIGINS: 'https://a.example, https://b.example/' }).corsOrigins).toEqual([
+      'https://a.example',
+      'https://b.example',
+    ]);
+    const preflight = (origin: string, path = '/graphql') =>
+      fetch(`${s.base}${path}`, {
+        method: 'OPTIONS',
+        headers: {
+          origin,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'authorization, content-type',
+        },
+      });
     for (const path of ['/graphql', '/mcp']) {
       const granted = await preflight('https://app.example', path);
       expect(granted.status).toBe(204);
@@ -254,7 +344,9 @@ describe.each(engines())('limits at the edge on %s', (engine) => {
     expect(fromApp.headers.get('access-control-allow-origin')).toBe('https://app.example');
     const fromEvil = await gql(s.http, '{ viewer { name } }', {}, all.token, { origin: 'https://evil.example' });
     expect(fromEvil.headers.get('access-control-allow-origin')).toBeNull();
-    const getFromEvil = await fetch(`${s.http}?query=${encodeURIComponent('{ effectKinds { kind } }')}`, { headers: { origin: 'https://evil.example', accept: 'application/json' } });
+    const getFromEvil = await fetch(`${s.http}?query=${encodeURIComponent('{ effectKinds { kind } }')}`, {
+      headers: { origin: 'https://evil.example', accept: 'application/json' },
+    });
     expect(getFromEvil.headers.get('access-control-allow-origin')).toBeNull();
   });
 });

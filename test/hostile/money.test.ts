@@ -40,7 +40,8 @@ describe.each(engines())('money beyond 2^53−1 on %s', (engine) => {
     const actor = { fleet: 'm', agentId: a.agent.id };
     await registerEffectKind(core, actor, { kind: 'refund', reversible: true });
     const b = await belief(core, actor, 'big/refunds');
-    for (let i = 0; i < 3; i++) await executed(core, actor, await proposed(core, actor, 'refund', [b], `big-${i}`, MAX), `bank-${i}`);
+    for (let i = 0; i < 3; i++)
+      await executed(core, actor, await proposed(core, actor, 'refund', [b], `big-${i}`, MAX), `bank-${i}`);
     root = gid('Belief', b.id);
   });
   afterAll(async () => {
@@ -49,31 +50,60 @@ describe.each(engines())('money beyond 2^53−1 on %s', (engine) => {
   });
 
   it('previewRetraction, retractBelief and retraction.totals answer the exact sum and flag amountMinor as capped', async () => {
-    const preview = await gql(url, `query($id: ID!) { previewRetraction(beliefId: $id) { ${TOTALS} } }`, { id: root }, token);
+    const preview = await gql(
+      url,
+      `query($id: ID!) { previewRetraction(beliefId: $id) { ${TOTALS} } }`,
+      { id: root },
+      token,
+    );
     expect(errorsOf(preview)).toEqual([]);
     expect(preview.data.previewRetraction.totals).toEqual(bigTotals);
 
-    const sub = subscribeWs(`${app.url().replace('http', 'ws')}/graphql`,
-      `subscription { retractionEvents { __typename ... on RetractionCommitted { ${TOTALS} } } }`, {}, token);
+    const sub = subscribeWs(
+      `${app.url().replace('http', 'ws')}/graphql`,
+      `subscription { retractionEvents { __typename ... on RetractionCommitted { ${TOTALS} } } }`,
+      {},
+      token,
+    );
     // The subscription starts from now: wait until it is live before retracting.
     await new Promise((r) => setTimeout(r, 500));
-    const done = await gql(url, `mutation($i: RetractBeliefInput!) { retractBelief(input: $i) { id ${TOTALS} } }`, { i: { beliefId: root, reason: 'too big' } }, token);
+    const done = await gql(
+      url,
+      `mutation($i: RetractBeliefInput!) { retractBelief(input: $i) { id ${TOTALS} } }`,
+      { i: { beliefId: root, reason: 'too big' } },
+      token,
+    );
     expect(errorsOf(done)).toEqual([]);
     expect(done.data.retractBelief.totals).toEqual(bigTotals);
 
-    const read = await gql(url, `query($id: ID!) { node(id: $id) { ... on Retraction { ${TOTALS} } } }`, { id: done.data.retractBelief.id }, token);
+    const read = await gql(
+      url,
+      `query($id: ID!) { node(id: $id) { ... on Retraction { ${TOTALS} } } }`,
+      { id: done.data.retractBelief.id },
+      token,
+    );
     expect(errorsOf(read)).toEqual([]);
     expect(read.data.node.totals).toEqual(bigTotals);
 
-    await sub.until((c) => c.results.some((r) => (r.data as any)?.retractionEvents?.__typename === 'RetractionCommitted') || c.errors.length > 0, 10_000, 'RetractionCommitted');
+    await sub.until(
+      (c) =>
+        c.results.some((r) => (r.data as any)?.retractionEvents?.__typename === 'RetractionCommitted') ||
+        c.errors.length > 0,
+      10_000,
+      'RetractionCommitted',
+    );
     expect(sub.errors).toEqual([]);
-    const committed = sub.results.map((r) => (r.data as any).retractionEvents).find((e) => e.__typename === 'RetractionCommitted');
+    const committed = sub.results
+      .map((r) => (r.data as any).retractionEvents)
+      .find((e) => e.__typename === 'RetractionCommitted');
     expect(committed.totals).toEqual(bigTotals);
     await sub.close();
 
     // One effect's own amount is within range: exact and not capped.
     const effects = await gql(url, `{ effects(first: 5) { edges { node { amount { ${MONEY} } } } } }`, {}, token);
-    expect(effects.data.effects.edges.map((e: any) => e.node.amount)).toEqual(Array(3).fill({ amountMinor: MAX, amountMinorExact: String(MAX), amountMinorCapped: false, currency: 'USD' }));
+    expect(effects.data.effects.edges.map((e: any) => e.node.amount)).toEqual(
+      Array(3).fill({ amountMinor: MAX, amountMinorExact: String(MAX), amountMinorCapped: false, currency: 'USD' }),
+    );
     await expectInvariants(t.store);
   });
 
@@ -81,13 +111,25 @@ describe.each(engines())('money beyond 2^53−1 on %s', (engine) => {
     const client = await httpClient(`${app.url()}/mcp`, token);
     try {
       const receipt = await call(client, 'get_receipt');
-      const exact = { amountMinor: MAX, amountMinorExact: SUM, amountMinorCapped: true, currency: 'USD', formatted: '$270,215,977,642,229.73' };
+      const exact = {
+        amountMinor: MAX,
+        amountMinorExact: SUM,
+        amountMinorCapped: true,
+        currency: 'USD',
+        formatted: '$270,215,977,642,229.73',
+      };
       expect(receipt.totals.exposure).toEqual([exact]);
       expect(receipt.totals.owed).toEqual([exact]);
       const owed = await call(client, 'list_owed_reversals');
       expect(owed.totalCount).toBe(3);
       expect(owed.owed).toEqual([exact]);
-      expect(owed.items[0].amount).toEqual({ amountMinor: MAX, amountMinorExact: String(MAX), amountMinorCapped: false, currency: 'USD', formatted: '$90,071,992,547,409.91' });
+      expect(owed.items[0].amount).toEqual({
+        amountMinor: MAX,
+        amountMinorExact: String(MAX),
+        amountMinorCapped: false,
+        currency: 'USD',
+        formatted: '$90,071,992,547,409.91',
+      });
     } finally {
       await client.close();
     }

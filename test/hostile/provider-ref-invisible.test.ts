@@ -30,7 +30,27 @@ for (let cp = 0; cp <= 0x10ffff; cp++) {
   if (INVISIBLE.test(c)) ALL_INVISIBLE.push(c);
 }
 /** The ones the hostile pass used, always among the picks. */
-const NAMED = ['\u200e', '\u200f', '\u061c', '\u00ad', '\u034f', '\u2062', '\ufe0f', '\u3164', '\u{e0041}', '\u{e007f}', '\u202a', '\u202b', '\u202c', '\u202d', '\u202e', '\u2066', '\u2067', '\u2068', '\u2069'];
+const NAMED = [
+  '\u200e',
+  '\u200f',
+  '\u061c',
+  '\u00ad',
+  '\u034f',
+  '\u2062',
+  '\ufe0f',
+  '\u3164',
+  '\u{e0041}',
+  '\u{e007f}',
+  '\u202a',
+  '\u202b',
+  '\u202c',
+  '\u202d',
+  '\u202e',
+  '\u2066',
+  '\u2067',
+  '\u2068',
+  '\u2069',
+];
 const invisible = fc.oneof(fc.constantFrom(...NAMED), fc.constantFrom(...ALL_INVISIBLE));
 
 /** `s` with 1–3 invisible characters inserted: before it, after it, or inside it. */
@@ -42,10 +62,12 @@ const withInvisibles = (s: string) =>
   });
 /** `s` with the case of each letter chosen at random (the forms all differ from `s` as bytes, most of the time). */
 const anyCase = (s: string) =>
-  fc.array(fc.boolean(), { minLength: s.length, maxLength: s.length }).map((up) => [...s].map((c, i) => (up[i] ? c.toUpperCase() : c.toLowerCase())).join(''));
+  fc
+    .array(fc.boolean(), { minLength: s.length, maxLength: s.length })
+    .map((up) => [...s].map((c, i) => (up[i] ? c.toUpperCase() : c.toLowerCase())).join(''));
 
 describe('global ids are recognised in any letter case', () => {
-  it('every casing of every type\'s encoded global id, padded or not, is that type', () => {
+  it("every casing of every type's encoded global id, padded or not, is that type", () => {
     fc.assert(
       fc.property(
         fc.constantFrom(...NODE_TYPES),
@@ -64,14 +86,21 @@ describe('global ids are recognised in any letter case', () => {
   });
 
   it('provider references of the same shape are not mistaken for one', () => {
-    for (const ref of ['prv_3MtwBwLkdIwHu7ix28a3tqPa', 'ch_1Nq2x8LkdIwHu7ix', '8515131751004933', 'UmV2ZXJzYWw6', 'abcdefghijklmnop', 're_3OeQ4x2eZvKYlo2C1u0WmXcP']) {
+    for (const ref of [
+      'prv_3MtwBwLkdIwHu7ix28a3tqPa',
+      'ch_1Nq2x8LkdIwHu7ix',
+      '8515131751004933',
+      'UmV2ZXJzYWw6',
+      'abcdefghijklmnop',
+      're_3OeQ4x2eZvKYlo2C1u0WmXcP',
+    ]) {
       expect(asGlobalId(ref), ref).toBeNull();
     }
   });
 });
 
-describe('the HTTP adapter\'s echo check (no store at hand)', () => {
-  it('treats a reference with an invisible character, or a re-cased global id, as not the provider\'s', () => {
+describe("the HTTP adapter's echo check (no store at hand)", () => {
+  it("treats a reference with an invisible character, or a re-cased global id, as not the provider's", () => {
     fc.assert(
       fc.property(fc.constantFrom('reversal:k-1', 'k-1', '12').chain(withInvisibles), (ref) => {
         expect(echoOf(ref, ['reversal:k-1', '12'])).toMatch(/invisible or format character/);
@@ -104,7 +133,11 @@ describe.each(engines())('providerRef: invisible characters and re-cased ids on 
   const confirm = (reversalId: string, providerRef: string): Promise<GqlResponse> =>
     gql(s.http, CONFIRM, { i: { reversalId: gid('Reversal', reversalId), providerRef } }, actor.token);
   const callback = (body: string) =>
-    fetch(`${s.base}/providers/callback`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-retract-signature': signBody(SECRET, body) }, body });
+    fetch(`${s.base}/providers/callback`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-retract-signature': signBody(SECRET, body) },
+      body,
+    });
   /** Nothing was confirmed: the reversal is still OWED and nothing is settled. */
   const stillOwed = async (r: { retractionId: string }) => {
     const d = ok(await gql(s.http, SETTLED, { id: gid('Retraction', r.retractionId) }, actor.token)).retraction;
@@ -128,7 +161,9 @@ describe.each(engines())('providerRef: invisible characters and re-cased ids on 
       const res = await confirm(r.id, ref);
       expect(codes(res.errors), JSON.stringify(ref)).toEqual(['BAD_USER_INPUT']);
       expect(res.errors![0]!.extensions?.field).toBe('providerRef');
-      expect(res.errors![0]!.message).toMatch(/^providerRef: (.*Default_Ignorable_Code_Point, Cf, Bidi_Control.*found U\+[0-9A-F]{4,}|.*issued)/);
+      expect(res.errors![0]!.message).toMatch(
+        /^providerRef: (.*Default_Ignorable_Code_Point, Cf, Bidi_Control.*found U\+[0-9A-F]{4,}|.*issued)/,
+      );
     }
     expect(await tableDigests(s.db.store)).toEqual(before);
     await stillOwed(r);
@@ -137,10 +172,25 @@ describe.each(engines())('providerRef: invisible characters and re-cased ids on 
 
   it('property: our keys, ids and global ids with invisible characters inserted, or re-cased, are never confirmed', async () => {
     const r = await owed();
-    const targets = [r.key, r.key.replace(/^reversal:/, ''), r.id, r.effectId, gid('Reversal', r.id), gid('Effect', r.effectId), `Reversal:${r.id}`];
+    const targets = [
+      r.key,
+      r.key.replace(/^reversal:/, ''),
+      r.id,
+      r.effectId,
+      gid('Reversal', r.id),
+      gid('Effect', r.effectId),
+      `Reversal:${r.id}`,
+    ];
     const ref = fc.oneof(
       fc.constantFrom(...targets).chain(withInvisibles),
-      fc.constantFrom(gid('Reversal', r.id), gid('Retraction', r.retractionId), gid('Effect', r.effectId), gid('Agent', actor.agentId)).chain(anyCase),
+      fc
+        .constantFrom(
+          gid('Reversal', r.id),
+          gid('Retraction', r.retractionId),
+          gid('Effect', r.effectId),
+          gid('Agent', actor.agentId),
+        )
+        .chain(anyCase),
       fc.constantFrom(gid('Reversal', r.id), gid('Effect', r.effectId)).chain(anyCase).chain(withInvisibles),
     );
     const before = await tableDigests(s.db.store);
@@ -160,8 +210,17 @@ describe.each(engines())('providerRef: invisible characters and re-cased ids on 
   it('the signed provider callback refuses the same references (400), writing nothing', async () => {
     const r = await owed();
     const before = await tableDigests(s.db.store);
-    for (const providerRef of [`${r.key}\u200e`, `${r.key}\u3164`, `${r.key}\u{e0041}`, `\u2067${r.key}`, gid('Reversal', r.id).toLowerCase()]) {
-      for (const body of [JSON.stringify({ reversalId: r.id, providerRef }), JSON.stringify({ idempotencyKey: r.key, providerRef })]) {
+    for (const providerRef of [
+      `${r.key}\u200e`,
+      `${r.key}\u3164`,
+      `${r.key}\u{e0041}`,
+      `\u2067${r.key}`,
+      gid('Reversal', r.id).toLowerCase(),
+    ]) {
+      for (const body of [
+        JSON.stringify({ reversalId: r.id, providerRef }),
+        JSON.stringify({ idempotencyKey: r.key, providerRef }),
+      ]) {
         const res = await callback(body);
         expect(res.status, body).toBe(400);
         expect(((await res.json()) as { error: string }).error).toMatch(/^providerRef: /);
@@ -172,7 +231,7 @@ describe.each(engines())('providerRef: invisible characters and re-cased ids on 
     await expectInvariants(s.db.store);
   });
 
-  it('a provider\'s own reference, in any case and with spaces at its ends, still confirms', async () => {
+  it("a provider's own reference, in any case and with spaces at its ends, still confirms", async () => {
     const r = await owed();
     const res = await callback(JSON.stringify({ reversalId: r.id, providerRef: ' PRV_3mTWbWlKDiWhU7IX28A3TQpA ' }));
     expect(res.status).toBe(200);

@@ -89,7 +89,7 @@ describe.each(engines())('providerRef: references we issued are refused on %s', 
     await expectRefused(r, r.key.toUpperCase());
   });
 
-  it('refuses identifiers of other rows of the fleet: another effect\'s key, another reversal\'s key, a raw id, any of our global ids', async () => {
+  it("refuses identifiers of other rows of the fleet: another effect's key, another reversal's key, a raw id, any of our global ids", async () => {
     const r = await owed();
     const other = await owed();
     await expectRefused(r, `  PR${n}:REFUND-0\u00a0`);
@@ -107,7 +107,9 @@ describe.each(engines())('providerRef: references we issued are refused on %s', 
     const before = await tableDigests(s.db.store);
     const body = JSON.stringify({ reversalId: r.id, providerRef: gid('Reversal', r.id) });
     const res = await fetch(`${s.base}/providers/callback`, {
-      method: 'POST', headers: { 'content-type': 'application/json', 'x-retract-signature': signBody(SECRET, body) }, body,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-retract-signature': signBody(SECRET, body) },
+      body,
     });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: string }).error).toMatch(/^providerRef: .*issued/);
@@ -119,7 +121,11 @@ describe.each(engines())('providerRef: references we issued are refused on %s', 
   it("a provider's own reference still confirms and sums into settled; a replay is a no-op; another reference is a CONFLICT", async () => {
     const r = await owed();
     const ref = 'prv_3MtwBwLkdIwHu7ix28a3tqPa';
-    expect(ok(await confirm(r.id, ref)).confirmReversal).toEqual({ id: gid('Reversal', r.id), status: 'CONFIRMED', providerRef: ref });
+    expect(ok(await confirm(r.id, ref)).confirmReversal).toEqual({
+      id: gid('Reversal', r.id),
+      status: 'CONFIRMED',
+      providerRef: ref,
+    });
     expect(await settled(r.retractionId)).toBe(r.amountMinor);
     const before = await tableDigests(s.db.store);
     expect(ok(await confirm(r.id, ref)).confirmReversal.providerRef).toBe(ref);
@@ -136,13 +142,33 @@ describe.each(engines())('providerRef: references we issued are refused on %s', 
   });
 
   it('normalises in SQL exactly as in TypeScript (retract_ref_fold = foldRef)', async () => {
-    const edges = [...EDGE.replace('\u2000-\u200d', '')].concat(Array.from({ length: 14 }, (_, i) => String.fromCharCode(0x2000 + i)));
+    const edges = [...EDGE.replace('\u2000-\u200d', '')].concat(
+      Array.from({ length: 14 }, (_, i) => String.fromCharCode(0x2000 + i)),
+    );
     const corpus = [
-      'reversal:K-1', 'ABC xyz', 'e\u0301', '\u00c9T\u00c9', 'A\u030a', '\u0130stanbul', 'STRASSE \u00df', '\u01c4', 'a\u0327\u0301', '\u00ad x \u00ad',
-      '\u034fk\u034f', '\u200b\u200bK\ufeff', '\uff32\uff25\uff36', '\ud83d\ude00 Z', 'x\u2060', '\u3000\u3000Y', ...edges.map((c) => `${c}Q${c}`), ...edges,
+      'reversal:K-1',
+      'ABC xyz',
+      'e\u0301',
+      '\u00c9T\u00c9',
+      'A\u030a',
+      '\u0130stanbul',
+      'STRASSE \u00df',
+      '\u01c4',
+      'a\u0327\u0301',
+      '\u00ad x \u00ad',
+      '\u034fk\u034f',
+      '\u200b\u200bK\ufeff',
+      '\uff32\uff25\uff36',
+      '\ud83d\ude00 Z',
+      'x\u2060',
+      '\u3000\u3000Y',
+      ...edges.map((c) => `${c}Q${c}`),
+      ...edges,
     ];
     const r = await sql<{ i: number; f: string | null }>`
-      SELECT i::int, retract_ref_fold(t) AS f FROM unnest(${corpus}::text[]) WITH ORDINALITY AS x(t, i)`.execute(s.db.store.db);
+      SELECT i::int, retract_ref_fold(t) AS f FROM unnest(${corpus}::text[]) WITH ORDINALITY AS x(t, i)`.execute(
+      s.db.store.db,
+    );
     expect(r.rows.sort((a, b) => a.i - b.i).map((x) => x.f)).toEqual(corpus.map(foldRef));
   });
 });

@@ -26,12 +26,16 @@ describe('a second server on the same data directory', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('is refused in one line naming the owner\'s pid and the directory, exit 1; the first keeps serving', async () => {
+  it("is refused in one line naming the owner's pid and the directory, exit 1; the first keeps serving", async () => {
     const second = start({ RETRACT_DATA_DIR: dir });
     expect(await second.exited).toBe(1);
     const lines = second.stderr().trim().split('\n');
     expect(lines, second.stderr()).toHaveLength(1);
-    expect(lines[0]).toMatch(new RegExp(`^retract: The data directory ${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is in use by process ${first.child.pid}\\.`));
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `^retract: The data directory ${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is in use by process ${first.child.pid}\\.`,
+      ),
+    );
     expect(second.stderr()).not.toMatch(/\n\s+at |Uncaught|node:internal/);
     expect((await fetch(`${url}/health`)).status).toBe(200);
   });
@@ -43,7 +47,9 @@ describe('a second server on the same data directory', () => {
       expect(await third.exited).toBe(1);
       const lines = third.stderr().trim().split('\n');
       expect(lines, third.stderr()).toHaveLength(1);
-      expect(lines[0]).toMatch(new RegExp(`^retract: port ${new URL(url).port} on 127\\.0\\.0\\.1 is in use by another process`));
+      expect(lines[0]).toMatch(
+        new RegExp(`^retract: port ${new URL(url).port} on 127\\.0\\.0\\.1 is in use by another process`),
+      );
       expect(fs.existsSync(path.join(other, 'retract.lock'))).toBe(false);
     } finally {
       fs.rmSync(other, { recursive: true, force: true });

@@ -50,7 +50,9 @@ describe('slow clients', () => {
   let port: number;
 
   beforeAll(async () => {
-    s = await startApiServer('pglite', { config: { limits: { headersTimeoutMs: HEADERS_MS, requestTimeoutMs: REQUEST_MS } } });
+    s = await startApiServer('pglite', {
+      config: { limits: { headersTimeoutMs: HEADERS_MS, requestTimeoutMs: REQUEST_MS } },
+    });
     port = Number(new URL(s.base).port);
     agent = await agentWith(s.db.store, 'slow', SCOPES, 'slow');
   });
@@ -63,21 +65,33 @@ describe('slow clients', () => {
     expect(DEFAULT_LIMITS.requestTimeoutMs).toBe(30_000);
     const c = configFromEnv({ RETRACT_HEADERS_TIMEOUT_MS: '2500', RETRACT_REQUEST_TIMEOUT_MS: '9000' });
     expect([c.limits.headersTimeoutMs, c.limits.requestTimeoutMs]).toEqual([2_500, 9_000]);
-    expect(() => configFromEnv({ RETRACT_REQUEST_TIMEOUT_MS: 'soon' })).toThrow(/RETRACT_REQUEST_TIMEOUT_MS must be a positive integer/);
+    expect(() => configFromEnv({ RETRACT_REQUEST_TIMEOUT_MS: 'soon' })).toThrow(
+      /RETRACT_REQUEST_TIMEOUT_MS must be a positive integer/,
+    );
   });
 
   it('half-sent headers and half-sent bodies, 125 of each (250 held at once), are answered 408 with a JSON body and closed in time; an open SSE stream outlives them; the server keeps serving', async () => {
     const q = 'subscription { retractionEvents { __typename } }';
     const sse = subscribeSse(s.http, q, {}, agent.token);
     try {
-      const headers = Array.from({ length: 125 }, () => stall(port, 'POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n'));
-      const bodies = Array.from({ length: 125 }, () => stall(port, 'POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"query":'));
+      const headers = Array.from({ length: 125 }, () =>
+        stall(port, 'POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n'),
+      );
+      const bodies = Array.from({ length: 125 }, () =>
+        stall(
+          port,
+          'POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"query":',
+        ),
+      );
       const held = [...headers, ...bodies];
       let timer: NodeJS.Timeout | undefined;
       const results = await Promise.race([
         Promise.all(held.map((h) => h.closed)),
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`stalled connections still open after ${within(REQUEST_MS)} ms`)), within(REQUEST_MS));
+          timer = setTimeout(
+            () => reject(new Error(`stalled connections still open after ${within(REQUEST_MS)} ms`)),
+            within(REQUEST_MS),
+          );
         }),
       ]).finally(() => {
         clearTimeout(timer);
@@ -98,7 +112,14 @@ describe('slow clients', () => {
       while (sse.events.length === 0) {
         expect(Date.now(), 'an event on the SSE stream').toBeLessThan(deadline);
         const b = await belief(s.core, { fleet: 'slow', agentId: agent.id }, `slow/${++n}`);
-        ok(await gql(s.http, 'mutation($b: ID!) { retractBelief(input: { beliefId: $b, reason: "still streaming?" }) { id } }', { b: gid('Belief', b.id) }, agent.token));
+        ok(
+          await gql(
+            s.http,
+            'mutation($b: ID!) { retractBelief(input: { beliefId: $b, reason: "still streaming?" }) { id } }',
+            { b: gid('Belief', b.id) },
+            agent.token,
+          ),
+        );
         await sse.until((c) => c.events.length > 0, 1_000).catch(() => {});
       }
       expect(sse.failures).toEqual([]);
@@ -117,7 +138,9 @@ describe('slow clients', () => {
     const done = new Promise<void>((r) => socket.on('close', () => r()));
     socket.write(`POST /graphql HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${agent.token}\r\n`);
     await new Promise((r) => setTimeout(r, HEADERS_MS / 4));
-    socket.write(`Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 5)}`);
+    socket.write(
+      `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 5)}`,
+    );
     await new Promise((r) => setTimeout(r, HEADERS_MS / 4));
     socket.end(body.slice(5));
     await done;

@@ -15,7 +15,10 @@ const withHeaders = (headers: Record<string, string>) =>
   };
 
 /** How a graphql-ws connection ended up: acknowledged (and `viewer.name` read on it), or closed with a code before any ack. */
-async function connect(url: string, opts: { connectionParams?: Record<string, unknown>; headers?: Record<string, string> }): Promise<{ acked: boolean; closeCode?: number; viewer?: string }> {
+async function connect(
+  url: string,
+  opts: { connectionParams?: Record<string, unknown>; headers?: Record<string, string> },
+): Promise<{ acked: boolean; closeCode?: number; viewer?: string }> {
   let acked = false;
   let closeCode: number | undefined;
   const client = createClient({
@@ -28,11 +31,14 @@ async function connect(url: string, opts: { connectionParams?: Record<string, un
   });
   try {
     const viewer = await new Promise<string | undefined>((resolve) => {
-      client.subscribe<{ viewer: { name: string } }>({ query: '{ viewer { name } }' }, {
-        next: (r) => resolve(r.data?.viewer.name),
-        error: () => resolve(undefined),
-        complete: () => resolve(undefined),
-      });
+      client.subscribe<{ viewer: { name: string } }>(
+        { query: '{ viewer { name } }' },
+        {
+          next: (r) => resolve(r.data?.viewer.name),
+          error: () => resolve(undefined),
+          complete: () => resolve(undefined),
+        },
+      );
     });
     return { acked, closeCode, viewer };
   } finally {
@@ -49,7 +55,9 @@ function raw(url: string, init: unknown | null, headers: Record<string, string> 
     socket.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
     socket.once('error', () => {});
   });
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => socket.once('close', (code, reason) => resolve({ code, reason: String(reason) })));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    socket.once('close', (code, reason) => resolve({ code, reason: String(reason) })),
+  );
   socket.on('message', (d) => heard.push(JSON.parse(String(d)) as { type: string }));
   if (init !== null) socket.once('open', () => socket.send(JSON.stringify({ type: 'connection_init', payload: init })));
   return { socket, heard, opened, closed };
@@ -68,7 +76,9 @@ describe.each(engines())('WebSocket authentication on %s', (engine) => {
   const CAP = 3;
 
   beforeAll(async () => {
-    s = await startApiServer(engine, { config: { limits: { wsUnauthenticatedPerAddress: CAP, wsInitTimeoutMs: 1_000 } } });
+    s = await startApiServer(engine, {
+      config: { limits: { wsUnauthenticatedPerAddress: CAP, wsInitTimeoutMs: 1_000 } },
+    });
     agent = await agentWith(s.db.store, 'wsauth', SCOPES, 'wsauth');
   });
   afterAll(async () => {
@@ -95,17 +105,27 @@ describe.each(engines())('WebSocket authentication on %s', (engine) => {
       { connectionParams: {} },
       { connectionParams: { authorization: 'Bearer rt_forged_token_0123456789' } },
       { connectionParams: { headers: { Authorization: agent.token } } },
-      { headers: { Authorization: 'Bearer rt_forged_token_0123456789' }, connectionParams: { authorization: `Bearer ${agent.token}` } },
+      {
+        headers: { Authorization: 'Bearer rt_forged_token_0123456789' },
+        connectionParams: { authorization: `Bearer ${agent.token}` },
+      },
     ]) {
-      expect(await connect(s.ws, how), JSON.stringify(how)).toEqual({ acked: false, closeCode: 4403, viewer: undefined });
+      expect(await connect(s.ws, how), JSON.stringify(how)).toEqual({
+        acked: false,
+        closeCode: 4403,
+        viewer: undefined,
+      });
     }
   });
 
-  it('urql with graphql-ws\'s subscription exchange: a query and a subscription run with a token; without one the socket is closed 4403', async () => {
+  it("urql with graphql-ws's subscription exchange: a query and a subscription run with a token; without one the socket is closed 4403", async () => {
     const run = async (token: string | null) => {
       const closes: number[] = [];
       const ws = createClient({
-        url: s.ws, webSocketImpl: WebSocket, retryAttempts: 0, lazy: true,
+        url: s.ws,
+        webSocketImpl: WebSocket,
+        retryAttempts: 0,
+        lazy: true,
         connectionParams: token ? { authorization: `Bearer ${token}` } : {},
         // Kept open between operations: a lazy client closing its socket as the next subscribe arrives can lose it.
         lazyCloseTimeout: 5_000,
@@ -131,16 +151,31 @@ describe.each(engines())('WebSocket authentication on %s', (engine) => {
         if (token) {
           // A subscription starts from "now" once the server has it: retract a fresh belief until one is heard.
           for (let attempt = 0; events.length === 0 && attempt < 5; attempt++) {
-            const asserted = await urql.mutation(`mutation { assertBelief(input: { claimKey: "wsauth:urql/${attempt}", statement: "urql was here" }) { ... on BeliefAsserted { belief { id } } } }`, {}).toPromise();
+            const asserted = await urql
+              .mutation(
+                `mutation { assertBelief(input: { claimKey: "wsauth:urql/${attempt}", statement: "urql was here" }) { ... on BeliefAsserted { belief { id } } } }`,
+                {},
+              )
+              .toPromise();
             expect(asserted.error).toBeUndefined();
             const id = (asserted.data as { assertBelief: { belief: { id: string } } }).assertBelief.belief.id;
-            const retracted = await urql.mutation(`mutation { retractBelief(input: { beliefId: "${id}", reason: "urql test" }) { id } }`, {}).toPromise();
+            const retracted = await urql
+              .mutation(`mutation { retractBelief(input: { beliefId: "${id}", reason: "urql test" }) { id } }`, {})
+              .toPromise();
             expect(retracted.error).toBeUndefined();
-            await expect.poll(() => events.length, { timeout: 3_000 }).toBeGreaterThan(0).catch(() => {});
+            await expect
+              .poll(() => events.length, { timeout: 3_000 })
+              .toBeGreaterThan(0)
+              .catch(() => {});
           }
         }
         sub.unsubscribe();
-        return { viewer: (q.data as { viewer?: { name: string } } | undefined)?.viewer?.name, failed: !!q.error, closes, events: events.length > 0 };
+        return {
+          viewer: (q.data as { viewer?: { name: string } } | undefined)?.viewer?.name,
+          failed: !!q.error,
+          closes,
+          events: events.length > 0,
+        };
       } finally {
         await ws.dispose();
       }
@@ -194,7 +229,13 @@ describe('WebSocket authentication with anonymous connections allowed', () => {
 
   it('acks a socket without a token (its operations are then UNAUTHENTICATED) and closes one with a bad token 4403', async () => {
     let acked = false;
-    const client: Client = createClient({ url: s.ws, webSocketImpl: WebSocket, retryAttempts: 0, lazy: true, on: { connected: () => void (acked = true) } });
+    const client: Client = createClient({
+      url: s.ws,
+      webSocketImpl: WebSocket,
+      retryAttempts: 0,
+      lazy: true,
+      on: { connected: () => void (acked = true) },
+    });
     try {
       const answer = await new Promise<unknown>((resolve) => {
         client.subscribe({ query: '{ viewer { name } }' }, { next: resolve, error: resolve, complete: () => {} });
@@ -204,6 +245,10 @@ describe('WebSocket authentication with anonymous connections allowed', () => {
     } finally {
       await client.dispose();
     }
-    expect(await connect(s.ws, { connectionParams: { authorization: 'Bearer rt_forged_token_0123456789' } })).toEqual({ acked: false, closeCode: 4403, viewer: undefined });
+    expect(await connect(s.ws, { connectionParams: { authorization: 'Bearer rt_forged_token_0123456789' } })).toEqual({
+      acked: false,
+      closeCode: 4403,
+      viewer: undefined,
+    });
   });
 });

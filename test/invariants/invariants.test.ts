@@ -27,10 +27,11 @@ describe.each(engines())('checkInvariants catches corruption on %s', (engine) =>
 
   /** Runs `corrupt` as the owner with row security off, expects the rule to be reported with `row`, then runs `undo`. */
   async function caught(rule: RegExp, row: Record<string, unknown>, corrupt: string, undo: string) {
-    const owner = (q: string) => t.store.db.transaction().execute(async (tx) => {
-      await sql`SET LOCAL row_security = off`.execute(tx);
-      await sql.raw(q).execute(tx);
-    });
+    const owner = (q: string) =>
+      t.store.db.transaction().execute(async (tx) => {
+        await sql`SET LOCAL row_security = off`.execute(tx);
+        await sql.raw(q).execute(tx);
+      });
     await expectInvariants(t.store);
     await owner(corrupt);
     try {
@@ -54,26 +55,37 @@ describe.each(engines())('checkInvariants catches corruption on %s', (engine) =>
     await expectInvariants(t.store);
     // Add the retracted a to d's standing justification {b}: {a, b} no longer holds (one premise
     // down is enough), so d is ACTIVE with no justification standing.
-    const js = await sql<{ id: string }>`SELECT j.id::text FROM justifications j JOIN justification_premises p ON p.fleet_id = j.fleet_id AND p.justification_id = j.id
+    const js = await sql<{
+      id: string;
+    }>`SELECT j.id::text FROM justifications j JOIN justification_premises p ON p.fleet_id = j.fleet_id AND p.justification_id = j.id
       WHERE j.fleet_id = 'inv' AND j.belief_id = ${d.id} AND p.premise_id = ${b.id}`.execute(t.store.db);
     const jid = js.rows[0]!.id;
-    await caught(/an ACTIVE derived belief has a justification/, { id: d.id },
+    await caught(
+      /an ACTIVE derived belief has a justification/,
+      { id: d.id },
       `INSERT INTO justification_premises (justification_id, premise_id, fleet_id) VALUES (${jid}, ${a.id}, 'inv')`,
-      `DELETE FROM justification_premises WHERE justification_id = ${jid} AND premise_id = ${a.id}`);
+      `DELETE FROM justification_premises WHERE justification_id = ${jid} AND premise_id = ${a.id}`,
+    );
   });
 
   it('a retraction whose count disagrees with the beliefs carrying it is reported', async () => {
     const r = await belief(core, actor, 'inv/r');
     const { retractionId } = await retractBelief(core, actor, { beliefId: r.id, reason: 'r was wrong' });
-    await caught(/counts exactly the beliefs that carry it/, { id: retractionId },
+    await caught(
+      /counts exactly the beliefs that carry it/,
+      { id: retractionId },
       `UPDATE retractions SET beliefs_retracted = beliefs_retracted + 1 WHERE id = ${retractionId}`,
-      `UPDATE retractions SET beliefs_retracted = beliefs_retracted - 1 WHERE id = ${retractionId}`);
+      `UPDATE retractions SET beliefs_retracted = beliefs_retracted - 1 WHERE id = ${retractionId}`,
+    );
   });
 
   it('a belief without its BeliefAsserted event is reported', async () => {
     const e = await belief(core, actor, 'inv/e');
-    await caught(/every belief, effect, cancellation and reversal has its event/, { what: 'belief', id: e.id },
+    await caught(
+      /every belief, effect, cancellation and reversal has its event/,
+      { what: 'belief', id: e.id },
       `UPDATE events SET type = 'BeliefAssertedX' WHERE type = 'BeliefAsserted' AND ${e.id} = ANY(ids)`,
-      `UPDATE events SET type = 'BeliefAsserted' WHERE type = 'BeliefAssertedX'`);
+      `UPDATE events SET type = 'BeliefAsserted' WHERE type = 'BeliefAssertedX'`,
+    );
   });
 });

@@ -30,7 +30,17 @@ import { ROOT, TSX_CLI, call, callError, childEnv, httpClient, stdioClient } fro
 interface World {
   fleet: string;
   retractionId: string;
-  ids: { passport: string; identity: string; refundEligible: string; kycTier: string; forged: string; refund: string; charge: string; payout: string; inFlight: string };
+  ids: {
+    passport: string;
+    identity: string;
+    refundEligible: string;
+    kycTier: string;
+    forged: string;
+    refund: string;
+    charge: string;
+    payout: string;
+    inFlight: string;
+  };
   otherPassport: string;
   tokens: { receipts: string; noScope: string; admin: string; otherFleet: string };
 }
@@ -43,20 +53,36 @@ async function populate(store: Store): Promise<World> {
   const s = await passportStory(core, actor);
   const inFlight = await proposed(core, actor, 'refund', [s.derived[1]!], 'customer:4411:refund-2', 2_500);
   expect((await claimEffect(core, actor, { kinds: ['refund'] }))?.id).toBe(inFlight.id);
-  const { retractionId } = await retractBelief(core, actor, { beliefId: s.passport.id, reason: 'passport came back forged' });
-  const forged = asserted(await assertBelief(core, actor, {
-    claimKey: 'customer:4411/passport.authentic', statement: 'The passport of customer 4411 is forged', value: false, evidence: 'forensic report',
-  }));
+  const { retractionId } = await retractBelief(core, actor, {
+    beliefId: s.passport.id,
+    reason: 'passport came back forged',
+  });
+  const forged = asserted(
+    await assertBelief(core, actor, {
+      claimKey: 'customer:4411/passport.authentic',
+      statement: 'The passport of customer 4411 is forged',
+      value: false,
+      evidence: 'forensic report',
+    }),
+  );
 
   const otherOps = await createAgentDirect(store, { fleet: 'globex', name: 'ops', scopes: SCOPES });
   const other = await passportStory(core, { fleet: 'globex', agentId: otherOps.agent.id });
-  const tok = async (fleet: string, name: string, scopes: string[]) => (await createAgentDirect(store, { fleet, name, scopes })).token;
+  const tok = async (fleet: string, name: string, scopes: string[]) =>
+    (await createAgentDirect(store, { fleet, name, scopes })).token;
   return {
     fleet: 'acme',
     retractionId,
     ids: {
-      passport: s.passport.id, identity: s.derived[0]!.id, refundEligible: s.derived[1]!.id, kycTier: s.derived[2]!.id, forged: forged.id,
-      refund: s.refund.id, charge: s.charge.id, payout: s.pending.id, inFlight: inFlight.id,
+      passport: s.passport.id,
+      identity: s.derived[0]!.id,
+      refundEligible: s.derived[1]!.id,
+      kycTier: s.derived[2]!.id,
+      forged: forged.id,
+      refund: s.refund.id,
+      charge: s.charge.id,
+      payout: s.pending.id,
+      inFlight: inFlight.id,
     },
     otherPassport: other.passport.id,
     tokens: {
@@ -73,12 +99,30 @@ async function populate(store: Store): Promise<World> {
 /** What the database holds, read through the application path (not the reader), to compare the tools against. */
 async function expectedFrom(store: Store, w: World) {
   return inTx(store, { fleet: w.fleet, readOnly: true }, async (tx) => ({
-    fallen: await tx.selectFrom('beliefs').select(['id', 'claim_key', 'retraction_depth']).where('retraction_id', '=', w.retractionId).orderBy('retraction_depth').orderBy('id').execute(),
-    reversals: await tx.selectFrom('reversals').select(['id', 'effect_id', 'status', 'idempotency_key', 'amount_minor']).where('retraction_id', '=', w.retractionId).orderBy('id').execute(),
-    owed: await tx.selectFrom('reversals').select(['id', 'amount_minor']).where('status', 'in', ['OWED', 'DISPATCHED', 'FAILED']).orderBy('id').execute(),
+    fallen: await tx
+      .selectFrom('beliefs')
+      .select(['id', 'claim_key', 'retraction_depth'])
+      .where('retraction_id', '=', w.retractionId)
+      .orderBy('retraction_depth')
+      .orderBy('id')
+      .execute(),
+    reversals: await tx
+      .selectFrom('reversals')
+      .select(['id', 'effect_id', 'status', 'idempotency_key', 'amount_minor'])
+      .where('retraction_id', '=', w.retractionId)
+      .orderBy('id')
+      .execute(),
+    owed: await tx
+      .selectFrom('reversals')
+      .select(['id', 'amount_minor'])
+      .where('status', 'in', ['OWED', 'DISPATCHED', 'FAILED'])
+      .orderBy('id')
+      .execute(),
     cancelled: await tx.selectFrom('effects').select('id').where('cancelled_by', '=', w.retractionId).execute(),
     totals: await totalsFor(tx, w.fleet, w.retractionId),
-    active: new Set((await tx.selectFrom('beliefs').select('id').where('status', '=', 'ACTIVE').execute()).map((b) => b.id)),
+    active: new Set(
+      (await tx.selectFrom('beliefs').select('id').where('status', '=', 'ACTIVE').execute()).map((b) => b.id),
+    ),
   }));
 }
 type Expected = Awaited<ReturnType<typeof expectedFrom>>;
@@ -88,25 +132,51 @@ async function checkTools(client: Client, db: Expected, w: World) {
   const names = (await client.listTools()).tools.map((t) => t.name).sort();
   // receipts:read and beliefs:read open the receipt tools and the memory tools that only read (the memory graph's three among them); no write tool.
   expect(names).toEqual([
-    'as_of', 'explain_belief', 'get_receipt', 'get_reinstatement', 'list_owed_reversals', 'open_nodes', 'preview_retraction', 'read_graph', 'recall',
-    'search_beliefs', 'search_nodes', 'why',
+    'as_of',
+    'explain_belief',
+    'get_receipt',
+    'get_reinstatement',
+    'list_owed_reversals',
+    'open_nodes',
+    'preview_retraction',
+    'read_graph',
+    'recall',
+    'search_beliefs',
+    'search_nodes',
+    'why',
   ]);
 
   // get_receipt: the newest receipt of the fleet, by default.
   const receipt = await call(client, 'get_receipt');
-  expect(receipt.retraction).toMatchObject({ dbId: w.retractionId, id: gid('Retraction', w.retractionId), reason: 'passport came back forged', actor: { name: 'ops' } });
+  expect(receipt.retraction).toMatchObject({
+    dbId: w.retractionId,
+    id: gid('Retraction', w.retractionId),
+    reason: 'passport came back forged',
+    actor: { name: 'ops' },
+  });
   expect(receipt.retraction.root.dbId).toBe(w.ids.passport);
   expect(receipt.beliefs.totalCount).toBe(db.fallen.length);
-  expect(receipt.beliefs.items.map((b: any) => [b.dbId, b.depth])).toEqual(db.fallen.map((b) => [b.id, b.retraction_depth]));
+  expect(receipt.beliefs.items.map((b: any) => [b.dbId, b.depth])).toEqual(
+    db.fallen.map((b) => [b.id, b.retraction_depth]),
+  );
   expect(receipt.beliefs.items.map((b: any) => b.depth)).toEqual([0, 1, 1, 2]);
   expect(receipt.cancelledEffects.map((e: any) => e.dbId)).toEqual(db.cancelled.map((e) => e.id));
   expect(receipt.cancelledEffects.map((e: any) => e.dbId)).toEqual([w.ids.payout]);
   expect(receipt.reachedInFlight.map((e: any) => [e.dbId, e.status])).toEqual([[w.ids.inFlight, 'EXECUTING']]);
-  expect(receipt.reversals.map((r: any) => [r.dbId, r.effect.id, r.status, r.idempotencyKey, r.amount.amountMinor])).toEqual(
+  expect(
+    receipt.reversals.map((r: any) => [r.dbId, r.effect.id, r.status, r.idempotencyKey, r.amount.amountMinor]),
+  ).toEqual(
     db.reversals.map((r) => [r.id, gid('Effect', r.effect_id), r.status, r.idempotency_key, Number(r.amount_minor)]),
   );
-  const strip = (list: any[]) => list.map(({ amountMinorExact, currency }) => ({ amountMinor: amountMinorExact, currency }));
-  expect({ ...receipt.totals, exposure: strip(receipt.totals.exposure), owed: strip(receipt.totals.owed), unreachableAmount: strip(receipt.totals.unreachableAmount), settled: strip(receipt.totals.settled) }).toEqual(db.totals);
+  const strip = (list: any[]) =>
+    list.map(({ amountMinorExact, currency }) => ({ amountMinor: amountMinorExact, currency }));
+  expect({
+    ...receipt.totals,
+    exposure: strip(receipt.totals.exposure),
+    owed: strip(receipt.totals.owed),
+    unreachableAmount: strip(receipt.totals.unreachableAmount),
+    settled: strip(receipt.totals.settled),
+  }).toEqual(db.totals);
   expect(receipt.totals.owed[0].formatted).toBe('$1,240.00');
   expect(receipt.totals.unreachableAmount[0].formatted).toBe('$89.00');
   expect(receipt.totals.settled[0].formatted).toBe('$0.00');
@@ -125,19 +195,31 @@ async function checkTools(client: Client, db: Expected, w: World) {
   // explain_belief: a dependent two levels down, its lineage, its effects, and the retraction that took it.
   const eligible = await call(client, 'explain_belief', { beliefId: w.ids.refundEligible });
   expect(eligible.belief).toMatchObject({ dbId: w.ids.refundEligible, status: 'RETRACTED', grounded: false });
-  expect(eligible.lineage.beliefs.map((b: any) => [b.dbId, b.depth])).toEqual([[w.ids.identity, 1], [w.ids.passport, 2]]);
+  expect(eligible.lineage.beliefs.map((b: any) => [b.dbId, b.depth])).toEqual([
+    [w.ids.identity, 1],
+    [w.ids.passport, 2],
+  ]);
   expect(eligible.lineage.justifications.map((j: any) => [j.beliefId, j.holds, j.fallenPremiseIds])).toEqual([
     [gid('Belief', w.ids.refundEligible), false, [gid('Belief', w.ids.identity)]],
     [gid('Belief', w.ids.identity), false, [gid('Belief', w.ids.passport)]],
   ]);
   expect(eligible.dependents.beliefs).toEqual([]);
-  expect(eligible.effects.map((e: any) => [e.dbId, e.direct, e.reversal?.status ?? null])).toEqual([[w.ids.refund, true, 'OWED'], [w.ids.inFlight, true, null]]);
+  expect(eligible.effects.map((e: any) => [e.dbId, e.direct, e.reversal?.status ?? null])).toEqual([
+    [w.ids.refund, true, 'OWED'],
+    [w.ids.inFlight, true, null],
+  ]);
   expect(eligible.retraction).toMatchObject({ dbId: w.retractionId, depth: 2, reason: 'passport came back forged' });
   expect(eligible.retraction.why).toMatch(/depth 2 .*customer:4411\/passport\.authentic/);
   // The root: everything below it and every effect resting on that.
   const root = await call(client, 'explain_belief', { beliefId: gid('Belief', w.ids.passport), maxDepth: 5 });
-  expect(root.dependents.beliefs.map((b: any) => [b.dbId, b.depth])).toEqual([[w.ids.identity, 1], [w.ids.kycTier, 1], [w.ids.refundEligible, 2]]);
-  expect(root.effects.map((e: any) => e.dbId).sort()).toEqual([w.ids.refund, w.ids.charge, w.ids.payout, w.ids.inFlight].sort());
+  expect(root.dependents.beliefs.map((b: any) => [b.dbId, b.depth])).toEqual([
+    [w.ids.identity, 1],
+    [w.ids.kycTier, 1],
+    [w.ids.refundEligible, 2],
+  ]);
+  expect(root.effects.map((e: any) => e.dbId).sort()).toEqual(
+    [w.ids.refund, w.ids.charge, w.ids.payout, w.ids.inFlight].sort(),
+  );
   expect(root.effects.every((e: any) => e.direct === false)).toBe(true);
   expect(root.retraction).toMatchObject({ depth: 0 });
   // By claim key: the ACTIVE belief on it now, a premise that stands.
@@ -153,8 +235,16 @@ async function checkTools(client: Client, db: Expected, w: World) {
   // list_owed_reversals: only this fleet's unsettled reversals, with their sum.
   const owed = await call(client, 'list_owed_reversals');
   expect(owed.items.map((r: any) => r.dbId)).toEqual(db.owed.map((r) => r.id));
-  expect(owed).toMatchObject({ totalCount: 1, hasNextPage: false, owed: [{ amountMinor: 124_000, currency: 'USD', formatted: '$1,240.00' }] });
-  expect(owed.items[0]).toMatchObject({ status: 'OWED', idempotencyKey: 'reversal:customer:4411:refund-1', effect: { kind: 'refund' } });
+  expect(owed).toMatchObject({
+    totalCount: 1,
+    hasNextPage: false,
+    owed: [{ amountMinor: 124_000, currency: 'USD', formatted: '$1,240.00' }],
+  });
+  expect(owed.items[0]).toMatchObject({
+    status: 'OWED',
+    idempotencyKey: 'reversal:customer:4411:refund-1',
+    effect: { kind: 'refund' },
+  });
   expect((await call(client, 'list_owed_reversals', { statuses: ['DISPATCHED'] })).totalCount).toBe(0);
 
   // search_beliefs: ACTIVE only by default; the retracted passport only when asked for.
@@ -163,51 +253,111 @@ async function checkTools(client: Client, db: Expected, w: World) {
   expect(hits.hits.every((h: any) => h.belief.status === 'ACTIVE' && db.active.has(h.belief.dbId))).toBe(true);
   expect(hits.hits.map((h: any) => h.belief.dbId)).toContain(w.ids.forged);
   expect(hits.snapshot).toEqual(expect.any(String));
-  const all = await call(client, 'search_beliefs', { text: 'The passport of customer 4411 is authentic', includeRetracted: true, claimKeyPrefix: 'customer:4411/passport' });
+  const all = await call(client, 'search_beliefs', {
+    text: 'The passport of customer 4411 is authentic',
+    includeRetracted: true,
+    claimKeyPrefix: 'customer:4411/passport',
+  });
   expect(all.hits.map((h: any) => h.belief.dbId).sort()).toEqual([w.ids.passport, w.ids.forged].sort());
   expect(all.hits[0].belief.dbId).toBe(w.ids.passport);
-  expect(await callError(client, 'search_beliefs', { text: 'x', claimKeyPrefix: 'bad prefix!' })).toMatch(/^BAD_USER_INPUT: claimKeyPrefix/);
+  expect(await callError(client, 'search_beliefs', { text: 'x', claimKeyPrefix: 'bad prefix!' })).toMatch(
+    /^BAD_USER_INPUT: claimKeyPrefix/,
+  );
 
   // The text content says the same figures.
   const r = await client.callTool({ name: 'get_receipt', arguments: {} });
-  expect((r.content as Array<{ text: string }>)[0]!.text).toMatch(/owed \$1,240\.00 \| unreachable \$89\.00 \| settled \$0\.00/);
+  expect((r.content as Array<{ text: string }>)[0]!.text).toMatch(
+    /owed \$1,240\.00 \| unreachable \$89\.00 \| settled \$0\.00/,
+  );
 }
 
 /** A write through the reader path fails in the database: read-only transaction, and a role without write grants. */
 async function expectWritesRefused(store: Store, fleet: string, beliefId: string) {
-  const code = (p: Promise<unknown>) => p.then(() => 'committed', (e) => (e as { code?: string }).code ?? String(e));
-  expect(await code(readerTx(store, fleet, (tx) => sql`UPDATE beliefs SET statement = 'tampered' WHERE id = ${beliefId}`.execute(tx)))).toBe('25006');
-  expect(await code(readerTx(store, fleet, (tx) => tx.insertInto('fleets').values({ id: 'intruder' }).execute()))).toBe('25006');
+  const code = (p: Promise<unknown>) =>
+    p.then(
+      () => 'committed',
+      (e) => (e as { code?: string }).code ?? String(e),
+    );
+  expect(
+    await code(
+      readerTx(store, fleet, (tx) => sql`UPDATE beliefs SET statement = 'tampered' WHERE id = ${beliefId}`.execute(tx)),
+    ),
+  ).toBe('25006');
+  expect(await code(readerTx(store, fleet, (tx) => tx.insertInto('fleets').values({ id: 'intruder' }).execute()))).toBe(
+    '25006',
+  );
   // Even a statement that switches role inside the transaction stays read-only.
-  expect(await code(readerTx(store, fleet, async (tx) => {
-    await sql`SET LOCAL ROLE retract_app`.execute(tx);
-    await sql`DELETE FROM adjudication_leases`.execute(tx);
-  }))).toBe('25006');
-  expect(await code(readerTx(store, fleet, async (tx) => {
-    await sql`SELECT 1`.execute(tx);
-    await sql`SET TRANSACTION READ WRITE`.execute(tx);
-  }))).toBe('25001');
+  expect(
+    await code(
+      readerTx(store, fleet, async (tx) => {
+        await sql`SET LOCAL ROLE retract_app`.execute(tx);
+        await sql`DELETE FROM adjudication_leases`.execute(tx);
+      }),
+    ),
+  ).toBe('25006');
+  expect(
+    await code(
+      readerTx(store, fleet, async (tx) => {
+        await sql`SELECT 1`.execute(tx);
+        await sql`SET TRANSACTION READ WRITE`.execute(tx);
+      }),
+    ),
+  ).toBe('25001');
   // And the role itself: in a transaction that is not read-only, retract_reader may not write.
-  expect(await code(inTx(store, { fleet, role: 'retract_reader' }, (tx) => sql`UPDATE beliefs SET statement = 'tampered' WHERE id = ${beliefId}`.execute(tx)))).toBe('42501');
-  expect(await code(inTx(store, { fleet, role: 'retract_reader' }, (tx) => sql`INSERT INTO store_meta (key, value) VALUES ('x', 'y')`.execute(tx)))).toBe('42501');
-  const stmt = await inTx(store, { fleet, readOnly: true }, (tx) => tx.selectFrom('beliefs').select('statement').where('id', '=', beliefId).executeTakeFirstOrThrow());
+  expect(
+    await code(
+      inTx(store, { fleet, role: 'retract_reader' }, (tx) =>
+        sql`UPDATE beliefs SET statement = 'tampered' WHERE id = ${beliefId}`.execute(tx),
+      ),
+    ),
+  ).toBe('42501');
+  expect(
+    await code(
+      inTx(store, { fleet, role: 'retract_reader' }, (tx) =>
+        sql`INSERT INTO store_meta (key, value) VALUES ('x', 'y')`.execute(tx),
+      ),
+    ),
+  ).toBe('42501');
+  const stmt = await inTx(store, { fleet, readOnly: true }, (tx) =>
+    tx.selectFrom('beliefs').select('statement').where('id', '=', beliefId).executeTakeFirstOrThrow(),
+  );
   expect(stmt.statement).not.toBe('tampered');
   expect(await proveReadOnly(store)).toEqual({ refusedWith: '25006', writableTables: [] });
   // retract_reader can read every table the tools read, and write none.
   const grants = await sql<{ t: string; sel: boolean; w: boolean }>`
     SELECT c.relname AS t, has_table_privilege('retract_reader', c.oid, 'SELECT') AS sel,
            has_table_privilege('retract_reader', c.oid, 'INSERT,UPDATE,DELETE,TRUNCATE') AS w
-      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relkind = 'r'`.execute(store.db);
-  for (const t of ['agents', 'beliefs', 'justifications', 'justification_premises', 'effects', 'effect_supports', 'reversals', 'retractions', 'store_meta', 'fleets']) {
+      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relkind = 'r'`.execute(
+    store.db,
+  );
+  for (const t of [
+    'agents',
+    'beliefs',
+    'justifications',
+    'justification_premises',
+    'effects',
+    'effect_supports',
+    'reversals',
+    'retractions',
+    'store_meta',
+    'fleets',
+  ]) {
     expect(grants.rows.find((g) => g.t === t)?.sel, t).toBe(true);
   }
   expect(grants.rows.filter((g) => g.w).map((g) => g.t)).toEqual([]);
 }
 
 /** Runs `retract mcp` and waits for it to exit; for the refusals that happen before any protocol. */
-function runMcp(env: Record<string, string>, input = ''): Promise<{ code: number | null; stderr: string; stdout: string }> {
+function runMcp(
+  env: Record<string, string>,
+  input = '',
+): Promise<{ code: number | null; stderr: string; stdout: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [TSX_CLI, 'src/cli/main.ts', 'mcp'], { cwd: ROOT, env: childEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [TSX_CLI, 'src/cli/main.ts', 'mcp'], {
+      cwd: ROOT,
+      env: childEnv(env),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     child.stdin.end(input);
     let stderr = '';
     let stdout = '';
@@ -232,7 +382,11 @@ describe.each(engines())('MCP receipt tools on %s', { timeout: 240_000 }, (engin
     if (engine === 'pglite') {
       // A data directory on disk that no server holds: the stdio child opens it itself.
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'retract-mcp-'));
-      const s = await openStore({ dataDir: dir, loadDataDir: new Blob([fs.readFileSync(inject('pgliteTemplate'))]), migrate: false });
+      const s = await openStore({
+        dataDir: dir,
+        loadDataDir: new Blob([fs.readFileSync(inject('pgliteTemplate'))]),
+        migrate: false,
+      });
       world = await populate(s);
       expected = await expectedFrom(s, world);
       await s.close();
@@ -256,8 +410,12 @@ describe.each(engines())('MCP receipt tools on %s', { timeout: 240_000 }, (engin
     const session = await stdioClient({ ...storeEnv, RETRACT_TOKEN: world.tokens.receipts });
     try {
       // The child proved read-only-ness against the database before serving.
-      expect(session.stderr()).toMatch(/serving get_receipt, .*search_beliefs, .*why.* for agent receipts-reader \(fleet acme\)/);
-      expect(session.stderr()).toMatch(/a write was refused with SQLSTATE 25006; retract_reader holds no write privilege/);
+      expect(session.stderr()).toMatch(
+        /serving get_receipt, .*search_beliefs, .*why.* for agent receipts-reader \(fleet acme\)/,
+      );
+      expect(session.stderr()).toMatch(
+        /a write was refused with SQLSTATE 25006; retract_reader holds no write privilege/,
+      );
       await checkTools(session.client, expected, world);
     } finally {
       await session.close();
@@ -271,7 +429,9 @@ describe.each(engines())('MCP receipt tools on %s', { timeout: 240_000 }, (engin
       runMcp({ ...storeEnv }),
     ]);
     expect(noScope.code).toBe(2);
-    expect(noScope.stderr).toMatch(/agent adjudicator \(fleet acme\) holds none of the scopes that open an MCP tool \(receipts:read, .*beliefs:write.*\)/);
+    expect(noScope.stderr).toMatch(
+      /agent adjudicator \(fleet acme\) holds none of the scopes that open an MCP tool \(receipts:read, .*beliefs:write.*\)/,
+    );
     expect(noScope.stdout).toBe('');
     if (unknown) {
       expect(unknown.code).toBe(2);
@@ -284,15 +444,33 @@ describe.each(engines())('MCP receipt tools on %s', { timeout: 240_000 }, (engin
 
   it('over stdio, piped: requests written before the input ends are all answered, then it exits 0', async () => {
     const lines = [
-      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'sh', version: '1' } } },
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'sh', version: '1' } },
+      },
       { jsonrpc: '2.0', method: 'notifications/initialized' },
       { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_owed_reversals', arguments: {} } },
-    ].map((m) => JSON.stringify(m)).join('\n');
+    ]
+      .map((m) => JSON.stringify(m))
+      .join('\n');
     const r = await runMcp({ ...storeEnv, RETRACT_TOKEN: world.tokens.receipts }, `${lines}\n`);
     expect(r.code, r.stderr).toBe(0);
-    const answers = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const answers = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(answers.map((a) => a.id)).toEqual([1, 2]);
-    expect(answers[1].result.structuredContent.owed).toEqual([{ amountMinor: 124_000, amountMinorExact: '124000', amountMinorCapped: false, currency: 'USD', formatted: '$1,240.00' }]);
+    expect(answers[1].result.structuredContent.owed).toEqual([
+      {
+        amountMinor: 124_000,
+        amountMinorExact: '124000',
+        amountMinorCapped: false,
+        currency: 'USD',
+        formatted: '$1,240.00',
+      },
+    ]);
   });
 
   it('over Streamable HTTP at /mcp: the same answers, the same refusals, and writes through its path fail in the database', async () => {
@@ -317,7 +495,9 @@ describe.each(engines())('MCP receipt tools on %s', { timeout: 240_000 }, (engin
     expect((await call(other, 'list_owed_reversals')).totalCount).toBe(0);
     await other.close();
 
-    await expect(httpClient(url, world.tokens.noScope)).rejects.toThrow(/holds none of the scopes that open an MCP tool/);
+    await expect(httpClient(url, world.tokens.noScope)).rejects.toThrow(
+      /holds none of the scopes that open an MCP tool/,
+    );
     await expect(httpClient(url, 'rt_not-a-real-token-at-all')).rejects.toThrow(/the bearer token is not valid/);
     await expect(httpClient(url, null)).rejects.toThrow(/a bearer token is required/);
     const get = await fetch(url, { headers: { authorization: `Bearer ${world.tokens.receipts}` } });
@@ -327,12 +507,15 @@ describe.each(engines())('MCP receipt tools on %s', { timeout: 240_000 }, (engin
     await expectInvariants(store);
   });
 
-  it.runIf(engine === 'pglite')('stdio on a data directory a server holds: says it cannot and points at /mcp, exits non-zero', async () => {
-    expect(app).toBeDefined();
-    const r = await runMcp({ ...storeEnv, RETRACT_TOKEN: world.tokens.receipts });
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/cannot open .*: process \d+ \(a running RETRACT server\?\) holds it/);
-    expect(r.stderr).toMatch(/\/mcp with the header "Authorization: Bearer <token>"/);
-    expect(r.stderr.trim().split('\n')).toHaveLength(1);
-  });
+  it.runIf(engine === 'pglite')(
+    'stdio on a data directory a server holds: says it cannot and points at /mcp, exits non-zero',
+    async () => {
+      expect(app).toBeDefined();
+      const r = await runMcp({ ...storeEnv, RETRACT_TOKEN: world.tokens.receipts });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/cannot open .*: process \d+ \(a running RETRACT server\?\) holds it/);
+      expect(r.stderr).toMatch(/\/mcp with the header "Authorization: Bearer <token>"/);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    },
+  );
 });

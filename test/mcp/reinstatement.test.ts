@@ -24,8 +24,15 @@ describe.each(engines())('MCP get_reinstatement on %s', (engine) => {
     const client = await httpClient(`${s.base}/mcp`, receipts.token);
     try {
       const got = await call(client, 'get_reinstatement', { retractionId });
-      expect(got.reinstatement).toMatchObject({ id: gid('Reinstatement', r.reinstatementId), status: 'REINSTATED', retractionId: gid('Retraction', retractionId) });
-      expect(got.moneyLines.map((l: any) => [l.line, l.priorStatus, l.amount.formatted])).toEqual([['VOIDED', 'OWED', '$1,240.00'], ['VOIDED', 'UNREACHABLE', '$89.00']]);
+      expect(got.reinstatement).toMatchObject({
+        id: gid('Reinstatement', r.reinstatementId),
+        status: 'REINSTATED',
+        retractionId: gid('Retraction', retractionId),
+      });
+      expect(got.moneyLines.map((l: any) => [l.line, l.priorStatus, l.amount.formatted])).toEqual([
+        ['VOIDED', 'OWED', '$1,240.00'],
+        ['VOIDED', 'UNREACHABLE', '$89.00'],
+      ]);
       expect(got.totals.reexecutionOwed.map((m: any) => m.formatted)).toEqual(['$0.00']);
       expect(got.totals.beliefsReinstated).toBe(4);
       expect(got.beliefs).toEqual({ totalCount: 4, items: [] });
@@ -42,7 +49,10 @@ describe.each(engines())('MCP get_reinstatement on %s', (engine) => {
     try {
       const got = await call(reader, 'get_reinstatement', { reinstatementId: r.reinstatementId });
       expect(got.beliefs.items.map((b: any) => [b.id, b.depth])).toEqual([
-        [gid('Belief', st.passport.id), 0], [gid('Belief', st.derived[0]!.id), 1], [gid('Belief', st.derived[2]!.id), 1], [gid('Belief', st.derived[1]!.id), 2],
+        [gid('Belief', st.passport.id), 0],
+        [gid('Belief', st.derived[0]!.id), 1],
+        [gid('Belief', st.derived[2]!.id), 1],
+        [gid('Belief', st.derived[1]!.id), 2],
       ]);
     } finally {
       await reader.close();

@@ -13,7 +13,13 @@ export const TSX_CLI = createRequire(import.meta.url).resolve('tsx/cli');
 export function childEnv(extra: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (v === undefined || /^(DATABASE_URL|RETRACT_ENGINE|RETRACT_DATA_DIR|RETRACT_TOKEN|RETRACT_BOOTSTRAP_TOKEN|NO_COLOR|FORCE_COLOR|PORT|HOST)$/.test(k)) continue;
+    if (
+      v === undefined ||
+      /^(DATABASE_URL|RETRACT_ENGINE|RETRACT_DATA_DIR|RETRACT_TOKEN|RETRACT_BOOTSTRAP_TOKEN|NO_COLOR|FORCE_COLOR|PORT|HOST)$/.test(
+        k,
+      )
+    )
+      continue;
     env[k] = v;
   }
   return { ...env, ...extra };
@@ -50,7 +56,12 @@ export async function stdioClient(env: Record<string, string>): Promise<StdioSes
 /** The SDK's Streamable HTTP client against `url` (…/mcp), with a bearer token when given. */
 export async function httpClient(url: string, token: string | null): Promise<Client> {
   const client = new Client({ name: 'retract-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), token ? { requestInit: { headers: { authorization: `Bearer ${token}` } } } : {}));
+  await client.connect(
+    new StreamableHTTPClientTransport(
+      new URL(url),
+      token ? { requestInit: { headers: { authorization: `Bearer ${token}` } } } : {},
+    ),
+  );
   return client;
 }
 
@@ -66,6 +77,7 @@ export async function call<T = any>(client: Client, name: string, args: Record<s
 /** Calls a tool that must fail; returns its error text. */
 export async function callError(client: Client, name: string, args: Record<string, unknown>): Promise<string> {
   const r = await client.callTool({ name, arguments: args });
-  if (!r.isError) throw new Error(`${name} was expected to fail, returned ${JSON.stringify(r.structuredContent).slice(0, 200)}`);
+  if (!r.isError)
+    throw new Error(`${name} was expected to fail, returned ${JSON.stringify(r.structuredContent).slice(0, 200)}`);
   return (r.content as Array<{ text: string }>)[0]!.text;
 }

@@ -15,7 +15,13 @@ import { expect } from 'vitest';
 import type { Actor, Core } from '../../src/core';
 import { addJustification, assertBelief } from '../../src/belief/belief.service';
 import { survivorIds } from '../../src/derivation/justification.repository';
-import { claimEffect, completeEffect, failEffect, proposeEffect, registerEffectKind } from '../../src/effect/effect.service';
+import {
+  claimEffect,
+  completeEffect,
+  failEffect,
+  proposeEffect,
+  registerEffectKind,
+} from '../../src/effect/effect.service';
 import { DomainError } from '../../src/errors/domain-error';
 import { checkInvariants } from '../../src/invariants/check';
 import { type Preview, previewRetraction, retractBelief } from '../../src/retraction/retraction.service';
@@ -31,7 +37,15 @@ export type Cmd =
   | { t: 'derive'; premises: number[]; fit: boolean; recent: boolean }
   | { t: 'justify'; aim: 'fit' | 'any' | 'cycle' | 'retracted' | 'self' | 'dup'; b: number; premises: number[] }
   | { t: 'corroborate'; b: number; premises: number[] }
-  | { t: 'propose'; supports: number[]; fit: boolean; kind: KindName; amount: Money | null; reuseKey: number | null; same?: boolean }
+  | {
+      t: 'propose';
+      supports: number[];
+      fit: boolean;
+      kind: KindName;
+      amount: Money | null;
+      reuseKey: number | null;
+      same?: boolean;
+    }
   | { t: 'claim'; kind: KindName | null; completeNext: boolean }
   | { t: 'complete'; e: number; fit: boolean; ref: 'own' | 'other' }
   | { t: 'fail'; e: number; fit: boolean }
@@ -58,16 +72,79 @@ const reuseKey = fc.oneof({ weight: 6, arbitrary: fc.constant(null) }, { weight:
 /** One random command; weights favour building a graph, executing effects and retracting. */
 const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ t: fc.constant('assert' as const), reuseClaim: fc.boolean(), pick }) },
-  { weight: 6, arbitrary: fc.record({ t: fc.constant('derive' as const), premises: picks, fit, recent: fc.boolean() }) },
-  { weight: 4, arbitrary: fc.record({ t: fc.constant('justify' as const), aim: fc.constantFrom('fit', 'fit', 'fit', 'any', 'cycle', 'cycle', 'retracted', 'self', 'dup'), b: pick, premises: picks }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({ t: fc.constant('derive' as const), premises: picks, fit, recent: fc.boolean() }),
+  },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      t: fc.constant('justify' as const),
+      aim: fc.constantFrom('fit', 'fit', 'fit', 'any', 'cycle', 'cycle', 'retracted', 'self', 'dup'),
+      b: pick,
+      premises: picks,
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('corroborate' as const), b: pick, premises: picks }) },
-  { weight: 6, arbitrary: fc.record({ t: fc.constant('propose' as const), supports: picks, fit, kind: fc.constantFrom<KindName>('rev', 'rev', 'irr'), amount: money, reuseKey, same: fc.boolean() }) },
-  { weight: 5, arbitrary: fc.record({ t: fc.constant('claim' as const), kind: fc.constantFrom<KindName | null>(null, null, null, null, 'rev', 'irr'), completeNext: fc.boolean() }) },
-  { weight: 3, arbitrary: fc.record({ t: fc.constant('complete' as const), e: pick, fit, ref: fc.constantFrom<'own' | 'other'>('own', 'own', 'other') }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      t: fc.constant('propose' as const),
+      supports: picks,
+      fit,
+      kind: fc.constantFrom<KindName>('rev', 'rev', 'irr'),
+      amount: money,
+      reuseKey,
+      same: fc.boolean(),
+    }),
+  },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      t: fc.constant('claim' as const),
+      kind: fc.constantFrom<KindName | null>(null, null, null, null, 'rev', 'irr'),
+      completeNext: fc.boolean(),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      t: fc.constant('complete' as const),
+      e: pick,
+      fit,
+      ref: fc.constantFrom<'own' | 'other'>('own', 'own', 'other'),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('fail' as const), e: pick, fit }) },
-  { weight: 3, arbitrary: fc.record({ t: fc.constant('retract' as const), b: pick, fit, afterPreview: fc.boolean(), underEffect: fc.boolean() }) },
-  { weight: 2, arbitrary: fc.record({ t: fc.constant('preview' as const), b: pick, fit, retractNext: fc.boolean(), page: fc.option(fc.integer({ min: 1, max: 3 }), { freq: 2 }) }) },
-  { weight: 3, arbitrary: fc.record({ t: fc.constant('confirm' as const), r: pick, fit, ref: fc.constantFrom<'fresh' | 'again' | 'ours'>('fresh', 'fresh', 'again', 'ours') }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      t: fc.constant('retract' as const),
+      b: pick,
+      fit,
+      afterPreview: fc.boolean(),
+      underEffect: fc.boolean(),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      t: fc.constant('preview' as const),
+      b: pick,
+      fit,
+      retractNext: fc.boolean(),
+      page: fc.option(fc.integer({ min: 1, max: 3 }), { freq: 2 }),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      t: fc.constant('confirm' as const),
+      r: pick,
+      fit,
+      ref: fc.constantFrom<'fresh' | 'again' | 'ours'>('fresh', 'fresh', 'again', 'ours'),
+    }),
+  },
   { weight: 3, arbitrary: fc.record({ t: fc.constant('reinstate' as const), r: pick, fit }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('restore' as const), e: pick, fit }) },
 );
@@ -84,7 +161,9 @@ export interface Env {
 /** Empties every fleet-owned table (as the owner; TRUNCATE is not subject to row security). */
 export async function resetTables(store: Store): Promise<void> {
   await sql`TRUNCATE belief_status_history, reinstatement_money, reinstatements, events, adjudication_leases, contradictions, reversals, effect_supports, effects, effect_kinds,
-    justification_premises, justifications, beliefs, retractions, claims, agent_tokens, agents, fleets`.execute(store.db);
+    justification_premises, justifications, beliefs, retractions, claims, agent_tokens, agents, fleets`.execute(
+    store.db,
+  );
 }
 
 /** How often each interesting case came up, across every scenario run in this process. */
@@ -110,14 +189,30 @@ export class Runner {
 
   constructor(readonly env: Env) {}
 
-  private get core() { return this.env.core; }
-  private get actor() { return this.env.actor; }
-  private idxs(pred: (i: number) => boolean, n: number) { return [...Array(n).keys()].filter(pred); }
-  private active() { return this.idxs((i) => this.m.beliefs[i]!.status === 'ACTIVE', this.m.beliefs.length); }
-  private retracted() { return this.idxs((i) => this.m.beliefs[i]!.status === 'RETRACTED', this.m.beliefs.length); }
-  private allBeliefs() { return [...this.m.beliefs.keys()]; }
-  private ids(bs: readonly number[]) { return bs.map((b) => this.beliefId[b]!); }
-  private premisesFrom(pool: number[], ps: number[]) { return pool.length ? distinct(ps.map((p) => at(pool, p)!)) : []; }
+  private get core() {
+    return this.env.core;
+  }
+  private get actor() {
+    return this.env.actor;
+  }
+  private idxs(pred: (i: number) => boolean, n: number) {
+    return [...Array(n).keys()].filter(pred);
+  }
+  private active() {
+    return this.idxs((i) => this.m.beliefs[i]!.status === 'ACTIVE', this.m.beliefs.length);
+  }
+  private retracted() {
+    return this.idxs((i) => this.m.beliefs[i]!.status === 'RETRACTED', this.m.beliefs.length);
+  }
+  private allBeliefs() {
+    return [...this.m.beliefs.keys()];
+  }
+  private ids(bs: readonly number[]) {
+    return bs.map((b) => this.beliefId[b]!);
+  }
+  private premisesFrom(pool: number[], ps: number[]) {
+    return pool.length ? distinct(ps.map((p) => at(pool, p)!)) : [];
+  }
 
   async setup(): Promise<void> {
     await registerEffectKind(this.core, this.actor, { kind: 'rev', reversible: REVERSIBLE.rev });
@@ -145,7 +240,9 @@ export class Runner {
   private async apply(cmd: Cmd, preview: { root: number; preview: Preview } | null): Promise<boolean> {
     switch (cmd.t) {
       case 'assert': {
-        const free = distinct(this.retracted().map((b) => this.m.beliefs[b]!.claimKey)).filter((k) => this.m.activeFor(k) === null);
+        const free = distinct(this.retracted().map((b) => this.m.beliefs[b]!.claimKey)).filter(
+          (k) => this.m.activeFor(k) === null,
+        );
         const claimKey = (cmd.reuseClaim && at(free, cmd.pick)) || `claim:${this.m.beliefs.length}`;
         return this.assert(claimKey, this.m.beliefs.length, []);
       }
@@ -153,14 +250,23 @@ export class Runner {
         // `recent` draws premises from the newest beliefs, which grows deep chains.
         const all = cmd.fit && this.active().length ? this.active() : this.allBeliefs();
         const pool = cmd.recent ? all.slice(-3) : all;
-        return this.assert(`claim:${this.m.beliefs.length}`, this.m.beliefs.length, this.premisesFrom(pool, cmd.premises));
+        return this.assert(
+          `claim:${this.m.beliefs.length}`,
+          this.m.beliefs.length,
+          this.premisesFrom(pool, cmd.premises),
+        );
       }
       case 'corroborate': {
         const b = at(this.active().length ? this.active() : this.allBeliefs(), cmd.b)!;
         const pool = this.active().length ? this.active() : this.allBeliefs();
-        return this.assert(this.m.beliefs[b]!.claimKey, this.m.beliefs[b]!.value, this.premisesFrom(pool, cmd.premises));
+        return this.assert(
+          this.m.beliefs[b]!.claimKey,
+          this.m.beliefs[b]!.value,
+          this.premisesFrom(pool, cmd.premises),
+        );
       }
-      case 'justify': return this.justify(cmd);
+      case 'justify':
+        return this.justify(cmd);
       case 'propose': {
         const pool = cmd.fit && this.active().length ? this.active() : this.allBeliefs();
         const reuse = cmd.reuseKey === null ? undefined : at(this.m.effects, cmd.reuseKey);
@@ -169,7 +275,8 @@ export class Runner {
         const [kind, amount] = repeat ? [repeat.kind, repeat.amount] : [cmd.kind, cmd.amount];
         const key = reuse?.key ?? `fx:${this.m.effects.length}`;
         const want = this.m.propose(key, kind, amount, supports);
-        const call = () => proposeEffect(this.core, this.actor, { kind, amount, supportedBy: this.ids(supports), idempotencyKey: key });
+        const call = () =>
+          proposeEffect(this.core, this.actor, { kind, amount, supportedBy: this.ids(supports), idempotencyKey: key });
         if ('error' in want) {
           this.trace.push(`propose ${key} ${kind} on [${supports}] → ${want.error} (${want.because})`);
           note('propose: key reused for another proposal');
@@ -207,20 +314,32 @@ export class Runner {
         const ref = cmd.ref === 'own' ? `ext:${e}` : `ext:${e}:other`;
         const reached = this.m.effects[e]!.status === 'EXECUTING' && this.m.effects[e]!.reachedBy !== null;
         const want = this.m.complete(e, ref);
-        note(`complete: ${'error' in want ? 'refused' : !want.changed ? 'repeat' : reached ? 'reached → reversal recorded' : 'executed'}`);
-        this.trace.push(`complete e${e} ${ref} → ${'error' in want ? want.error : want.changed ? 'EXECUTED' : 'no-op'}`);
-        await this.expectOutcome(want, () => completeEffect(this.core, this.actor, { effectId: this.effectId[e]!, externalRef: ref }));
+        note(
+          `complete: ${'error' in want ? 'refused' : !want.changed ? 'repeat' : reached ? 'reached → reversal recorded' : 'executed'}`,
+        );
+        this.trace.push(
+          `complete e${e} ${ref} → ${'error' in want ? want.error : want.changed ? 'EXECUTED' : 'no-op'}`,
+        );
+        await this.expectOutcome(want, () =>
+          completeEffect(this.core, this.actor, { effectId: this.effectId[e]!, externalRef: ref }),
+        );
         return 'error' in want || !want.changed;
       }
       case 'fail': {
-        const pool = cmd.fit ? this.idxs((i) => ['PENDING', 'EXECUTING'].includes(this.m.effects[i]!.status), this.m.effects.length) : [];
+        const pool = cmd.fit
+          ? this.idxs((i) => ['PENDING', 'EXECUTING'].includes(this.m.effects[i]!.status), this.m.effects.length)
+          : [];
         const e = at(pool.length ? pool : [...this.m.effects.keys()], cmd.e);
         if (e === undefined) return this.skip('fail');
         const reachedF = this.m.effects[e]!.reachedBy !== null && this.m.effects[e]!.status === 'EXECUTING';
         const want = this.m.fail(e);
-        note(`fail: ${'error' in want ? 'refused' : !want.changed ? 'repeat' : reachedF ? 'reached, no reversal' : 'failed'}`);
+        note(
+          `fail: ${'error' in want ? 'refused' : !want.changed ? 'repeat' : reachedF ? 'reached, no reversal' : 'failed'}`,
+        );
         this.trace.push(`fail e${e} → ${'error' in want ? want.error : want.changed ? 'FAILED' : 'no-op'}`);
-        await this.expectOutcome(want, () => failEffect(this.core, this.actor, { effectId: this.effectId[e]!, reason: 'executor gave up' }));
+        await this.expectOutcome(want, () =>
+          failEffect(this.core, this.actor, { effectId: this.effectId[e]!, reason: 'executor gave up' }),
+        );
         return 'error' in want || !want.changed;
       }
       case 'confirm': {
@@ -228,20 +347,33 @@ export class Runner {
         const r = at(pool.length ? pool : [...this.m.reversals.keys()], cmd.r);
         if (r === undefined) return this.skip('confirm');
         const rev = this.m.reversals[r]!;
-        const ref = cmd.ref === 'ours' ? rev.key : cmd.ref === 'again' && rev.providerRef ? rev.providerRef : `prv-${++this.refs}`;
+        const ref =
+          cmd.ref === 'ours'
+            ? rev.key
+            : cmd.ref === 'again' && rev.providerRef
+              ? rev.providerRef
+              : `prv-${++this.refs}`;
         const want = this.m.confirm(r, ref);
         note(`confirm: ${'error' in want ? `${want.error} (${want.because})` : want.changed ? 'confirmed' : 'repeat'}`);
-        this.trace.push(`confirm reversal of e${rev.effect} ${ref} → ${'error' in want ? want.error : want.changed ? 'CONFIRMED' : 'no-op'}`);
+        this.trace.push(
+          `confirm reversal of e${rev.effect} ${ref} → ${'error' in want ? want.error : want.changed ? 'CONFIRMED' : 'no-op'}`,
+        );
         const reversalId = await this.reversalIdOf(rev.effect);
         await this.expectOutcome(want, () => confirmReversal(this.core, this.actor, { reversalId, providerRef: ref }));
         return 'error' in want || !want.changed;
       }
       case 'reinstate': {
-        const pool = cmd.fit ? this.idxs((i) => !this.m.reinstatements.some((x) => x.retraction === i), this.m.retractions.length) : [];
+        const pool = cmd.fit
+          ? this.idxs((i) => !this.m.reinstatements.some((x) => x.retraction === i), this.m.retractions.length)
+          : [];
         const r = at(pool.length ? pool : [...this.m.retractions.keys()], cmd.r);
         if (r === undefined) return this.skip('reinstate');
         const want = this.m.reinstate(r);
-        const call = () => reinstateRetraction(this.core, this.actor, { retractionId: this.retractionId[r]!, reason: 'shown true after all' });
+        const call = () =>
+          reinstateRetraction(this.core, this.actor, {
+            retractionId: this.retractionId[r]!,
+            reason: 'shown true after all',
+          });
         if ('error' in want) {
           note(`reinstate: ${want.error} (${want.because})`);
           this.trace.push(`reinstate r${r} → ${want.error} (${want.because})`);
@@ -251,20 +383,28 @@ export class Runner {
         const ri = this.m.reinstatements[want.reinstatement]!;
         note(`reinstate: ${!want.created ? 'again (no-op)' : ri.status === 'BLOCKED' ? 'blocked' : 'reinstated'}`);
         if (want.created && ri.beliefs.length > 1) note('reinstate: cascade back');
-        if (want.created && ri.contradictions > (ri.status === 'BLOCKED' ? 1 : 0)) note('reinstate: dependent contradicted');
+        if (want.created && ri.contradictions > (ri.status === 'BLOCKED' ? 1 : 0))
+          note('reinstate: dependent contradicted');
         if (want.created && ri.lines.some((l) => l.line === 'VOIDED')) note('reinstate: reversal voided');
         if (want.created && ri.lines.some((l) => l.line === 'REEXECUTION_OWED')) note('reinstate: re-execution owed');
         if (want.created && ri.restorable.length) note('reinstate: restorable');
         if (want.created && this.m.beliefs.some((b) => b.retraction === r)) note('reinstate: some stay down');
-        this.trace.push(`reinstate r${r} → ${want.created ? `ri${want.reinstatement} ${ri.status}: [${ri.beliefs.map((x) => `b${x.belief}@${x.depth}`)}], lines [${ri.lines.map((l) => `${l.line} e${this.m.reversals[l.reversal]!.effect}`)}], restorable [${ri.restorable}]` : 'again, no-op'}`);
+        this.trace.push(
+          `reinstate r${r} → ${want.created ? `ri${want.reinstatement} ${ri.status}: [${ri.beliefs.map((x) => `b${x.belief}@${x.depth}`)}], lines [${ri.lines.map((l) => `${l.line} e${this.m.reversals[l.reversal]!.effect}`)}], restorable [${ri.restorable}]` : 'again, no-op'}`,
+        );
         const got = await call();
         if (want.created) this.reinstatementId[want.reinstatement] = got.reinstatementId;
-        expect({ id: got.reinstatementId, created: got.created, kind: got.kind })
-          .toEqual({ id: this.reinstatementId[want.reinstatement], created: want.created, kind: ri.status === 'BLOCKED' ? 'blocked' : 'reinstated' });
+        expect({ id: got.reinstatementId, created: got.created, kind: got.kind }).toEqual({
+          id: this.reinstatementId[want.reinstatement],
+          created: want.created,
+          kind: ri.status === 'BLOCKED' ? 'blocked' : 'reinstated',
+        });
         return !want.created;
       }
       case 'restore': {
-        const pool = cmd.fit ? this.m.reinstatements.flatMap((x) => x.restorable).filter((e) => this.m.effects[e]!.status === 'CANCELLED') : [];
+        const pool = cmd.fit
+          ? this.m.reinstatements.flatMap((x) => x.restorable).filter((e) => this.m.effects[e]!.status === 'CANCELLED')
+          : [];
         const e = at(pool.length ? pool : [...this.m.effects.keys()], cmd.e);
         if (e === undefined) return this.skip('restore');
         const want = this.m.restore(e);
@@ -276,7 +416,9 @@ export class Runner {
       case 'preview': {
         const b = at(cmd.fit && this.active().length ? this.active() : this.allBeliefs(), cmd.b)!;
         const plan = this.m.preview(b);
-        note(`preview: ${plan.beliefs.length === 0 ? 'retracted root' : plan.survivors.length ? 'with survivors' : 'no survivors'}`);
+        note(
+          `preview: ${plan.beliefs.length === 0 ? 'retracted root' : plan.survivors.length ? 'with survivors' : 'no survivors'}`,
+        );
         this.trace.push(`preview b${b} → ${plan.beliefs.length} beliefs`);
         const got = await previewRetraction(this.core, this.actor, { beliefId: this.beliefId[b]!, first: 500 });
         this.expectPlan(got, plan);
@@ -285,7 +427,11 @@ export class Runner {
           const items: Preview['beliefs']['items'] = [];
           let after: string | null = null;
           for (let n = 0; ; n++) {
-            const page: Preview = await previewRetraction(this.core, this.actor, { beliefId: this.beliefId[b]!, first: cmd.page, after });
+            const page: Preview = await previewRetraction(this.core, this.actor, {
+              beliefId: this.beliefId[b]!,
+              first: cmd.page,
+              after,
+            });
             expect(page.beliefs.totalCount).toBe(plan.beliefs.length);
             expect(page.beliefs.items.length).toBeLessThanOrEqual(cmd.page);
             items.push(...page.beliefs.items);
@@ -300,10 +446,14 @@ export class Runner {
       }
       case 'retract': {
         // `underEffect` aims at an ACTIVE belief that a live or executed effect rests on, directly or through derivations.
-        const under = cmd.underEffect ? this.active().filter((x) => {
-          const down = this.m.descendants(x);
-          return this.m.effects.some((e) => ['PENDING', 'EXECUTING', 'EXECUTED'].includes(e.status) && e.supports.some((s) => down.has(s)));
-        }) : [];
+        const under = cmd.underEffect
+          ? this.active().filter((x) => {
+              const down = this.m.descendants(x);
+              return this.m.effects.some(
+                (e) => ['PENDING', 'EXECUTING', 'EXECUTED'].includes(e.status) && e.supports.some((s) => down.has(s)),
+              );
+            })
+          : [];
         const pool = under.length ? under : cmd.fit && this.active().length ? this.active() : this.allBeliefs();
         const b = cmd.afterPreview && preview ? preview.root : at(pool, cmd.b)!;
         const want = this.m.retract(b);
@@ -317,15 +467,30 @@ export class Runner {
           if (p.cancelled.length) note('retract: cancelled pending');
           if (p.reached.length) note('retract: reached executing');
           if (p.reversed.length) note('retract: reversal recorded');
-          if (p.beliefs.some((x) => this.m.effects.some((ef) => ef.supports.includes(x.belief) && ef.status === 'EXECUTED' && !p.reversed.includes(this.m.effects.indexOf(ef))))) note('retract: executed effect already reversed');
+          if (
+            p.beliefs.some((x) =>
+              this.m.effects.some(
+                (ef) =>
+                  ef.supports.includes(x.belief) &&
+                  ef.status === 'EXECUTED' &&
+                  !p.reversed.includes(this.m.effects.indexOf(ef)),
+              ),
+            )
+          )
+            note('retract: executed effect already reversed');
         }
-        if (preview && preview.root === b) note(`retract: right after its preview (${want.created ? 'created' : 'no-op'})`);
-        if (want.created) this.trace.push(`retract b${b} → r${want.retraction}: ${want.plan!.beliefs.length} beliefs, cancelled [${want.plan!.cancelled}], reached [${want.plan!.reached}], reversed [${want.plan!.reversed}]`);
+        if (preview && preview.root === b)
+          note(`retract: right after its preview (${want.created ? 'created' : 'no-op'})`);
+        if (want.created)
+          this.trace.push(
+            `retract b${b} → r${want.retraction}: ${want.plan!.beliefs.length} beliefs, cancelled [${want.plan!.cancelled}], reached [${want.plan!.reached}], reversed [${want.plan!.reversed}]`,
+          );
         else this.trace.push(`retract b${b} again → r${want.retraction}, no-op`);
         const got = await retractBelief(this.core, this.actor, { beliefId: this.beliefId[b]!, reason: 'shown false' });
         if (want.created) this.retractionId[want.retraction] = got.retractionId;
         expect(got).toEqual({ retractionId: this.retractionId[want.retraction], created: want.created });
-        if (preview && preview.root === b) await this.expectPreviewMatchesRetraction(preview.preview, want.created ? got.retractionId : null);
+        if (preview && preview.root === b)
+          await this.expectPreviewMatchesRetraction(preview.preview, want.created ? got.retractionId : null);
         return !want.created;
       }
     }
@@ -338,9 +503,18 @@ export class Runner {
 
   private async assert(claimKey: string, value: number, premises: number[]): Promise<boolean> {
     const want = this.m.assert(claimKey, value, premises);
-    this.trace.push(`assert ${claimKey}=${value} from [${premises}] → ${want.kind}${'belief' in want ? ` b${want.belief}` : ''}`);
-    note(`assert: ${premises.length ? 'derived ' : 'grounded '}${want.kind}${want.kind === 'corroborated' ? (want.justified ? ' +justification' : ' (no new justification)') : ''}`);
-    const got = await assertBelief(this.core, this.actor, { claimKey, statement: `${claimKey} holds`, value, derivedFrom: this.ids(premises) });
+    this.trace.push(
+      `assert ${claimKey}=${value} from [${premises}] → ${want.kind}${'belief' in want ? ` b${want.belief}` : ''}`,
+    );
+    note(
+      `assert: ${premises.length ? 'derived ' : 'grounded '}${want.kind}${want.kind === 'corroborated' ? (want.justified ? ' +justification' : ' (no new justification)') : ''}`,
+    );
+    const got = await assertBelief(this.core, this.actor, {
+      claimKey,
+      statement: `${claimKey} holds`,
+      value,
+      derivedFrom: this.ids(premises),
+    });
     expect(got.kind).toBe(want.kind);
     if (want.kind === 'asserted' && got.kind === 'asserted') {
       this.beliefId[want.belief] = got.belief.id;
@@ -372,12 +546,22 @@ export class Runner {
         break;
       }
       case 'cycle': {
-        const withDesc = active.filter((x) => [...this.m.descendants(x)].some((d) => d !== x && this.m.beliefs[d]!.status === 'ACTIVE'));
+        const withDesc = active.filter((x) =>
+          [...this.m.descendants(x)].some((d) => d !== x && this.m.beliefs[d]!.status === 'ACTIVE'),
+        );
         b = at(withDesc, cmd.b);
         if (b === undefined) fallback();
         else {
-          const desc = [...this.m.descendants(b)].filter((d) => d !== b && this.m.beliefs[d]!.status === 'ACTIVE').sort((x, y) => x - y);
-          premises = distinct([at(desc, cmd.premises[0]!)!, ...this.premisesFrom(active.filter((x) => x !== b), cmd.premises.slice(1))]);
+          const desc = [...this.m.descendants(b)]
+            .filter((d) => d !== b && this.m.beliefs[d]!.status === 'ACTIVE')
+            .sort((x, y) => x - y);
+          premises = distinct([
+            at(desc, cmd.premises[0]!)!,
+            ...this.premisesFrom(
+              active.filter((x) => x !== b),
+              cmd.premises.slice(1),
+            ),
+          ]);
         }
         break;
       }
@@ -385,7 +569,14 @@ export class Runner {
         const gone = this.retracted();
         b = at(active, cmd.b);
         if (b === undefined || gone.length === 0) fallback();
-        else premises = distinct([at(gone, cmd.premises[0]!)!, ...this.premisesFrom(active.filter((x) => x !== b), cmd.premises.slice(1))]);
+        else
+          premises = distinct([
+            at(gone, cmd.premises[0]!)!,
+            ...this.premisesFrom(
+              active.filter((x) => x !== b),
+              cmd.premises.slice(1),
+            ),
+          ]);
         break;
       }
       case 'self': {
@@ -407,9 +598,13 @@ export class Runner {
     }
     const target = b!;
     const want = this.m.addJustification(target, premises);
-    this.trace.push(`justify b${target} by [${premises}] (${cmd.aim}) → ${'error' in want ? `${want.error} (${want.because})` : want.added ? 'added' : 'no-op'}`);
+    this.trace.push(
+      `justify b${target} by [${premises}] (${cmd.aim}) → ${'error' in want ? `${want.error} (${want.because})` : want.added ? 'added' : 'no-op'}`,
+    );
     note(`justify: ${'error' in want ? `${want.error} (${want.because})` : want.added ? 'added' : 'known set'}`);
-    await this.expectOutcome(want, () => addJustification(this.core, this.actor, { beliefId: this.beliefId[target]!, premises: this.ids(premises) }));
+    await this.expectOutcome(want, () =>
+      addJustification(this.core, this.actor, { beliefId: this.beliefId[target]!, premises: this.ids(premises) }),
+    );
     return 'error' in want || !want.added;
   }
 
@@ -427,13 +622,24 @@ export class Runner {
     }
     expect(err, `expected ${want.error} (${want.because})`).toBeInstanceOf(DomainError);
     expect((err as DomainError).code).toBe(want.error);
-    const why: Record<string, RegExp> = { cycle: /cycle/, 'premise retracted': /premises: belief \d+ is retracted/, 'belief retracted': /cannot gain support/, unreachable: /UNREACHABLE/, 'key reused': /already names effect/, voided: /VOIDED/, 'root unsupported': /none of its justifications holds/, 'not restorable': /no reinstatement took back|which no reinstatement/, 'support retracted': /which is RETRACTED/ };
+    const why: Record<string, RegExp> = {
+      cycle: /cycle/,
+      'premise retracted': /premises: belief \d+ is retracted/,
+      'belief retracted': /cannot gain support/,
+      unreachable: /UNREACHABLE/,
+      'key reused': /already names effect/,
+      voided: /VOIDED/,
+      'root unsupported': /none of its justifications holds/,
+      'not restorable': /no reinstatement took back|which no reinstatement/,
+      'support retracted': /which is RETRACTED/,
+    };
     if (why[want.because]) expect((err as DomainError).message).toMatch(why[want.because]!);
   }
 
   private async reversalIdOf(effect: number): Promise<string> {
     const r = await readTx(this.env.store, this.actor.fleet, (tx) =>
-      tx.selectFrom('reversals').select('id').where('effect_id', '=', this.effectId[effect]!).executeTakeFirstOrThrow());
+      tx.selectFrom('reversals').select('id').where('effect_id', '=', this.effectId[effect]!).executeTakeFirstOrThrow(),
+    );
     return r.id;
   }
 
@@ -469,11 +675,34 @@ export class Runner {
       return;
     }
     const done = await readTx(this.env.store, this.actor.fleet, async (tx) => ({
-      beliefs: (await sql<{ id: string; depth: number }>`SELECT id::text AS id, retraction_depth AS depth FROM beliefs WHERE retraction_id = ${retractionId} ORDER BY retraction_depth, beliefs.id`.execute(tx)).rows,
+      beliefs: (
+        await sql<{
+          id: string;
+          depth: number;
+        }>`SELECT id::text AS id, retraction_depth AS depth FROM beliefs WHERE retraction_id = ${retractionId} ORDER BY retraction_depth, beliefs.id`.execute(
+          tx,
+        )
+      ).rows,
       survivors: (await survivorIds(tx, this.actor.fleet, retractionId, 10_000)).sort(num),
-      cancelled: (await sql<{ id: string }>`SELECT id::text AS id FROM effects WHERE cancelled_by = ${retractionId} ORDER BY effects.id`.execute(tx)).rows.map((r) => r.id),
-      reached: (await sql<{ id: string }>`SELECT id::text AS id FROM effects WHERE reached_by = ${retractionId} AND status = 'EXECUTING' ORDER BY effects.id`.execute(tx)).rows.map((r) => r.id),
-      reversed: (await sql<{ id: string }>`SELECT effect_id::text AS id FROM reversals WHERE retraction_id = ${retractionId} ORDER BY effect_id`.execute(tx)).rows.map((r) => r.id),
+      cancelled: (
+        await sql<{
+          id: string;
+        }>`SELECT id::text AS id FROM effects WHERE cancelled_by = ${retractionId} ORDER BY effects.id`.execute(tx)
+      ).rows.map((r) => r.id),
+      reached: (
+        await sql<{
+          id: string;
+        }>`SELECT id::text AS id FROM effects WHERE reached_by = ${retractionId} AND status = 'EXECUTING' ORDER BY effects.id`.execute(
+          tx,
+        )
+      ).rows.map((r) => r.id),
+      reversed: (
+        await sql<{
+          id: string;
+        }>`SELECT effect_id::text AS id FROM reversals WHERE retraction_id = ${retractionId} ORDER BY effect_id`.execute(
+          tx,
+        )
+      ).rows.map((r) => r.id),
       totals: await totalsFor(tx, this.actor.fleet, retractionId),
     }));
     expect(done).toEqual({
@@ -490,24 +719,83 @@ export class Runner {
   async verify(noop: boolean, eventsBefore?: number): Promise<void> {
     const fleet = this.actor.fleet;
     const db = await readTx(this.env.store, fleet, async (tx) => {
-      const retractions = await tx.selectFrom('retractions').select(['id', 'root_id', 'beliefs_retracted']).orderBy('id').execute();
+      const retractions = await tx
+        .selectFrom('retractions')
+        .select(['id', 'root_id', 'beliefs_retracted'])
+        .orderBy('id')
+        .execute();
       return {
-        beliefs: await tx.selectFrom('beliefs').select(['id', 'claim_key', 'value', 'grounded', 'status', 'retraction_id', 'retraction_depth']).orderBy('id').execute(),
-        justifications: (await sql<{ j: string }>`
+        beliefs: await tx
+          .selectFrom('beliefs')
+          .select(['id', 'claim_key', 'value', 'grounded', 'status', 'retraction_id', 'retraction_depth'])
+          .orderBy('id')
+          .execute(),
+        justifications: (
+          await sql<{ j: string }>`
           SELECT j.belief_id::text || ' <- ' || string_agg(p.premise_id::text, ',' ORDER BY p.premise_id) AS j
             FROM justifications j JOIN justification_premises p ON p.fleet_id = j.fleet_id AND p.justification_id = j.id
-           WHERE j.fleet_id = ${fleet} GROUP BY j.fleet_id, j.id`.execute(tx)).rows.map((r) => r.j).sort(),
-        effects: await tx.selectFrom('effects').select(['id', 'idempotency_key', 'kind', 'status', 'amount_minor', 'currency', 'reached_by', 'cancelled_by', 'external_ref', 'restored_by']).orderBy('id').execute(),
+           WHERE j.fleet_id = ${fleet} GROUP BY j.fleet_id, j.id`.execute(tx)
+        ).rows
+          .map((r) => r.j)
+          .sort(),
+        effects: await tx
+          .selectFrom('effects')
+          .select([
+            'id',
+            'idempotency_key',
+            'kind',
+            'status',
+            'amount_minor',
+            'currency',
+            'reached_by',
+            'cancelled_by',
+            'external_ref',
+            'restored_by',
+          ])
+          .orderBy('id')
+          .execute(),
         // Ordered by the table's columns: ORDER BY an output name would sort the ::text alias ("10" before "9").
-        reinstatements: (await sql<{ id: string; retraction_id: string; status: string; belief_ids: string[]; belief_depths: number[]; restorable: string[]; contradictions: number }>`
+        reinstatements: (
+          await sql<{
+            id: string;
+            retraction_id: string;
+            status: string;
+            belief_ids: string[];
+            belief_depths: number[];
+            restorable: string[];
+            contradictions: number;
+          }>`
           SELECT id::text AS id, retraction_id::text AS retraction_id, status, belief_ids::text[] AS belief_ids, belief_depths,
                  restorable_effect_ids::text[] AS restorable, cardinality(contradiction_ids) AS contradictions
-            FROM reinstatements ORDER BY reinstatements.id`.execute(tx)).rows,
-        lines: (await sql<{ reinstatement_id: string; effect_id: string; line: string; prior_status: string; reexecution_key: string | null }>`
+            FROM reinstatements ORDER BY reinstatements.id`.execute(tx)
+        ).rows,
+        lines: (
+          await sql<{
+            reinstatement_id: string;
+            effect_id: string;
+            line: string;
+            prior_status: string;
+            reexecution_key: string | null;
+          }>`
           SELECT reinstatement_id::text AS reinstatement_id, effect_id::text AS effect_id, line, prior_status, reexecution_key
-            FROM reinstatement_money m ORDER BY m.reinstatement_id, m.reversal_id`.execute(tx)).rows,
-        reversals: await tx.selectFrom('reversals').select(['effect_id', 'retraction_id', 'status', 'idempotency_key', 'provider_ref', 'amount_minor', 'currency']).orderBy('effect_id').execute(),
-        retractions: await Promise.all(retractions.map(async (r) => ({ ...r, totals: await totalsFor(tx, fleet, r.id) }))),
+            FROM reinstatement_money m ORDER BY m.reinstatement_id, m.reversal_id`.execute(tx)
+        ).rows,
+        reversals: await tx
+          .selectFrom('reversals')
+          .select([
+            'effect_id',
+            'retraction_id',
+            'status',
+            'idempotency_key',
+            'provider_ref',
+            'amount_minor',
+            'currency',
+          ])
+          .orderBy('effect_id')
+          .execute(),
+        retractions: await Promise.all(
+          retractions.map(async (r) => ({ ...r, totals: await totalsFor(tx, fleet, r.id) })),
+        ),
         events: (await sql<{ n: number }>`SELECT count(*)::int AS n FROM events`.execute(tx)).rows[0]!.n,
       };
     });
@@ -515,30 +803,66 @@ export class Runner {
     const m = this.m;
     const want = {
       beliefs: m.beliefs.map((b, i) => ({
-        id: this.beliefId[i], claim_key: b.claimKey, value: b.value, grounded: b.grounded, status: b.status,
-        retraction_id: rid(b.retraction), retraction_depth: b.depth,
+        id: this.beliefId[i],
+        claim_key: b.claimKey,
+        value: b.value,
+        grounded: b.grounded,
+        status: b.status,
+        retraction_id: rid(b.retraction),
+        retraction_depth: b.depth,
       })),
-      justifications: m.beliefs.flatMap((b, i) => b.justifications.map((j) => `${this.beliefId[i]} <- ${this.ids(j).sort(num).join(',')}`)).sort(),
+      justifications: m.beliefs
+        .flatMap((b, i) => b.justifications.map((j) => `${this.beliefId[i]} <- ${this.ids(j).sort(num).join(',')}`))
+        .sort(),
       effects: m.effects.map((e, i) => ({
-        id: this.effectId[i], idempotency_key: e.key, kind: e.kind, status: e.status,
-        amount_minor: e.amount ? String(e.amount.amountMinor) : null, currency: e.amount?.currency ?? null,
-        reached_by: rid(e.reachedBy), cancelled_by: rid(e.cancelledBy), external_ref: e.externalRef,
+        id: this.effectId[i],
+        idempotency_key: e.key,
+        kind: e.kind,
+        status: e.status,
+        amount_minor: e.amount ? String(e.amount.amountMinor) : null,
+        currency: e.amount?.currency ?? null,
+        reached_by: rid(e.reachedBy),
+        cancelled_by: rid(e.cancelledBy),
+        external_ref: e.externalRef,
         restored_by: e.restoredBy === null ? null : this.reinstatementId[e.restoredBy]!,
       })),
       reinstatements: m.reinstatements.map((x, i) => ({
-        id: this.reinstatementId[i], retraction_id: rid(x.retraction), status: x.status,
-        belief_ids: x.beliefs.map((b) => this.beliefId[b.belief]), belief_depths: x.beliefs.map((b) => b.depth),
+        id: this.reinstatementId[i],
+        retraction_id: rid(x.retraction),
+        status: x.status,
+        belief_ids: x.beliefs.map((b) => this.beliefId[b.belief]),
+        belief_depths: x.beliefs.map((b) => b.depth),
         restorable: x.restorable.map((e) => this.effectId[e]),
         contradictions: x.contradictions,
       })),
-      lines: m.reinstatements.flatMap((x, i) => [...x.lines].sort((a, b) => a.reversal - b.reversal).map((l) => ({
-        reinstatement_id: this.reinstatementId[i], effect_id: this.effectId[this.m.reversals[l.reversal]!.effect], line: l.line, prior_status: l.prior, reexecution_key: l.key,
-      }))),
-      reversals: [...m.reversals].sort((a, b) => a.effect - b.effect).map((r) => ({
-        effect_id: this.effectId[r.effect], retraction_id: rid(r.retraction), status: r.status, idempotency_key: r.key,
-        provider_ref: r.providerRef, amount_minor: r.amount ? String(r.amount.amountMinor) : null, currency: r.amount?.currency ?? null,
+      lines: m.reinstatements.flatMap((x, i) =>
+        [...x.lines]
+          .sort((a, b) => a.reversal - b.reversal)
+          .map((l) => ({
+            reinstatement_id: this.reinstatementId[i],
+            effect_id: this.effectId[this.m.reversals[l.reversal]!.effect],
+            line: l.line,
+            prior_status: l.prior,
+            reexecution_key: l.key,
+          })),
+      ),
+      reversals: [...m.reversals]
+        .sort((a, b) => a.effect - b.effect)
+        .map((r) => ({
+          effect_id: this.effectId[r.effect],
+          retraction_id: rid(r.retraction),
+          status: r.status,
+          idempotency_key: r.key,
+          provider_ref: r.providerRef,
+          amount_minor: r.amount ? String(r.amount.amountMinor) : null,
+          currency: r.amount?.currency ?? null,
+        })),
+      retractions: m.retractions.map((r, i) => ({
+        id: this.retractionId[i],
+        root_id: this.beliefId[r.root],
+        beliefs_retracted: r.beliefs,
+        totals: m.totals(i),
       })),
-      retractions: m.retractions.map((r, i) => ({ id: this.retractionId[i], root_id: this.beliefId[r.root], beliefs_retracted: r.beliefs, totals: m.totals(i) })),
     };
     const { events, ...rows } = db;
     expect(rows).toEqual(want);

@@ -42,20 +42,42 @@ describe.each(engines())('JTMS reference model on %s', (engine) => {
       }),
       { numRuns: RUNS, seed: SEED, path: PATH, endOnFailure: false },
     );
-    const table = [...coverage.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `  ${k.padEnd(48)} ${n}`).join('\n');
+    const table = [...coverage.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, n]) => `  ${k.padEnd(48)} ${n}`)
+      .join('\n');
     if (RUNS >= 500) {
       // Enough runs must have reached every common case the rules distinguish, or the property proves little.
       // (Rarer ones — completing or failing a reached effect, confirming, a second reach of a reversed
       // effect — are in the table and pinned by regressions.test.ts.)
       const needed = [
-        'justify: added', 'justify: CONFLICT (cycle)', 'justify: CONFLICT (premise retracted)', 'justify: CONFLICT (belief retracted)',
-        'assert: derived premiseRetracted', 'propose: premise retracted', 'retract: cascade', 'retract: survivors',
-        'retract: cancelled pending', 'retract: reached executing', 'retract: reversal recorded',
-        'retract: again (no-op)', 'retract: right after its preview (created)', 'complete: executed', 'confirm: CONFLICT (unreachable)',
-        'reinstate: reinstated', 'reinstate: cascade back', 'reinstate: reversal voided', 'reinstate: again (no-op)',
+        'justify: added',
+        'justify: CONFLICT (cycle)',
+        'justify: CONFLICT (premise retracted)',
+        'justify: CONFLICT (belief retracted)',
+        'assert: derived premiseRetracted',
+        'propose: premise retracted',
+        'retract: cascade',
+        'retract: survivors',
+        'retract: cancelled pending',
+        'retract: reached executing',
+        'retract: reversal recorded',
+        'retract: again (no-op)',
+        'retract: right after its preview (created)',
+        'complete: executed',
+        'confirm: CONFLICT (unreachable)',
+        'reinstate: reinstated',
+        'reinstate: cascade back',
+        'reinstate: reversal voided',
+        'reinstate: again (no-op)',
       ];
-      expect(needed.filter((k) => !coverage.get(k)), `cases never reached:\n${table}`).toEqual([]);
+      expect(
+        needed.filter((k) => !coverage.get(k)),
+        `cases never reached:\n${table}`,
+      ).toEqual([]);
     }
-    console.log(`[props] ${engine}: ${RUNS} runs (${run} executions incl. shrinking) of up to ${MAX_COMMANDS} commands in ${((Date.now() - started) / 1000).toFixed(1)} s\n${table}`);
+    console.log(
+      `[props] ${engine}: ${RUNS} runs (${run} executions incl. shrinking) of up to ${MAX_COMMANDS} commands in ${((Date.now() - started) / 1000).toFixed(1)} s\n${table}`,
+    );
   }, 7_200_000);
 });

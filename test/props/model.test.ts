@@ -31,7 +31,12 @@ describe('reference JTMS model', () => {
     const c = derived(m, [a!]);
     const d = derived(m, [b, c]);
     const r = m.retract(a!);
-    expect(r.plan!.beliefs).toEqual([{ belief: a, depth: 0 }, { belief: b, depth: 1 }, { belief: c, depth: 1 }, { belief: d, depth: 2 }]);
+    expect(r.plan!.beliefs).toEqual([
+      { belief: a, depth: 0 },
+      { belief: b, depth: 1 },
+      { belief: c, depth: 1 },
+      { belief: d, depth: 2 },
+    ]);
     expect(r.plan!.survivors).toEqual([]);
   });
 
@@ -55,7 +60,11 @@ describe('reference JTMS model', () => {
     const c = derived(m, [root!]);
     const b = derived(m, [root!]);
     m.addJustification(b, [c]);
-    expect(m.retract(root!).plan!.beliefs).toEqual([{ belief: root, depth: 0 }, { belief: c, depth: 1 }, { belief: b, depth: 2 }]);
+    expect(m.retract(root!).plan!.beliefs).toEqual([
+      { belief: root, depth: 0 },
+      { belief: c, depth: 1 },
+      { belief: b, depth: 2 },
+    ]);
   });
 
   it('a grounded belief never falls by cascade, even with a justification on the root; it is a survivor', () => {
@@ -105,15 +114,26 @@ describe('reference JTMS model', () => {
     const r = m.retract(a!);
     expect(r.plan).toMatchObject({ cancelled: [pending], reached: [running, failing], reversed: [doneRev, doneIrr] });
     expect(m.reversals.map((x) => [x.effect, x.status, x.key])).toEqual([
-      [doneRev, 'OWED', 'reversal:fx:0'], [doneIrr, 'UNREACHABLE', 'reversal:fx:1'],
+      [doneRev, 'OWED', 'reversal:fx:0'],
+      [doneIrr, 'UNREACHABLE', 'reversal:fx:1'],
     ]);
     expect(r.plan!.totals).toMatchObject({
-      beliefsRetracted: 2, effectsCancelled: 1, effectsReached: 2, reversalsOwed: 1, unreachable: 1,
-      exposure: [{ amountMinor: '570', currency: 'USD' }], owed: [{ amountMinor: '500', currency: 'USD' }],
-      unreachableAmount: [{ amountMinor: '70', currency: 'USD' }], settled: [{ amountMinor: '0', currency: 'USD' }],
+      beliefsRetracted: 2,
+      effectsCancelled: 1,
+      effectsReached: 2,
+      reversalsOwed: 1,
+      unreachable: 1,
+      exposure: [{ amountMinor: '570', currency: 'USD' }],
+      owed: [{ amountMinor: '500', currency: 'USD' }],
+      unreachableAmount: [{ amountMinor: '70', currency: 'USD' }],
+      settled: [{ amountMinor: '0', currency: 'USD' }],
     });
     expect(m.complete(running, 'x3')).toEqual({ ok: true, changed: true });
-    expect(m.reversals.find((x) => x.effect === running)).toMatchObject({ retraction: 0, status: 'OWED', key: 'reversal:fx:2' });
+    expect(m.reversals.find((x) => x.effect === running)).toMatchObject({
+      retraction: 0,
+      status: 'OWED',
+      key: 'reversal:fx:2',
+    });
     expect(m.fail(failing)).toEqual({ ok: true, changed: true });
     expect(m.reversals.some((x) => x.effect === failing)).toBe(false);
 
@@ -165,7 +185,12 @@ describe('reference JTMS model', () => {
     expect(m.beliefs[c]!.status).toBe('RETRACTED');
     const r = m.retract(a!).retraction;
     expect(m.reinstate(r)).toEqual({ reinstatement: 0, created: true });
-    expect(m.reinstatements[0]!.beliefs).toEqual([{ belief: a, depth: 0 }, { belief: b, depth: 1 }, { belief: d, depth: 1 }, { belief: e, depth: 2 }]);
+    expect(m.reinstatements[0]!.beliefs).toEqual([
+      { belief: a, depth: 0 },
+      { belief: b, depth: 1 },
+      { belief: d, depth: 1 },
+      { belief: e, depth: 2 },
+    ]);
     expect(m.beliefs[c]).toMatchObject({ status: 'RETRACTED', retraction: 0 });
     expect(m.reinstate(r)).toEqual({ reinstatement: 0, created: false });
   });
@@ -182,7 +207,10 @@ describe('reference JTMS model', () => {
     }
     const pending = effect(m, 'rev', [a!, g!]);
     const r = m.retract(a!).retraction;
-    m.confirm(m.reversals.findIndex((x) => x.effect === paid), 'prv-1');
+    m.confirm(
+      m.reversals.findIndex((x) => x.effect === paid),
+      'prv-1',
+    );
     m.reinstate(r);
     expect(m.reinstatements[0]!.lines).toEqual([
       { reversal: 0, line: 'VOIDED', prior: 'OWED', key: null },
@@ -190,7 +218,11 @@ describe('reference JTMS model', () => {
       { reversal: 2, line: 'REEXECUTION_OWED', prior: 'CONFIRMED', key: 'reexecution:reversal:fx:2' },
     ]);
     expect(m.reinstatements[0]!.restorable).toEqual([pending]);
-    expect(m.totals(r)).toMatchObject({ reversalsOwed: 1, unreachable: 0, owed: [{ amountMinor: '900', currency: 'USD' }] });
+    expect(m.totals(r)).toMatchObject({
+      reversalsOwed: 1,
+      unreachable: 0,
+      owed: [{ amountMinor: '900', currency: 'USD' }],
+    });
     expect(m.restore(pending)).toEqual({ ok: true, changed: true });
     expect(m.restore(pending)).toEqual({ ok: true, changed: false });
     const again = m.retract(a!);

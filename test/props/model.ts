@@ -11,9 +11,15 @@ type BeliefStatus = 'ACTIVE' | 'RETRACTED';
 type EffectStatus = 'PENDING' | 'EXECUTING' | 'EXECUTED' | 'CANCELLED' | 'FAILED';
 type ReversalStatus = 'OWED' | 'CONFIRMED' | 'UNREACHABLE' | 'VOIDED';
 export type KindName = 'rev' | 'irr';
-export interface Money { amountMinor: number; currency: string }
+export interface Money {
+  amountMinor: number;
+  currency: string;
+}
 /** A receipt's per-currency sum: exact integer minor units as a decimal string, at any size. */
-interface Sum { amountMinor: string; currency: string }
+interface Sum {
+  amountMinor: string;
+  currency: string;
+}
 
 export interface MBelief {
   claimKey: string;
@@ -49,10 +55,19 @@ export interface MReversal {
   amount: Money | null;
 }
 
-export interface MRetraction { root: number; beliefs: number; reinstated: boolean }
+export interface MRetraction {
+  root: number;
+  beliefs: number;
+  reinstated: boolean;
+}
 
 /** One reversal a reinstatement named: VOIDED (OWED or UNREACHABLE), or REEXECUTION_OWED (CONFIRMED) under its derived key. */
-interface MLine { reversal: number; line: 'VOIDED' | 'REEXECUTION_OWED'; prior: ReversalStatus; key: string | null }
+interface MLine {
+  reversal: number;
+  line: 'VOIDED' | 'REEXECUTION_OWED';
+  prior: ReversalStatus;
+  key: string | null;
+}
 
 export interface MReinstatement {
   retraction: number;
@@ -64,8 +79,11 @@ export interface MReinstatement {
 }
 
 /** A receipt's figures: five counts and four per-currency sums. */
-export type Totals = Record<'beliefsRetracted' | 'effectsCancelled' | 'effectsReached' | 'reversalsOwed' | 'unreachable', number>
-  & Record<'exposure' | 'owed' | 'unreachableAmount' | 'settled', Sum[]>;
+export type Totals = Record<
+  'beliefsRetracted' | 'effectsCancelled' | 'effectsReached' | 'reversalsOwed' | 'unreachable',
+  number
+> &
+  Record<'exposure' | 'owed' | 'unreachableAmount' | 'settled', Sum[]>;
 
 /** What a retraction of `root` does (or would do): the beliefs with their depth, survivors, effects and totals. */
 export interface RetractionPlan {
@@ -153,7 +171,11 @@ export class Model {
    * corroborated (same value; a new, acyclic premise set is kept as a justification of a derived
    * belief), contradiction (other value), or a new belief (grounded when it has no premises).
    */
-  assert(claimKey: string, value: number, derivedFrom: readonly number[]):
+  assert(
+    claimKey: string,
+    value: number,
+    derivedFrom: readonly number[],
+  ):
     | { kind: 'asserted'; belief: number }
     | { kind: 'corroborated'; belief: number; justified: boolean }
     | { kind: 'contradiction' }
@@ -176,8 +198,13 @@ export class Model {
       return { kind: 'corroborated', belief: active, justified };
     }
     this.beliefs.push({
-      claimKey, value, grounded: premises.length === 0, status: 'ACTIVE',
-      justifications: premises.length > 0 ? [premises] : [], retraction: null, depth: null,
+      claimKey,
+      value,
+      grounded: premises.length === 0,
+      status: 'ACTIVE',
+      justifications: premises.length > 0 ? [premises] : [],
+      retraction: null,
+      depth: null,
     });
     return { kind: 'asserted', belief: this.beliefs.length - 1 };
   }
@@ -196,29 +223,50 @@ export class Model {
   }
 
   /** proposeEffect: a known key returns its effect untouched; a fallen support refuses; else PENDING. */
-  propose(key: string, kind: KindName, amount: Money | null, supportsIn: readonly number[]):
-    | Refusal
-    | { kind: 'proposed'; effect: number; created: boolean }
-    | { kind: 'premiseRetracted'; premise: number } {
+  propose(
+    key: string,
+    kind: KindName,
+    amount: Money | null,
+    supportsIn: readonly number[],
+  ): Refusal | { kind: 'proposed'; effect: number; created: boolean } | { kind: 'premiseRetracted'; premise: number } {
     const supports = sorted(supportsIn);
     const existing = this.effects.findIndex((e) => e.key === key);
     if (existing >= 0) {
       // A key names one proposal: the same kind, amount, currency and supports return it; anything else is refused.
       const e = this.effects[existing]!;
-      const same = e.kind === kind && e.amount?.amountMinor === amount?.amountMinor && e.amount?.currency === amount?.currency
-        && e.supports.join() === supports.join();
-      return same ? { kind: 'proposed', effect: existing, created: false } : { error: 'CONFLICT', because: 'key reused' };
+      const same =
+        e.kind === kind &&
+        e.amount?.amountMinor === amount?.amountMinor &&
+        e.amount?.currency === amount?.currency &&
+        e.supports.join() === supports.join();
+      return same
+        ? { kind: 'proposed', effect: existing, created: false }
+        : { error: 'CONFLICT', because: 'key reused' };
     }
     const fallen = this.firstFallen(supports);
     if (fallen !== null) return { kind: 'premiseRetracted', premise: fallen };
-    this.effects.push({ key, kind, amount, supports, status: 'PENDING', reachedBy: null, cancelledBy: null, externalRef: null, restoredBy: null });
+    this.effects.push({
+      key,
+      kind,
+      amount,
+      supports,
+      status: 'PENDING',
+      reachedBy: null,
+      cancelledBy: null,
+      externalRef: null,
+      restoredBy: null,
+    });
     return { kind: 'proposed', effect: this.effects.length - 1, created: true };
   }
 
   /** claimEffect: the oldest PENDING effect (of the kinds asked) whose supports are all ACTIVE becomes EXECUTING. */
   claim(kinds: readonly KindName[] | null): number | null {
-    const i = this.effects.findIndex((e) => e.status === 'PENDING' && (!kinds || kinds.includes(e.kind))
-      && e.supports.every((s) => this.beliefs[s]!.status === 'ACTIVE'));
+    const i = this.effects.findIndex(
+      (e) =>
+        e.status === 'PENDING' &&
+        (!kinds || kinds.includes(e.kind)) &&
+        e.supports.every((s) => this.beliefs[s]!.status === 'ACTIVE'),
+    );
     if (i < 0) return null;
     this.effects[i]!.status = 'EXECUTING';
     return i;
@@ -253,7 +301,8 @@ export class Model {
   /** confirmReversal: OWED → CONFIRMED with the provider's reference; same reference again is a no-op. */
   confirm(r: number, ref: string): Refusal | { ok: true; changed: boolean } {
     const x = this.reversals[r]!;
-    if (x.status === 'CONFIRMED') return x.providerRef === ref ? { ok: true, changed: false } : { error: 'CONFLICT', because: 'other reference' };
+    if (x.status === 'CONFIRMED')
+      return x.providerRef === ref ? { ok: true, changed: false } : { error: 'CONFLICT', because: 'other reference' };
     if (x.status === 'UNREACHABLE') return { error: 'CONFLICT', because: 'unreachable' };
     if (x.status === 'VOIDED') return { error: 'CONFLICT', because: 'voided' };
     if (ref === x.key) return { error: 'BAD_USER_INPUT', because: 'our own reference' };
@@ -276,8 +325,12 @@ export class Model {
       return true;
     }
     this.reversals.push({
-      effect: e, retraction, status: REVERSIBLE[x.kind] ? 'OWED' : 'UNREACHABLE', key: reversalKeyOf(x.key),
-      providerRef: null, amount: x.amount,
+      effect: e,
+      retraction,
+      status: REVERSIBLE[x.kind] ? 'OWED' : 'UNREACHABLE',
+      key: reversalKeyOf(x.key),
+      providerRef: null,
+      amount: x.amount,
     });
     return true;
   }
@@ -311,8 +364,11 @@ export class Model {
       const candidates = sorted(level.flatMap((b) => dependents.get(b) ?? []));
       const falling = candidates.filter((c) => {
         const b = this.beliefs[c]!;
-        return b.status === 'ACTIVE' && !b.grounded
-          && b.justifications.every((j) => j.some((p) => this.beliefs[p]!.status !== 'ACTIVE'));
+        return (
+          b.status === 'ACTIVE' &&
+          !b.grounded &&
+          b.justifications.every((j) => j.some((p) => this.beliefs[p]!.status !== 'ACTIVE'))
+        );
       });
       for (const c of falling) {
         const b = this.beliefs[c]!;
@@ -326,8 +382,11 @@ export class Model {
     this.retractions.push({ root, beliefs: fell.length, reinstated: false });
     const down = new Set(fell.map((f) => f.belief));
     const survivors = sorted(
-      [...this.beliefs.keys()].filter((i) => this.beliefs[i]!.status === 'ACTIVE'
-        && this.beliefs[i]!.justifications.some((j) => j.some((p) => down.has(p)))),
+      [...this.beliefs.keys()].filter(
+        (i) =>
+          this.beliefs[i]!.status === 'ACTIVE' &&
+          this.beliefs[i]!.justifications.some((j) => j.some((p) => down.has(p))),
+      ),
     );
     const cancelled: number[] = [];
     const reached: number[] = [];
@@ -383,7 +442,14 @@ export class Model {
     const r = this.beliefs[root]!;
     const holds = (j: number[]) => j.every((p) => this.beliefs[p]!.status === 'ACTIVE');
     if (!r.grounded && !r.justifications.some(holds)) return { error: 'CONFLICT', because: 'root unsupported' };
-    const ri: MReinstatement = { retraction: rid, status: 'REINSTATED', beliefs: [], lines: [], restorable: [], contradictions: 0 };
+    const ri: MReinstatement = {
+      retraction: rid,
+      status: 'REINSTATED',
+      beliefs: [],
+      lines: [],
+      restorable: [],
+      contradictions: 0,
+    };
     this.reinstatements.push(ri);
     const idx = this.reinstatements.length - 1;
     if (this.activeFor(r.claimKey) !== null) {
@@ -402,8 +468,13 @@ export class Model {
     back(root, 0);
     const held = new Set<number>();
     for (let depth = 1; ; depth++) {
-      const ready = [...this.beliefs.keys()].filter((i) => !held.has(i) && this.beliefs[i]!.status === 'RETRACTED'
-        && this.beliefs[i]!.retraction === rid && this.beliefs[i]!.justifications.some(holds));
+      const ready = [...this.beliefs.keys()].filter(
+        (i) =>
+          !held.has(i) &&
+          this.beliefs[i]!.status === 'RETRACTED' &&
+          this.beliefs[i]!.retraction === rid &&
+          this.beliefs[i]!.justifications.some(holds),
+      );
       if (ready.length === 0) break;
       for (const b of ready) {
         held.add(b);
@@ -413,12 +484,16 @@ export class Model {
       for (const b of up) back(b, depth);
     }
     const returned = new Set(ri.beliefs.map((x) => x.belief));
-    const reexecuted = new Set(this.reinstatements.flatMap((x) => x.lines.filter((l) => l.line === 'REEXECUTION_OWED').map((l) => l.reversal)));
+    const reexecuted = new Set(
+      this.reinstatements.flatMap((x) => x.lines.filter((l) => l.line === 'REEXECUTION_OWED').map((l) => l.reversal)),
+    );
     this.reversals.forEach((rev, i) => {
       const e = this.effects[rev.effect]!;
-      if (!e.supports.some((s) => returned.has(s)) || !e.supports.every((s) => this.beliefs[s]!.status === 'ACTIVE')) return;
+      if (!e.supports.some((s) => returned.has(s)) || !e.supports.every((s) => this.beliefs[s]!.status === 'ACTIVE'))
+        return;
       if (rev.status === 'CONFIRMED') {
-        if (!reexecuted.has(i)) ri.lines.push({ reversal: i, line: 'REEXECUTION_OWED', prior: 'CONFIRMED', key: reexecutionKeyOf(rev.key) });
+        if (!reexecuted.has(i))
+          ri.lines.push({ reversal: i, line: 'REEXECUTION_OWED', prior: 'CONFIRMED', key: reexecutionKeyOf(rev.key) });
       } else if (rev.status === 'OWED' || rev.status === 'UNREACHABLE') {
         ri.lines.push({ reversal: i, line: 'VOIDED', prior: rev.status, key: null });
         rev.status = 'VOIDED';
@@ -426,7 +501,12 @@ export class Model {
     });
     this.effects.forEach((e, i) => {
       if (e.status === 'EXECUTING' && e.reachedBy === rid) e.reachedBy = this.minRetractionOfSupports(e);
-      if (e.status === 'CANCELLED' && e.cancelledBy === rid && e.supports.every((s) => this.beliefs[s]!.status === 'ACTIVE')) ri.restorable.push(i);
+      if (
+        e.status === 'CANCELLED' &&
+        e.cancelledBy === rid &&
+        e.supports.every((s) => this.beliefs[s]!.status === 'ACTIVE')
+      )
+        ri.restorable.push(i);
     });
     return { reinstatement: idx, created: true };
   }
@@ -434,10 +514,16 @@ export class Model {
   /** restoreEffect: a CANCELLED effect a completed reinstatement lists, all supports ACTIVE, becomes PENDING; a restored one again is a no-op. */
   restore(e: number): Refusal | { ok: true; changed: boolean } {
     const x = this.effects[e]!;
-    if (x.status !== 'CANCELLED') return x.restoredBy !== null ? { ok: true, changed: false } : { error: 'CONFLICT', because: `effect ${x.status}` };
-    const by = this.reinstatements.findIndex((ri) => ri.retraction === x.cancelledBy && ri.status === 'REINSTATED' && ri.restorable.includes(e));
+    if (x.status !== 'CANCELLED')
+      return x.restoredBy !== null
+        ? { ok: true, changed: false }
+        : { error: 'CONFLICT', because: `effect ${x.status}` };
+    const by = this.reinstatements.findIndex(
+      (ri) => ri.retraction === x.cancelledBy && ri.status === 'REINSTATED' && ri.restorable.includes(e),
+    );
     if (by < 0) return { error: 'CONFLICT', because: 'not restorable' };
-    if (!x.supports.every((s) => this.beliefs[s]!.status === 'ACTIVE')) return { error: 'CONFLICT', because: 'support retracted' };
+    if (!x.supports.every((s) => this.beliefs[s]!.status === 'ACTIVE'))
+      return { error: 'CONFLICT', because: 'support retracted' };
     x.status = 'PENDING';
     x.cancelledBy = null;
     x.restoredBy = by;
@@ -452,10 +538,14 @@ export class Model {
     const rs = this.reversals.filter((r) => r.retraction === rid);
     const owed = rs.filter((r) => r.status !== 'UNREACHABLE' && r.status !== 'VOIDED');
     const currencies = [...new Set(rs.filter((r) => r.amount).map((r) => r.amount!.currency))].sort();
-    const sum = (pred: (r: MReversal) => boolean) => currencies.map((currency) => ({
-      amountMinor: rs.filter((r) => r.amount?.currency === currency && pred(r)).reduce((a, r) => a + BigInt(r.amount!.amountMinor), 0n).toString(),
-      currency,
-    }));
+    const sum = (pred: (r: MReversal) => boolean) =>
+      currencies.map((currency) => ({
+        amountMinor: rs
+          .filter((r) => r.amount?.currency === currency && pred(r))
+          .reduce((a, r) => a + BigInt(r.amount!.amountMinor), 0n)
+          .toString(),
+        currency,
+      }));
     return {
       beliefsRetracted: this.retractions[rid]!.beliefs,
       effectsCancelled: this.effects.filter((e) => e.cancelledBy === rid).length,
@@ -472,5 +562,15 @@ export class Model {
 
 /** The totals of a retraction that took nothing down (the preview of an already retracted root). */
 function emptyTotals(): Totals {
-  return { beliefsRetracted: 0, effectsCancelled: 0, effectsReached: 0, reversalsOwed: 0, unreachable: 0, exposure: [], owed: [], unreachableAmount: [], settled: [] };
+  return {
+    beliefsRetracted: 0,
+    effectsCancelled: 0,
+    effectsReached: 0,
+    reversalsOwed: 0,
+    unreachable: 0,
+    exposure: [],
+    owed: [],
+    unreachableAmount: [],
+    settled: [],
+  };
 }

@@ -89,7 +89,9 @@ const COUNTEREXAMPLES: Array<{ name: string; cmds: Cmd[]; boundary?: Boundary }>
 /** Moves each id sequence so its next id is `below[table]` under the next power of ten above every id in use. */
 async function idsBelowDigitBoundary(store: TestDb['store'], below: Boundary): Promise<void> {
   for (const [table, by] of Object.entries(below)) {
-    const { rows } = await sql<{ m: string }>`SELECT coalesce(max(id), 0)::text AS m FROM ${sql.table(table)}`.execute(store.db);
+    const { rows } = await sql<{ m: string }>`SELECT coalesce(max(id), 0)::text AS m FROM ${sql.table(table)}`.execute(
+      store.db,
+    );
     const next = 10 ** String(Number(rows[0]!.m) + 1 + by).length - by;
     // setval, not ALTER … RESTART: Citus refuses ALTER TABLE on a distributed table's identity; inserts through the
     // coordinator take their ids from its copy of the sequence.
@@ -126,7 +128,10 @@ describe.each(engines())('property counterexamples on %s', (engine) => {
     expect(preview.beliefs.items).toEqual([{ id: a.id, depth: 0 }]);
     expect(preview.survivors).toEqual([b.id]);
     await retractBelief(core, actor, { beliefId: a.id, reason: 'first premise false' });
-    const status = () => readTx(t.store, actor.fleet, (tx) => tx.selectFrom('beliefs').select('status').where('id', '=', b.id).executeTakeFirstOrThrow());
+    const status = () =>
+      readTx(t.store, actor.fleet, (tx) =>
+        tx.selectFrom('beliefs').select('status').where('id', '=', b.id).executeTakeFirstOrThrow(),
+      );
     expect((await status()).status).toBe('ACTIVE');
     await retractBelief(core, actor, { beliefId: g.id, reason: 'second premise false' });
     expect((await status()).status).toBe('RETRACTED');
@@ -146,10 +151,15 @@ describe.each(engines())('property counterexamples on %s', (engine) => {
     const r2 = await retractBelief(core, actor, { beliefId: b.id, reason: 'b false' });
     expect(r2.created).toBe(true);
     const rows = await readTx(t.store, actor.fleet, async (tx) => ({
-      reversals: await tx.selectFrom('reversals').select(['effect_id', 'retraction_id', 'status', 'idempotency_key']).execute(),
+      reversals: await tx
+        .selectFrom('reversals')
+        .select(['effect_id', 'retraction_id', 'status', 'idempotency_key'])
+        .execute(),
       t2: await totalsFor(tx, actor.fleet, r2.retractionId),
     }));
-    expect(rows.reversals).toEqual([{ effect_id: e.id, retraction_id: r1.retractionId, status: 'OWED', idempotency_key: 'reversal:y:refund-1' }]);
+    expect(rows.reversals).toEqual([
+      { effect_id: e.id, retraction_id: r1.retractionId, status: 'OWED', idempotency_key: 'reversal:y:refund-1' },
+    ]);
     expect(rows.t2).toMatchObject({ beliefsRetracted: 1, effectsReached: 0, reversalsOwed: 0 });
     await expectInvariants(t.store);
   });
@@ -168,15 +178,24 @@ describe.each(engines())('property counterexamples on %s', (engine) => {
     await failEffect(core, actor, { effectId: gaveUp.id, reason: 'provider down' });
     const rows = await readTx(t.store, actor.fleet, async (tx) => ({
       effects: await tx.selectFrom('effects').select(['id', 'status', 'reached_by']).orderBy('id').execute(),
-      reversals: await tx.selectFrom('reversals').select(['effect_id', 'retraction_id', 'status', 'idempotency_key']).execute(),
+      reversals: await tx
+        .selectFrom('reversals')
+        .select(['effect_id', 'retraction_id', 'status', 'idempotency_key'])
+        .execute(),
       totals: await totalsFor(tx, actor.fleet, r.retractionId),
     }));
     expect(rows.effects).toEqual([
       { id: done.id, status: 'EXECUTED', reached_by: r.retractionId },
       { id: gaveUp.id, status: 'FAILED', reached_by: r.retractionId },
     ]);
-    expect(rows.reversals).toEqual([{ effect_id: done.id, retraction_id: r.retractionId, status: 'OWED', idempotency_key: 'reversal:z:payout-1' }]);
-    expect(rows.totals).toMatchObject({ effectsReached: 1, reversalsOwed: 1, owed: [{ amountMinor: '900', currency: 'USD' }] });
+    expect(rows.reversals).toEqual([
+      { effect_id: done.id, retraction_id: r.retractionId, status: 'OWED', idempotency_key: 'reversal:z:payout-1' },
+    ]);
+    expect(rows.totals).toMatchObject({
+      effectsReached: 1,
+      reversalsOwed: 1,
+      owed: [{ amountMinor: '900', currency: 'USD' }],
+    });
     await expectInvariants(t.store);
   });
 });

@@ -21,8 +21,16 @@ const RESET_EVERY = 20;
 
 async function graph(store: Store, fleet: string) {
   return readTx(store, fleet, async (tx) => ({
-    beliefs: await tx.selectFrom('beliefs').select(['id', 'claim_key', 'status', 'retraction_id', 'retraction_depth', 'retracted_at']).orderBy('id').execute(),
-    effects: await tx.selectFrom('effects').select(['id', 'status', 'cancelled_by', 'reached_by']).orderBy('id').execute(),
+    beliefs: await tx
+      .selectFrom('beliefs')
+      .select(['id', 'claim_key', 'status', 'retraction_id', 'retraction_depth', 'retracted_at'])
+      .orderBy('id')
+      .execute(),
+    effects: await tx
+      .selectFrom('effects')
+      .select(['id', 'status', 'cancelled_by', 'reached_by'])
+      .orderBy('id')
+      .execute(),
   }));
 }
 
@@ -53,16 +61,28 @@ describe.each(engines())('retract then reinstate on %s', (engine) => {
           const b = from[Math.floor(pick / 4) % from.length]!;
           const before = await graph(t.store, actor.fleet);
           const { retractionId } = await retractBelief(core, actor, { beliefId: r.beliefId[b]!, reason: 'round trip' });
-          const fell = (await sql<{ n: number }>`SELECT beliefs_retracted AS n FROM retractions WHERE id = ${retractionId}`.execute(t.store.db)).rows[0]!.n;
+          const fell = (
+            await sql<{ n: number }>`SELECT beliefs_retracted AS n FROM retractions WHERE id = ${retractionId}`.execute(
+              t.store.db,
+            )
+          ).rows[0]!.n;
           if (fell > 1) cascades++;
           const ri = await reinstateRetraction(core, actor, { retractionId, reason: 'it was true' });
           expect(ri.kind).toBe('reinstated');
-          const listed = await readTx(t.store, actor.fleet, (tx) => tx.selectFrom('reinstatements').select('restorable_effect_ids').where('id', '=', ri.reinstatementId).executeTakeFirstOrThrow());
+          const listed = await readTx(t.store, actor.fleet, (tx) =>
+            tx
+              .selectFrom('reinstatements')
+              .select('restorable_effect_ids')
+              .where('id', '=', ri.reinstatementId)
+              .executeTakeFirstOrThrow(),
+          );
           for (const e of listed.restorable_effect_ids) await restoreEffect(core, actor, { effectId: String(e) });
           const after = await graph(t.store, actor.fleet);
           expect(after.beliefs).toEqual(before.beliefs);
           expect(after.effects).toEqual(before.effects);
-          const reversals = await readTx(t.store, actor.fleet, (tx) => tx.selectFrom('reversals').select('status').where('retraction_id', '=', retractionId).execute());
+          const reversals = await readTx(t.store, actor.fleet, (tx) =>
+            tx.selectFrom('reversals').select('status').where('retraction_id', '=', retractionId).execute(),
+          );
           expect(reversals.every((x) => x.status === 'VOIDED')).toBe(true);
           expect(await checkInvariants(t.store)).toEqual([]);
         } catch (e) {
@@ -74,6 +94,8 @@ describe.each(engines())('retract then reinstate on %s', (engine) => {
     );
     // Enough of the runs must have taken something down beyond the root, or the property proves little.
     expect(cascades).toBeGreaterThan(RUNS / 10);
-    console.log(`[props] ${engine}: retract-then-reinstate over ${RUNS} runs (${run} executions), ${cascades} with a cascade`);
+    console.log(
+      `[props] ${engine}: retract-then-reinstate over ${RUNS} runs (${run} executions), ${cascades} with a cascade`,
+    );
   }, 7_200_000);
 });

@@ -60,7 +60,15 @@ function modelOf(s: Shape): Model {
     return js;
   };
   for (let i = 0; i <= s.n; i++) {
-    const b: MBelief = { claimKey: `shape/${i}`, value: i, grounded: i === 0 || i === anchor, status: 'ACTIVE', justifications: on(i), retraction: null, depth: null };
+    const b: MBelief = {
+      claimKey: `shape/${i}`,
+      value: i,
+      grounded: i === 0 || i === anchor,
+      status: 'ACTIVE',
+      justifications: on(i),
+      retraction: null,
+      depth: null,
+    };
     if (i === anchor) b.justifications = [];
     m.beliefs.push(b);
   }
@@ -79,20 +87,28 @@ async function load(store: Store, actor: Actor, m: Model, tag: string): Promise<
   const vec = `[${Array.from({ length: 512 }, (_, i) => (i === 0 ? 1 : 0)).join(',')}]`;
   return store.db.transaction().execute(async (tx) => {
     await sql`INSERT INTO claims (fleet_id, key) SELECT ${actor.fleet}, k FROM unnest(${keys}::text[]) k`.execute(tx);
-    const ids = (await sql<{ id: string }>`
+    const ids = (
+      await sql<{ id: string }>`
       INSERT INTO beliefs (fleet_id, claim_key, statement, value, author_id, grounded, embedding)
       SELECT ${actor.fleet}, k, 'shape belief', to_jsonb(o), ${actor.agentId}, g, ${vec}::vector
         FROM unnest(${keys}::text[], ${m.beliefs.map((b) => b.grounded)}::boolean[]) WITH ORDINALITY AS x(k, g, o)
-       ORDER BY o RETURNING id::text AS id`.execute(tx)).rows.map((r) => r.id);
+       ORDER BY o RETURNING id::text AS id`.execute(tx)
+    ).rows.map((r) => r.id);
     const js = m.beliefs.flatMap((b, i) => b.justifications.map((ps) => ({ b: ids[i]!, ps: ps.map((p) => ids[p]!) })));
-    const jids = (await sql<{ id: string }>`
+    const jids = (
+      await sql<{ id: string }>`
       INSERT INTO justifications (fleet_id, belief_id, created_by)
       SELECT ${actor.fleet}, b, ${actor.agentId} FROM unnest(${js.map((j) => j.b)}::bigint[]) WITH ORDINALITY AS x(b, o)
-       ORDER BY o RETURNING id::text AS id`.execute(tx)).rows.map((r) => r.id);
+       ORDER BY o RETURNING id::text AS id`.execute(tx)
+    ).rows.map((r) => r.id);
     const edges = js.flatMap((j, k) => j.ps.map((p) => [jids[k]!, p] as const));
     await sql`INSERT INTO justification_premises (justification_id, premise_id, fleet_id)
-      SELECT j, p, ${actor.fleet} FROM unnest(${edges.map((e) => e[0])}::bigint[], ${edges.map((e) => e[1])}::bigint[]) AS x(j, p)`.execute(tx);
-    await sql`INSERT INTO events (fleet_id, type, ids, actor_id) VALUES (${actor.fleet}, 'BeliefAsserted', ${ids}::bigint[], ${actor.agentId})`.execute(tx);
+      SELECT j, p, ${actor.fleet} FROM unnest(${edges.map((e) => e[0])}::bigint[], ${edges.map((e) => e[1])}::bigint[]) AS x(j, p)`.execute(
+      tx,
+    );
+    await sql`INSERT INTO events (fleet_id, type, ids, actor_id) VALUES (${actor.fleet}, 'BeliefAsserted', ${ids}::bigint[], ${actor.agentId})`.execute(
+      tx,
+    );
     return ids;
   });
 }
@@ -118,21 +134,29 @@ async function check(t: TestDb, s: Shape, fleet: string): Promise<void> {
 
   const preview = await previewRetraction(core, actor, { beliefId: ids[0]!, first: 500 });
   expect(preview.totals.beliefsRetracted).toBe(plan.beliefs.length);
-  expect(preview.beliefs.items.map((x) => [index.get(x.id), x.depth])).toEqual(plan.beliefs.slice(0, 500).map((x) => [x.belief, x.depth]));
+  expect(preview.beliefs.items.map((x) => [index.get(x.id), x.depth])).toEqual(
+    plan.beliefs.slice(0, 500).map((x) => [x.belief, x.depth]),
+  );
   expect(preview.survivors.map((x) => index.get(x)).sort((a, b) => a! - b!)).toEqual(plan.survivors);
 
   const { retractionId } = await retractBelief(core, actor, { beliefId: ids[0]!, reason: `shape ${s.kind}` });
   m.retract(0);
   const rows = await t.store.db.transaction().execute(async (tx) => {
     await sql`SET LOCAL row_security = off`.execute(tx);
-    return (await sql<{ id: string; status: string; depth: number | null; rid: string | null }>`
-      SELECT id::text, status, retraction_depth AS depth, retraction_id::text AS rid FROM beliefs WHERE id = ANY(${ids}::bigint[]) ORDER BY beliefs.id`.execute(tx)).rows;
+    return (
+      await sql<{ id: string; status: string; depth: number | null; rid: string | null }>`
+      SELECT id::text, status, retraction_depth AS depth, retraction_id::text AS rid FROM beliefs WHERE id = ANY(${ids}::bigint[]) ORDER BY beliefs.id`.execute(
+        tx,
+      )
+    ).rows;
   });
   expect(rows.map((r) => [index.get(r.id), r.status, r.depth, r.rid === null ? null : 0])).toEqual(
     m.beliefs.map((b, i) => [i, b.status, b.depth, b.retraction]),
   );
   const events = (await streamed(t.store, fleet)).filter((e) => e.retractionId === retractionId);
-  expect(events.filter((e) => e.__typename === 'BeliefRetracted').map((e) => [index.get(e.beliefId!), e.depth])).toEqual(plan.beliefs.map((x) => [x.belief, x.depth]));
+  expect(
+    events.filter((e) => e.__typename === 'BeliefRetracted').map((e) => [index.get(e.beliefId!), e.depth]),
+  ).toEqual(plan.beliefs.map((x) => [x.belief, x.depth]));
   expect(events.at(-1)!.totals!.beliefsRetracted).toBe(plan.beliefs.length);
 }
 
@@ -155,9 +179,13 @@ describe.each(engines())('deep and wide cascades against the reference model on 
     );
   }, 1_800_000);
 
-  it.runIf(FANOUT > 0)(`one premise with ${FANOUT} direct dependents, a tenth of them also on an anchor`, async () => {
-    await resetTables(t.store);
-    await check(t, { kind: 'fan', n: FANOUT, k: 10, extra: [] }, 'fanout');
-    await expectInvariants(t.store);
-  }, 3_600_000);
+  it.runIf(FANOUT > 0)(
+    `one premise with ${FANOUT} direct dependents, a tenth of them also on an anchor`,
+    async () => {
+      await resetTables(t.store);
+      await check(t, { kind: 'fan', n: FANOUT, k: 10, extra: [] }, 'fanout');
+      await expectInvariants(t.store);
+    },
+    3_600_000,
+  );
 });

@@ -13,7 +13,9 @@ const BESIDE = path.join('..', 'shared');
 
 describe('the repository stands alone', () => {
   it('no tracked file but the installers names the directory beside the clone', () => {
-    const reaching = tracked.filter((f) => !MAY_REACH_OUT.has(f) && fs.existsSync(f) && fs.readFileSync(f, 'latin1').includes(BESIDE));
+    const reaching = tracked.filter(
+      (f) => !MAY_REACH_OUT.has(f) && fs.existsSync(f) && fs.readFileSync(f, 'latin1').includes(BESIDE),
+    );
     expect(reaching).toEqual([]);
   });
 

@@ -26,7 +26,10 @@ describe.each(engines())('passport story on %s', (engine) => {
     expect(preview.executedEffects.sort()).toEqual([s.refund.id, s.charge.id].sort());
     expect(preview.survivors).toEqual([]);
 
-    const { retractionId, created } = await retractBelief(core, actor, { beliefId: s.passport.id, reason: 'passport came back forged' });
+    const { retractionId, created } = await retractBelief(core, actor, {
+      beliefId: s.passport.id,
+      reason: 'passport came back forged',
+    });
     expect(created).toBe(true);
     const totals = await inTx(t.store, { fleet: 'acme', readOnly: true }, (tx) => totalsFor(tx, 'acme', retractionId));
     expect(totals).toEqual({
@@ -43,16 +46,37 @@ describe.each(engines())('passport story on %s', (engine) => {
     expect(preview.totals).toEqual(totals);
 
     const rows = await inTx(t.store, { fleet: 'acme', readOnly: true }, async (tx) => ({
-      beliefs: await tx.selectFrom('beliefs').select(['id', 'status', 'retraction_id', 'retraction_depth']).orderBy('id').execute(),
+      beliefs: await tx
+        .selectFrom('beliefs')
+        .select(['id', 'status', 'retraction_id', 'retraction_depth'])
+        .orderBy('id')
+        .execute(),
       effects: await tx.selectFrom('effects').select(['id', 'status', 'cancelled_by']).orderBy('id').execute(),
-      reversals: await tx.selectFrom('reversals').select(['effect_id', 'status', 'idempotency_key', 'amount_minor']).orderBy('effect_id').execute(),
+      reversals: await tx
+        .selectFrom('reversals')
+        .select(['effect_id', 'status', 'idempotency_key', 'amount_minor'])
+        .orderBy('effect_id')
+        .execute(),
     }));
     expect(rows.beliefs.every((b) => b.status === 'RETRACTED' && b.retraction_id === retractionId)).toBe(true);
     expect(rows.beliefs.map((b) => b.retraction_depth)).toEqual([0, 1, 2, 1]);
-    expect(rows.effects.find((e) => e.id === s.pending.id)).toMatchObject({ status: 'CANCELLED', cancelled_by: retractionId });
+    expect(rows.effects.find((e) => e.id === s.pending.id)).toMatchObject({
+      status: 'CANCELLED',
+      cancelled_by: retractionId,
+    });
     expect(rows.reversals).toEqual([
-      { effect_id: s.refund.id, status: 'OWED', idempotency_key: 'reversal:customer:4411:refund-1', amount_minor: '124000' },
-      { effect_id: s.charge.id, status: 'UNREACHABLE', idempotency_key: 'reversal:customer:4411:charge-1', amount_minor: '8900' },
+      {
+        effect_id: s.refund.id,
+        status: 'OWED',
+        idempotency_key: 'reversal:customer:4411:refund-1',
+        amount_minor: '124000',
+      },
+      {
+        effect_id: s.charge.id,
+        status: 'UNREACHABLE',
+        idempotency_key: 'reversal:customer:4411:charge-1',
+        amount_minor: '8900',
+      },
     ]);
     await expectInvariants(t.store);
 
@@ -64,7 +88,9 @@ describe.each(engines())('passport story on %s', (engine) => {
     expect(events2.rows[0]!.n).toBe(events.rows[0]!.n);
 
     // Settled moves only on a provider's confirmation.
-    const owed = await inTx(t.store, { fleet: 'acme', readOnly: true }, (tx) => tx.selectFrom('reversals').select('id').where('status', '=', 'OWED').executeTakeFirstOrThrow());
+    const owed = await inTx(t.store, { fleet: 'acme', readOnly: true }, (tx) =>
+      tx.selectFrom('reversals').select('id').where('status', '=', 'OWED').executeTakeFirstOrThrow(),
+    );
     await confirmReversal(core, actor, { reversalId: owed.id, providerRef: 'prv_abc123' });
     const after = await inTx(t.store, { fleet: 'acme', readOnly: true }, (tx) => totalsFor(tx, 'acme', retractionId));
     expect(after.settled).toEqual([{ amountMinor: '124000', currency: 'USD' }]);

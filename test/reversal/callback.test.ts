@@ -32,19 +32,29 @@ describe.each(engines())('provider callback handler on %s', (engine) => {
     const rawBody = opts.raw ?? JSON.stringify(body);
     const signatureHeader = opts.sign === undefined ? signBody(SECRET, rawBody) : opts.sign;
     const { l, lines } = logger();
-    return handleProviderCallback({ core, secret: opts.secret ?? SECRET, rawBody, signatureHeader, logger: l }).then((res) => ({ ...res, lines }));
+    return handleProviderCallback({ core, secret: opts.secret ?? SECRET, rawBody, signatureHeader, logger: l }).then(
+      (res) => ({ ...res, lines }),
+    );
   };
 
-  it('a signed confirmation CONFIRMs the reversal with the provider\'s reference; a replay is a harmless 200; another reference is 409', async () => {
+  it("a signed confirmation CONFIRMs the reversal with the provider's reference; a replay is a harmless 200; another reference is 409", async () => {
     const actor = await actorIn(t.store, 'acme');
-    const { reversals: [r, r2] } = await owedReversals(core, actor, 2, { prefix: 'cb1' });
+    const {
+      reversals: [r, r2],
+    } = await owedReversals(core, actor, 2, { prefix: 'cb1' });
     // Dispatched, lease live: the callback still confirms (it is the provider's own word).
     await takeOwedReversals(core, 'acme', { limit: 1, leaseMs: 60_000, holder: 'd' });
 
     const ok = await call({ reversalId: r!.id, providerRef: 'prv_cb_1' });
-    expect(ok).toMatchObject({ status: 200, body: { reversalId: r!.id, status: 'CONFIRMED', providerRef: 'prv_cb_1', duplicate: false } });
+    expect(ok).toMatchObject({
+      status: 200,
+      body: { reversalId: r!.id, status: 'CONFIRMED', providerRef: 'prv_cb_1', duplicate: false },
+    });
     expect(await reversalState(t.store, r!.id)).toMatchObject({ status: 'CONFIRMED', provider_ref: 'prv_cb_1' });
-    expect((await eventsFor(t.store, r!.id, 'ReversalConfirmed'))[0]!.data).toMatchObject({ via: 'callback', previousStatus: 'DISPATCHED' });
+    expect((await eventsFor(t.store, r!.id, 'ReversalConfirmed'))[0]!.data).toMatchObject({
+      via: 'callback',
+      previousStatus: 'DISPATCHED',
+    });
 
     const replay = await call({ reversalId: r!.id, providerRef: 'prv_cb_1' });
     expect(replay).toMatchObject({ status: 200, body: { duplicate: true, providerRef: 'prv_cb_1' } });
@@ -63,7 +73,9 @@ describe.each(engines())('provider callback handler on %s', (engine) => {
 
   it('a bad or missing signature is 401, logged, and changes nothing', async () => {
     const actor = await actorIn(t.store, 'acme');
-    const { reversals: [r] } = await owedReversals(core, actor, 1, { prefix: 'cb2' });
+    const {
+      reversals: [r],
+    } = await owedReversals(core, actor, 1, { prefix: 'cb2' });
     const body = JSON.stringify({ reversalId: r!.id, providerRef: 'prv_forged' });
     for (const sign of [signBody('not-the-secret', body), null, 'sha256=zz', signBody(SECRET, body + ' ')]) {
       const res = await call(null, { raw: body, sign });
@@ -72,7 +84,10 @@ describe.each(engines())('provider callback handler on %s', (engine) => {
     }
     expect(await reversalState(t.store, r!.id)).toMatchObject({ status: 'OWED', provider_ref: null });
     // An empty secret is a misconfiguration, not the caller's fault.
-    expect((await call({ reversalId: r!.id, providerRef: 'prv_x' }, { secret: '', sign: 'sha256=' + '0'.repeat(64) })).status).toBe(500);
+    expect(
+      (await call({ reversalId: r!.id, providerRef: 'prv_x' }, { secret: '', sign: 'sha256=' + '0'.repeat(64) }))
+        .status,
+    ).toBe(500);
   });
 
   it('bad bodies are 400, unknown reversals 404, conflicting names 400, keys shared across fleets 409, UNREACHABLE 409', async () => {
@@ -92,13 +107,19 @@ describe.each(engines())('provider callback handler on %s', (engine) => {
     expect((await call({ reversalId: ra.id, providerRef: ra.key })).status).toBe(400);
     expect((await call({ reversalId: '999999', providerRef: 'prv_1' })).status).toBe(404);
     expect((await call({ idempotencyKey: 'reversal:nobody', providerRef: 'prv_1' })).status).toBe(404);
-    expect((await call({ reversalId: ra.id, idempotencyKey: 'reversal:other', providerRef: 'prv_1' })).status).toBe(400);
+    expect((await call({ reversalId: ra.id, idempotencyKey: 'reversal:other', providerRef: 'prv_1' })).status).toBe(
+      400,
+    );
     const ambiguous = await call({ idempotencyKey: ra.key, providerRef: 'prv_1' });
     expect(ambiguous.status).toBe(409);
     expect(String(ambiguous.body.error)).toMatch(/reversalId/);
     // Named by id, each fleet's reversal is found and confirmed in its own fleet.
     expect((await call({ reversalId: rg.id, idempotencyKey: rg.key, providerRef: 'prv_g' })).status).toBe(200);
-    expect(await reversalState(t.store, rg.id)).toMatchObject({ fleet_id: 'globex', status: 'CONFIRMED', provider_ref: 'prv_g' });
+    expect(await reversalState(t.store, rg.id)).toMatchObject({
+      fleet_id: 'globex',
+      status: 'CONFIRMED',
+      provider_ref: 'prv_g',
+    });
     expect(await reversalState(t.store, ra.id)).toMatchObject({ status: 'OWED' });
 
     const s = await passportStory(core, acme, 'customer:9');

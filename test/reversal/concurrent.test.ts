@@ -5,7 +5,14 @@ import type { ReversalProvider } from '../../src/reversal/provider';
 import { runDispatcher, type DispatcherStats } from '../../src/reversal/dispatcher';
 import { actorIn, coreOf, expectInvariants, testStore, type TestDb } from '../support/engines';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider';
-import { allReversals, eventually, fastProvider, keysByReversal, owedReversals, settledMinor } from '../support/dispatch-fixtures';
+import {
+  allReversals,
+  eventually,
+  fastProvider,
+  keysByReversal,
+  owedReversals,
+  settledMinor,
+} from '../support/dispatch-fixtures';
 
 /**
  * Two dispatchers at once against one PostgreSQL database (two stores, two connection pools), with leases short
@@ -27,7 +34,7 @@ describe.skipIf(!process.env.RETRACT_TEST_DATABASE_URL)('two dispatchers at once
     await t?.close();
   });
 
-  it('no reversal is sent under two keys, each is paid exactly once and CONFIRMED once with the provider\'s reference', async () => {
+  it("no reversal is sent under two keys, each is paid exactly once and CONFIRMED once with the provider's reference", async () => {
     const core = coreOf(t.store);
     const acme = await actorIn(t.store, 'acme');
     const globex = await actorIn(t.store, 'globex');
@@ -61,10 +68,19 @@ describe.skipIf(!process.env.RETRACT_TEST_DATABASE_URL)('two dispatchers at once
     const common = { leaseMs: 300, batch: 4, pollMs: 20, graceMs: 200, resendWindowMs: 60_000, signal: stop.signal };
     const runs: Array<Promise<DispatcherStats>> = [
       runDispatcher({ ...common, core, provider: slowpoke(fastProvider(fake, { timeoutMs: 1000 })), holder: 'A' }),
-      runDispatcher({ ...common, core: coreOf(second), provider: slowpoke(fastProvider(fake, { timeoutMs: 1000 })), holder: 'B' }),
+      runDispatcher({
+        ...common,
+        core: coreOf(second),
+        provider: slowpoke(fastProvider(fake, { timeoutMs: 1000 })),
+        holder: 'B',
+      }),
     ];
     try {
-      await eventually(async () => (await allReversals(t.store)).every((r) => r.status === 'CONFIRMED'), 60_000, 'all CONFIRMED');
+      await eventually(
+        async () => (await allReversals(t.store)).every((r) => r.status === 'CONFIRMED'),
+        60_000,
+        'all CONFIRMED',
+      );
     } finally {
       stop.abort();
     }
@@ -77,9 +93,13 @@ describe.skipIf(!process.env.RETRACT_TEST_DATABASE_URL)('two dispatchers at once
       expect([...byReversal.get(r.id)!]).toEqual([r.idempotency_key]);
     }
     expect(fake.payments.size).toBe(all.length);
-    expect(new Set([...fake.payments.values()].map((p) => (p.body as { reversalId: string }).reversalId)).size).toBe(all.length);
+    expect(new Set([...fake.payments.values()].map((p) => (p.body as { reversalId: string }).reversalId)).size).toBe(
+      all.length,
+    );
     const confirmedEvents = await sql<{ id: string; n: number }>`
-      SELECT unnest(ids)::text AS id, count(*)::int AS n FROM events WHERE type = 'ReversalConfirmed' GROUP BY 1`.execute(t.store.db);
+      SELECT unnest(ids)::text AS id, count(*)::int AS n FROM events WHERE type = 'ReversalConfirmed' GROUP BY 1`.execute(
+      t.store.db,
+    );
     expect(confirmedEvents.rows).toHaveLength(all.length);
     expect(confirmedEvents.rows.every((e) => e.n === 1)).toBe(true);
 
@@ -92,10 +112,15 @@ describe.skipIf(!process.env.RETRACT_TEST_DATABASE_URL)('two dispatchers at once
     expect(sa!.duplicates + sb!.duplicates).toBeGreaterThanOrEqual(slow.size);
     for (const k of slow) expect(fake.deliveries(k)).toBeGreaterThanOrEqual(2);
 
-    const settled = await settledMinor(t.store, [{ fleet: 'acme', retractionId: a.retractionId }, { fleet: 'globex', retractionId: g.retractionId }]);
+    const settled = await settledMinor(t.store, [
+      { fleet: 'acme', retractionId: a.retractionId },
+      { fleet: 'globex', retractionId: g.retractionId },
+    ]);
     expect(settled).toBe(fake.settledMinor('USD'));
     expect(settled).toBe(all.reduce((n, r) => n + r.amountMinor, 0));
     await expectInvariants(t.store);
-    console.log(`two dispatchers: A ${JSON.stringify(sa)} B ${JSON.stringify(sb)}; deliveries ${fake.requests.length} for ${all.length} reversals`);
+    console.log(
+      `two dispatchers: A ${JSON.stringify(sa)} B ${JSON.stringify(sb)}; deliveries ${fake.requests.length} for ${all.length} reversals`,
+    );
   }, 120_000);
 });

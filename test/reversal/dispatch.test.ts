@@ -44,7 +44,17 @@ async function dispatchUntil(
   opts: Partial<DispatcherOptions> = {},
 ): Promise<DispatcherStats> {
   const stop = new AbortController();
-  const run = runDispatcher({ core, provider, holder: 'test-dispatcher', leaseMs: 5000, batch: 5, pollMs: 20, graceMs: 100, signal: stop.signal, ...opts });
+  const run = runDispatcher({
+    core,
+    provider,
+    holder: 'test-dispatcher',
+    leaseMs: 5000,
+    batch: 5,
+    pollMs: 20,
+    graceMs: 100,
+    signal: stop.signal,
+    ...opts,
+  });
   let failure: unknown = null;
   run.catch((e) => {
     failure = e;
@@ -76,7 +86,7 @@ describe.each(engines())('reversal dispatch on %s', (engine) => {
 
   const statusIs = (id: string, status: string) => async () => (await reversalState(t.store, id)).status === status;
 
-  it('OWED → CONFIRMED under the provider\'s own reference; the unreachable one is never sent; settled equals what the provider paid', async () => {
+  it("OWED → CONFIRMED under the provider's own reference; the unreachable one is never sent; settled equals what the provider paid", async () => {
     const actor = await actorIn(t.store, 'acme');
     const s = await passportStory(core, actor);
     const { retractionId } = await import('../../src/retraction/retraction.service').then((m) =>
@@ -102,7 +112,11 @@ describe.each(engines())('reversal dispatch on %s', (engine) => {
       payload: null,
     });
     expect(stats).toMatchObject({ confirmed: 1, failed: 0, stale: 0, conflicts: 0 });
-    expect((await eventsFor(t.store, refundRev!.id)).map((e) => e.type)).toEqual(['ReversalRecorded', 'ReversalDispatched', 'ReversalConfirmed']);
+    expect((await eventsFor(t.store, refundRev!.id)).map((e) => e.type)).toEqual([
+      'ReversalRecorded',
+      'ReversalDispatched',
+      'ReversalConfirmed',
+    ]);
 
     const totals = await inTx(t.store, { fleet: 'acme', readOnly: true }, (tx) => totalsFor(tx, 'acme', retractionId));
     expect(totals.settled).toEqual([{ amountMinor: '124000', currency: 'USD' }]);
@@ -111,9 +125,11 @@ describe.each(engines())('reversal dispatch on %s', (engine) => {
     await expectInvariants(t.store);
   });
 
-  it('a 4xx refusal → FAILED with the provider\'s reason, a ReversalFailed event, nothing paid, and no re-send', async () => {
+  it("a 4xx refusal → FAILED with the provider's reason, a ReversalFailed event, nothing paid, and no re-send", async () => {
     const actor = await actorIn(t.store, 'acme');
-    const { reversals: [r] } = await owedReversals(core, actor, 1);
+    const {
+      reversals: [r],
+    } = await owedReversals(core, actor, 1);
     fake.script(r!.key, { kind: 'fail', status: 400, reason: 'account closed' });
     await dispatchUntil(core, fastProvider(fake), statusIs(r!.id, 'FAILED'));
     const row = await reversalState(t.store, r!.id);
@@ -134,7 +150,9 @@ describe.each(engines())('reversal dispatch on %s', (engine) => {
 
   it('5xx, 5xx, then 2xx: confirmed under the one key, paid once', async () => {
     const actor = await actorIn(t.store, 'acme');
-    const { reversals: [r] } = await owedReversals(core, actor, 1);
+    const {
+      reversals: [r],
+    } = await owedReversals(core, actor, 1);
     fake.script(r!.key, '500', { kind: 'status', status: 503, retryAfter: 0 });
     await dispatchUntil(core, fastProvider(fake), statusIs(r!.id, 'CONFIRMED'));
     expect(fake.deliveries(r!.key)).toBe(3);
@@ -146,7 +164,9 @@ describe.each(engines())('reversal dispatch on %s', (engine) => {
 
   it('a timeout (the provider recorded the payment but answered too late), then 2xx: the replayed reference, paid once', async () => {
     const actor = await actorIn(t.store, 'acme');
-    const { reversals: [r] } = await owedReversals(core, actor, 1);
+    const {
+      reversals: [r],
+    } = await owedReversals(core, actor, 1);
     fake.script(r!.key, { kind: 'stall', ms: 4000 });
     await dispatchUntil(core, fastProvider(fake, { timeoutMs: 400 }), statusIs(r!.id, 'CONFIRMED'));
     expect(fake.deliveries(r!.key)).toBeGreaterThanOrEqual(2);
@@ -157,19 +177,36 @@ describe.each(engines())('reversal dispatch on %s', (engine) => {
 
   it('duplicate delivery (accepted, then the connection dropped; then a second dispatcher sends it again) → paid once, confirmed once', async () => {
     const actor = await actorIn(t.store, 'acme');
-    const { reversals: [r] } = await owedReversals(core, actor, 1);
+    const {
+      reversals: [r],
+    } = await owedReversals(core, actor, 1);
     fake.script(r!.key, 'accept-then-drop');
     await dispatchUntil(core, fastProvider(fake), statusIs(r!.id, 'CONFIRMED'));
     expect(fake.deliveries(r!.key)).toBe(2);
     const ref = fake.payments.get(r!.key)!.reference;
     // The very same request once more, as a worker whose lease had been taken over would send it.
-    const first = fake.requests[0]!.body as { reversalId: string; effectId: string; effectKind: string; originalReference: string | null; amount: { amountMinor: number; currency: string }; payload: unknown };
+    const first = fake.requests[0]!.body as {
+      reversalId: string;
+      effectId: string;
+      effectKind: string;
+      originalReference: string | null;
+      amount: { amountMinor: number; currency: string };
+      payload: unknown;
+    };
     const again = await fastProvider(fake).send({
-      idempotencyKey: r!.key, reversalId: first.reversalId, effectId: first.effectId, effectKind: first.effectKind,
-      effectExternalRef: first.originalReference, amount: first.amount, payload: first.payload,
+      idempotencyKey: r!.key,
+      reversalId: first.reversalId,
+      effectId: first.effectId,
+      effectKind: first.effectKind,
+      effectExternalRef: first.originalReference,
+      amount: first.amount,
+      payload: first.payload,
     });
     expect(again).toEqual({ outcome: 'confirmed', providerRef: ref });
-    expect(await recordOutcome(core, 'acme', r!.id, again, { holder: 'late', attempt: 1 })).toMatchObject({ applied: false, why: 'duplicate' });
+    expect(await recordOutcome(core, 'acme', r!.id, again, { holder: 'late', attempt: 1 })).toMatchObject({
+      applied: false,
+      why: 'duplicate',
+    });
     expect(fake.payments.size).toBe(1);
     expect(await eventsFor(t.store, r!.id, 'ReversalConfirmed')).toHaveLength(1);
     await expectInvariants(t.store);
@@ -177,13 +214,18 @@ describe.each(engines())('reversal dispatch on %s', (engine) => {
 
   it('an inconclusive send (retry_later) stays DISPATCHED with its reason, and is re-sent under the same key once the lease expires', async () => {
     const actor = await actorIn(t.store, 'acme');
-    const { reversals: [r] } = await owedReversals(core, actor, 1);
+    const {
+      reversals: [r],
+    } = await owedReversals(core, actor, 1);
     fake.script(r!.key, '500', '500');
     const provider = fastProvider(fake, { maxAttempts: 2 });
     const [item] = await takeOwedReversals(core, 'acme', { limit: 1, leaseMs: 1000, holder: 'w1' });
     const out = await provider.send(requestOf(item!));
     expect(out.outcome).toBe('retry_later');
-    expect(await recordOutcome(core, 'acme', item!.id, out, item!.lease)).toMatchObject({ applied: true, status: 'DISPATCHED' });
+    expect(await recordOutcome(core, 'acme', item!.id, out, item!.lease)).toMatchObject({
+      applied: true,
+      status: 'DISPATCHED',
+    });
     const mid = await reversalState(t.store, r!.id);
     expect(mid).toMatchObject({ status: 'DISPATCHED', attempts: 1, lease_holder: 'w1' });
     expect(mid.last_error).toContain('HTTP 500');
@@ -199,9 +241,16 @@ describe.each(engines())('reversal dispatch on %s', (engine) => {
 
   it('lease expiry re-sends a DISPATCHED reversal whose worker died after sending: same key, the provider pays once, its reference is kept', async () => {
     const actor = await actorIn(t.store, 'acme');
-    const { reversals: [r] } = await owedReversals(core, actor, 1);
+    const {
+      reversals: [r],
+    } = await owedReversals(core, actor, 1);
     const [ghost] = await takeOwedReversals(core, actor, { limit: 5, leaseMs: 100, holder: 'ghost' });
-    expect(ghost).toMatchObject({ id: r!.id, idempotencyKey: r!.key, attempts: 1, lease: { holder: 'ghost', attempt: 1 } });
+    expect(ghost).toMatchObject({
+      id: r!.id,
+      idempotencyKey: r!.key,
+      attempts: 1,
+      lease: { holder: 'ghost', attempt: 1 },
+    });
     const firstSend = await fastProvider(fake).send(requestOf(ghost!));
     expect(firstSend.outcome).toBe('confirmed');
     // …and the ghost dies before recording. Its lease runs out; a live dispatcher takes over.
@@ -214,55 +263,93 @@ describe.each(engines())('reversal dispatch on %s', (engine) => {
 
     // The ghost's late words: a refusal is fenced off; its confirmation (same reference) is a no-op; a different
     // reference means the provider paid twice, and is refused loudly.
-    expect(await recordOutcome(core, 'acme', r!.id, { outcome: 'failed', reason: 'late' }, ghost!.lease)).toMatchObject({ applied: false, why: 'stale-lease' });
-    expect(await recordOutcome(core, 'acme', r!.id, firstSend, ghost!.lease)).toMatchObject({ applied: false, why: 'duplicate' });
-    await expect(recordOutcome(core, 'acme', r!.id, { outcome: 'confirmed', providerRef: 'prv_other' }, ghost!.lease)).rejects.toMatchObject({ code: 'CONFLICT' });
+    expect(await recordOutcome(core, 'acme', r!.id, { outcome: 'failed', reason: 'late' }, ghost!.lease)).toMatchObject(
+      { applied: false, why: 'stale-lease' },
+    );
+    expect(await recordOutcome(core, 'acme', r!.id, firstSend, ghost!.lease)).toMatchObject({
+      applied: false,
+      why: 'duplicate',
+    });
+    await expect(
+      recordOutcome(core, 'acme', r!.id, { outcome: 'confirmed', providerRef: 'prv_other' }, ghost!.lease),
+    ).rejects.toMatchObject({ code: 'CONFLICT' });
     expect(await reversalState(t.store, r!.id)).toMatchObject({ status: 'CONFIRMED', provider_ref: row.provider_ref });
     await expectInvariants(t.store);
   });
 
   it('fencing: only the current lease records FAILED or retry notes; a confirmation from any send is accepted, even over FAILED', async () => {
     const actor = await actorIn(t.store, 'acme');
-    const { reversals: [r] } = await owedReversals(core, actor, 1);
+    const {
+      reversals: [r],
+    } = await owedReversals(core, actor, 1);
     const [a] = await takeOwedReversals(core, 'acme', { limit: 1, leaseMs: 100, holder: 'A' });
     await new Promise((res) => setTimeout(res, 150));
     const [b] = await takeOwedReversals(core, 'acme', { limit: 1, leaseMs: 60_000, holder: 'B' });
     expect(b).toMatchObject({ id: r!.id, lease: { holder: 'B', attempt: 2 } });
     expect(b!.dispatchedAt.getTime()).toBe(a!.dispatchedAt.getTime()); // first dispatch is kept
 
-    expect(await recordOutcome(core, 'acme', r!.id, { outcome: 'failed', reason: 'A says no' }, a!.lease)).toMatchObject({ applied: false, why: 'stale-lease' });
-    expect(await recordOutcome(core, 'acme', r!.id, { outcome: 'retry_later', reason: 'A unsure' }, a!.lease)).toMatchObject({ applied: false, why: 'stale-lease' });
+    expect(
+      await recordOutcome(core, 'acme', r!.id, { outcome: 'failed', reason: 'A says no' }, a!.lease),
+    ).toMatchObject({ applied: false, why: 'stale-lease' });
+    expect(
+      await recordOutcome(core, 'acme', r!.id, { outcome: 'retry_later', reason: 'A unsure' }, a!.lease),
+    ).toMatchObject({ applied: false, why: 'stale-lease' });
     // Same attempt number, other holder: still not the lease.
-    expect(await recordOutcome(core, 'acme', r!.id, { outcome: 'failed', reason: 'forged' }, { holder: 'C', attempt: 2 })).toMatchObject({ applied: false, why: 'stale-lease' });
+    expect(
+      await recordOutcome(core, 'acme', r!.id, { outcome: 'failed', reason: 'forged' }, { holder: 'C', attempt: 2 }),
+    ).toMatchObject({ applied: false, why: 'stale-lease' });
     expect((await reversalState(t.store, r!.id)).last_error).toBeNull();
-    expect(await recordOutcome(core, 'acme', r!.id, { outcome: 'retry_later', reason: 'B unsure' }, b!.lease)).toMatchObject({ applied: true, status: 'DISPATCHED' });
-    expect(await recordOutcome(core, 'acme', r!.id, { outcome: 'failed', reason: 'B says no' }, b!.lease)).toMatchObject({ applied: true, status: 'FAILED' });
+    expect(
+      await recordOutcome(core, 'acme', r!.id, { outcome: 'retry_later', reason: 'B unsure' }, b!.lease),
+    ).toMatchObject({ applied: true, status: 'DISPATCHED' });
+    expect(
+      await recordOutcome(core, 'acme', r!.id, { outcome: 'failed', reason: 'B says no' }, b!.lease),
+    ).toMatchObject({ applied: true, status: 'FAILED' });
     expect(await reversalState(t.store, r!.id)).toMatchObject({ status: 'FAILED', reason: 'B says no' });
     // A's send had gone through after all: the money moved, so the provider's reference wins.
-    const late = await recordOutcome(core, 'acme', r!.id, { outcome: 'confirmed', providerRef: 'prv_late_ok' }, a!.lease);
+    const late = await recordOutcome(
+      core,
+      'acme',
+      r!.id,
+      { outcome: 'confirmed', providerRef: 'prv_late_ok' },
+      a!.lease,
+    );
     expect(late).toMatchObject({ applied: true, status: 'CONFIRMED' });
-    expect((await eventsFor(t.store, r!.id, 'ReversalConfirmed'))[0]!.data).toMatchObject({ providerRef: 'prv_late_ok', previousStatus: 'FAILED' });
+    expect((await eventsFor(t.store, r!.id, 'ReversalConfirmed'))[0]!.data).toMatchObject({
+      providerRef: 'prv_late_ok',
+      previousStatus: 'FAILED',
+    });
     // Once CONFIRMED, another reference is a conflict, whoever reports it.
-    await expect(recordOutcome(core, 'acme', r!.id, { outcome: 'confirmed', providerRef: 'prv_second' }, b!.lease)).rejects.toMatchObject({ code: 'CONFLICT' });
+    await expect(
+      recordOutcome(core, 'acme', r!.id, { outcome: 'confirmed', providerRef: 'prv_second' }, b!.lease),
+    ).rejects.toMatchObject({ code: 'CONFLICT' });
     await expectInvariants(t.store);
   });
 
-  it('a reference echoing our own key is refused; an UNREACHABLE reversal cannot be confirmed; another fleet\'s reversal is not found', async () => {
+  it("a reference echoing our own key is refused; an UNREACHABLE reversal cannot be confirmed; another fleet's reversal is not found", async () => {
     const actor = await actorIn(t.store, 'acme');
     const s = await passportStory(core, actor);
     const { retractBelief } = await import('../../src/retraction/retraction.service');
     await retractBelief(core, actor, { beliefId: s.passport.id, reason: 'forged' });
     const [owed, unreachable] = await allReversals(t.store);
     const [item] = await takeOwedReversals(core, 'acme', { limit: 1, leaseMs: 60_000, holder: 'h' });
-    await expect(recordOutcome(core, 'acme', owed!.id, { outcome: 'confirmed', providerRef: owed!.idempotency_key }, item!.lease)).rejects.toMatchObject({ code: 'BAD_USER_INPUT' });
-    await expect(confirmFromProvider(core, 'acme', unreachable!.id, 'prv_x')).rejects.toMatchObject({ code: 'CONFLICT' });
-    await expect(recordOutcome(core, 'globex', owed!.id, { outcome: 'confirmed', providerRef: 'prv_y' }, item!.lease)).rejects.toMatchObject({ code: 'NOT_FOUND' });
-    await expect(takeOwedReversals(core, 'acme', { limit: 0, leaseMs: 1, holder: 'h' })).rejects.toBeInstanceOf(DomainError);
+    await expect(
+      recordOutcome(core, 'acme', owed!.id, { outcome: 'confirmed', providerRef: owed!.idempotency_key }, item!.lease),
+    ).rejects.toMatchObject({ code: 'BAD_USER_INPUT' });
+    await expect(confirmFromProvider(core, 'acme', unreachable!.id, 'prv_x')).rejects.toMatchObject({
+      code: 'CONFLICT',
+    });
+    await expect(
+      recordOutcome(core, 'globex', owed!.id, { outcome: 'confirmed', providerRef: 'prv_y' }, item!.lease),
+    ).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(takeOwedReversals(core, 'acme', { limit: 0, leaseMs: 1, holder: 'h' })).rejects.toBeInstanceOf(
+      DomainError,
+    );
     expect((await reversalState(t.store, owed!.id)).status).toBe('DISPATCHED');
     await expectInvariants(t.store);
   });
 
-  it('one dispatcher serves every fleet; settled (totalsFor) equals the fake provider\'s own sum, refusals excluded', async () => {
+  it("one dispatcher serves every fleet; settled (totalsFor) equals the fake provider's own sum, refusals excluded", async () => {
     const acme = await actorIn(t.store, 'acme');
     const globex = await actorIn(t.store, 'globex');
     const a = await owedReversals(core, acme, 6, { prefix: 'a', amount: (i) => 500 + 101 * i });
@@ -284,17 +371,24 @@ describe.each(engines())('reversal dispatch on %s', (engine) => {
     for (const r of rows.filter((x) => x.status === 'CONFIRMED')) {
       expect(r.provider_ref).toBe(fake.payments.get(r.idempotency_key)!.reference);
     }
-    const settled = await settledMinor(t.store, [{ fleet: 'acme', retractionId: a.retractionId }, { fleet: 'globex', retractionId: g.retractionId }]);
+    const settled = await settledMinor(t.store, [
+      { fleet: 'acme', retractionId: a.retractionId },
+      { fleet: 'globex', retractionId: g.retractionId },
+    ]);
     expect(fake.payments.size).toBe(11);
     expect(settled).toBe(fake.settledMinor('USD'));
-    expect(settled).toBe([...a.reversals, ...g.reversals].reduce((n, r) => n + r.amountMinor, 0) - a.reversals[1]!.amountMinor);
+    expect(settled).toBe(
+      [...a.reversals, ...g.reversals].reduce((n, r) => n + r.amountMinor, 0) - a.reversals[1]!.amountMinor,
+    );
     expect(await dispatchableFleets(core)).toEqual([]);
     await expectInvariants(t.store);
   });
 
   it('past the resend window a DISPATCHED reversal is not re-sent: it is reported stuck for an operator', async () => {
     const actor = await actorIn(t.store, 'acme');
-    const { reversals: [r, r2] } = await owedReversals(core, actor, 2);
+    const {
+      reversals: [r, r2],
+    } = await owedReversals(core, actor, 2);
     await takeOwedReversals(core, 'acme', { limit: 1, leaseMs: 50, holder: 'gone' });
     await sql`UPDATE reversals SET dispatched_at = now() - interval '2 hours' WHERE id = ${r!.id}`.execute(t.store.db);
     await new Promise((res) => setTimeout(res, 100));
@@ -314,9 +408,28 @@ describe.each(engines())('reversal dispatch on %s', (engine) => {
 
   it('runDispatcher refuses a resend window that is not above twice the lease, and returns its stats on stop', async () => {
     const stop = new AbortController();
-    await expect(runDispatcher({ core, provider: fastProvider(fake), holder: 'h', leaseMs: 1000, batch: 1, pollMs: 10, signal: stop.signal, resendWindowMs: 2000 })).rejects.toThrow(/resendWindowMs/);
+    await expect(
+      runDispatcher({
+        core,
+        provider: fastProvider(fake),
+        holder: 'h',
+        leaseMs: 1000,
+        batch: 1,
+        pollMs: 10,
+        signal: stop.signal,
+        resendWindowMs: 2000,
+      }),
+    ).rejects.toThrow(/resendWindowMs/);
     stop.abort();
-    const stats = await runDispatcher({ core, provider: fastProvider(fake), holder: 'h', leaseMs: 1000, batch: 1, pollMs: 10, signal: stop.signal });
+    const stats = await runDispatcher({
+      core,
+      provider: fastProvider(fake),
+      holder: 'h',
+      leaseMs: 1000,
+      batch: 1,
+      pollMs: 10,
+      signal: stop.signal,
+    });
     expect(stats).toMatchObject({ taken: 0, errors: 0 });
   });
 });

@@ -12,7 +12,10 @@ import { expectInvariants } from '../support/engines';
 
 const CHROMIUM = '/usr/bin/chromium';
 const HAVE_CHROMIUM = fs.existsSync(CHROMIUM);
-if (!HAVE_CHROMIUM) console.warn(`test/server/graphiql.test.ts: the browser test is skipped: ${CHROMIUM} is absent (scripts/ensure-chromium.sh installs it).`);
+if (!HAVE_CHROMIUM)
+  console.warn(
+    `test/server/graphiql.test.ts: the browser test is skipped: ${CHROMIUM} is absent (scripts/ensure-chromium.sh installs it).`,
+  );
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
@@ -76,7 +79,15 @@ describe('GraphiQL from the server itself', () => {
     beforeAll(async () => {
       browser = await chromium.launch({
         executablePath: CHROMIUM,
-        args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+        args: [
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+          '--no-first-run',
+          '--disable-quic',
+        ],
       });
     });
     afterAll(async () => {

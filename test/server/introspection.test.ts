@@ -19,12 +19,28 @@ describe('introspection and the depth limit', () => {
   });
 
   const post = async (query: string) => {
-    const r = await fetch(s.http, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
-    return (await r.json()) as { data?: { __schema?: { queryType: { name: string } } }; errors?: Array<{ message: string; extensions?: { code?: string; limit?: string } }> };
+    const r = await fetch(s.http, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query }),
+    });
+    return (await r.json()) as {
+      data?: { __schema?: { queryType: { name: string } } };
+      errors?: Array<{ message: string; extensions?: { code?: string; limit?: string } }>;
+    };
   };
 
   it('answers the standard introspection query, with and without its options', async () => {
-    for (const opts of [{}, { descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true }]) {
+    for (const opts of [
+      {},
+      {
+        descriptions: true,
+        specifiedByUrl: true,
+        directiveIsRepeatable: true,
+        schemaDescription: true,
+        inputValueDeprecation: true,
+      },
+    ]) {
       const r = await post(getIntrospectionQuery(opts));
       expect(r.errors).toBeUndefined();
       expect(r.data?.__schema?.queryType.name).toBe('Query');
@@ -37,7 +53,10 @@ describe('introspection and the depth limit', () => {
     expect(nine.errors).toBeUndefined();
     const chain = await post(`{ __schema { types { fields { type { ${ofTypes(10)} } } } } }`);
     expect(chain.data).toBeUndefined();
-    expect(chain.errors?.[0]).toMatchObject({ message: 'the query is nested too deeply; ask for fewer levels', extensions: { code: 'LIMIT_EXCEEDED', limit: 'depth' } });
+    expect(chain.errors?.[0]).toMatchObject({
+      message: 'the query is nested too deeply; ask for fewer levels',
+      extensions: { code: 'LIMIT_EXCEEDED', limit: 'depth' },
+    });
     // graphql-js's own rule refuses this one first ("Maximum introspection depth exceeded").
     const recursion = await post(`{ __schema { types { ${'fields { type { '.repeat(7)}name${' } }'.repeat(7)} } } }`);
     expect(recursion.data).toBeUndefined();

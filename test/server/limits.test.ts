@@ -51,7 +51,8 @@ describe.each(engines())('request limits on %s', (engine) => {
   });
 
   it('a query 30 levels deep is refused (by the cost rule, which grows with depth), one just past the depth limit by the depth rule', async () => {
-    const nested = (levels: number) => `{ beliefs { edges { node { ${'justifications { premises { '.repeat(levels)} id ${'} } '.repeat(levels)} } } } }`;
+    const nested = (levels: number) =>
+      `{ beliefs { edges { node { ${'justifications { premises { '.repeat(levels)} id ${'} } '.repeat(levels)} } } } }`;
     const deep = await gql(s.http, nested(14), {}, token); // 3 + 2 × 14 = 31 levels
     expect(deep.data ?? null).toBeNull();
     expect(deep.errors!.map((e) => e.message)).toEqual([expect.stringMatching(/nested too deeply|too expensive/)]);
@@ -73,11 +74,17 @@ describe.each(engines())('request limits on %s', (engine) => {
     try {
       const live = subscribeWs(client, 'subscription { retractionEvents { __typename retraction { id } } }');
       await new Promise((res) => setTimeout(res, 500));
-      const refused = subscribeWs(client, `subscription { ${Array.from({ length: 100 }, (_, i) => `a${i}: retractionEvents { cursor }`).join(' ')} }`);
+      const refused = subscribeWs(
+        client,
+        `subscription { ${Array.from({ length: 100 }, (_, i) => `a${i}: retractionEvents { cursor }`).join(' ')} }`,
+      );
       await refused.until((c) => c.errors.length > 0 || c.completed, 10_000, 'the websocket refusal');
       expect(refused.errors.map((e) => e.message)).toEqual([expect.stringMatching(/too many aliases/)]);
       noNumbers(refused.errors);
-      const tooLong = subscribeWs(client, `subscription { retractionEvents { ${'cursor '.repeat(LIMITS.tokens + 10)} } }`);
+      const tooLong = subscribeWs(
+        client,
+        `subscription { retractionEvents { ${'cursor '.repeat(LIMITS.tokens + 10)} } }`,
+      );
       await tooLong.until((c) => c.errors.length > 0 || c.completed, 10_000, 'the websocket refusal');
       expect(tooLong.errors.map((e) => e.message)).toEqual([expect.stringMatching(/too many tokens/)]);
       const broken = subscribeWs(client, 'subscription { retractionEvents { ');
@@ -86,8 +93,23 @@ describe.each(engines())('request limits on %s', (engine) => {
       // The first subscription on the same socket still delivers.
       const actor = { fleet: 'acme', agentId: agent.id };
       const b = await belief(s.core, actor, 'limits/ws-alive');
-      const rid = ok(await gql(s.http, 'mutation($b: ID!) { retractBelief(input: { beliefId: $b, reason: "still alive?" }) { id } }', { b: gid('Belief', b.id) }, token)).retractBelief.id;
-      await live.until((c) => c.events.some((e: any) => e.retractionEvents.__typename === 'RetractionCommitted' && e.retractionEvents.retraction.id === rid), 10_000, 'the live subscription');
+      const rid = ok(
+        await gql(
+          s.http,
+          'mutation($b: ID!) { retractBelief(input: { beliefId: $b, reason: "still alive?" }) { id } }',
+          { b: gid('Belief', b.id) },
+          token,
+        ),
+      ).retractBelief.id;
+      await live.until(
+        (c) =>
+          c.events.some(
+            (e: any) =>
+              e.retractionEvents.__typename === 'RetractionCommitted' && e.retractionEvents.retraction.id === rid,
+          ),
+        10_000,
+        'the live subscription',
+      );
       expect(live.failures).toEqual([]);
     } finally {
       await client.dispose();
@@ -123,12 +145,16 @@ describe.each(engines())('request limits on %s', (engine) => {
     const op = { query: '{ viewer { name } }' };
     const over = await gqlRaw(s.http, JSON.stringify(Array.from({ length: 6 }, () => op)), token);
     expect(over.status).toBe(413);
-    const errors = (Array.isArray(over.body) ? over.body.flatMap((b: GqlResponse['body']) => b.errors ?? []) : over.body.errors) as WireError[];
+    const errors = (
+      Array.isArray(over.body) ? over.body.flatMap((b: GqlResponse['body']) => b.errors ?? []) : over.body.errors
+    ) as WireError[];
     expect(errors.map((e) => e.message)).toEqual([expect.stringMatching(/too many operations in one batched request/)]);
     noNumbers(errors);
     const within = await gqlRaw(s.http, JSON.stringify(Array.from({ length: 2 }, () => op)), token);
     expect(within.status).toBe(200);
-    expect(within.body.map((b: { data: { viewer: { name: string } } }) => b.data.viewer.name.startsWith('limits-'))).toEqual([true, true]);
+    expect(
+      within.body.map((b: { data: { viewer: { name: string } } }) => b.data.viewer.name.startsWith('limits-')),
+    ).toEqual([true, true]);
     await stillServing();
   });
 
@@ -145,7 +171,9 @@ describe.each(engines())('request limits on %s', (engine) => {
       expect(r.errors![0]!.message).toMatch(/^first: /);
     }
     // 500 itself is allowed.
-    expect(ok(await gql(s.http, '{ beliefs(first: 500) { totalCount } }', {}, token)).beliefs.totalCount).toBeGreaterThanOrEqual(0);
+    expect(
+      ok(await gql(s.http, '{ beliefs(first: 500) { totalCount } }', {}, token)).beliefs.totalCount,
+    ).toBeGreaterThanOrEqual(0);
     await stillServing();
   });
 

@@ -43,11 +43,16 @@ describe('logSink', () => {
 
     fs.closeSync(reader);
     // The blocked write now fails (EPIPE): logging ends, what was queued is dropped, and flush returns at once.
-    await expect.poll(async () => {
-      const t = Date.now();
-      await sink.flush(1_000);
-      return Date.now() - t;
-    }, { timeout: 10_000 }).toBeLessThan(100);
+    await expect
+      .poll(
+        async () => {
+          const t = Date.now();
+          await sink.flush(1_000);
+          return Date.now() - t;
+        },
+        { timeout: 10_000 },
+      )
+      .toBeLessThan(100);
     const dropped = sink.dropped;
     sink.write(line);
     expect(sink.dropped).toBe(dropped + 1);

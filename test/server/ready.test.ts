@@ -23,15 +23,23 @@ describe.each(engines())('/ready on %s', (engine) => {
     return { status: r.status, body: (await r.json()) as Record<string, unknown> };
   };
 
-  it('answers 200 when the database answers and its migrations are this build\'s', async () => {
-    expect(await ready()).toEqual({ status: 200, body: { status: 'ready', engine, database: true, migrations: true, accepting: true } });
+  it("answers 200 when the database answers and its migrations are this build's", async () => {
+    expect(await ready()).toEqual({
+      status: 200,
+      body: { status: 'ready', engine, database: true, migrations: true, accepting: true },
+    });
   });
 
   it('answers 503 "migrations not current" while the database records a migration this build does not carry', async () => {
     const name = '9999_from_a_newer_build';
-    await sql`INSERT INTO kysely_migration (name, timestamp) VALUES (${name}, ${new Date().toISOString()})`.execute(s.db.store.db);
+    await sql`INSERT INTO kysely_migration (name, timestamp) VALUES (${name}, ${new Date().toISOString()})`.execute(
+      s.db.store.db,
+    );
     try {
-      expect(await ready()).toEqual({ status: 503, body: { status: 'migrations not current', engine, database: true, migrations: false, accepting: true } });
+      expect(await ready()).toEqual({
+        status: 503,
+        body: { status: 'migrations not current', engine, database: true, migrations: false, accepting: true },
+      });
       expect((await fetch(`${s.base}/health`)).status).toBe(200);
     } finally {
       await sql`DELETE FROM kysely_migration WHERE name = ${name}`.execute(s.db.store.db);

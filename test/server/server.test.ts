@@ -11,15 +11,21 @@ describe('the emitted schema', () => {
   // In a child process under tsx, as `npm run schema` runs it: inside vitest the schema (built by
   // Pothos on graphql's CJS build) and printSchema (resolved to its ESM build) are two copies of graphql-js.
   it('printedSchema() is schema/schema.graphql byte for byte (run `npm run schema` after changing the API)', async () => {
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', '-e', "import('./src/api/schema.ts').then((m) => process.stdout.write(m.printedSchema()))"], { maxBuffer: 16 * 1024 * 1024 });
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', '-e', "import('./src/api/schema.ts').then((m) => process.stdout.write(m.printedSchema()))"],
+      { maxBuffer: 16 * 1024 * 1024 },
+    );
     expect(stdout.length).toBeGreaterThan(10_000);
     expect(stdout).toBe(fs.readFileSync('schema/schema.graphql', 'utf8'));
   });
 
   it('the contract check passes: no breaking change against the committed baseline schema/contract.graphql', async () => {
-    const { stdout } = await run(process.execPath, ['scripts/contract-check.mjs'], { cwd: process.cwd() }).catch((e: { code: number; stdout: string }) => {
-      throw new Error(`contract-check exited ${e.code}:\n${e.stdout}`);
-    });
+    const { stdout } = await run(process.execPath, ['scripts/contract-check.mjs'], { cwd: process.cwd() }).catch(
+      (e: { code: number; stdout: string }) => {
+        throw new Error(`contract-check exited ${e.code}:\n${e.stdout}`);
+      },
+    );
     expect(stdout).toMatch(/contract check: 0 breaking change\(s\)/);
     expect(stdout).not.toMatch(/^BREAKING/m);
   });
@@ -60,9 +66,17 @@ describe.each(engines())('health and GraphiQL on %s', (engine) => {
     expect(r.headers.get('content-type') ?? '').not.toMatch(/text\/html/);
     expect(await r.text()).not.toMatch(/graphiql/i);
     expect(r.status).toBeGreaterThanOrEqual(400);
-    const typo = await fetch(prod.http, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ viewr { id } }' }) });
+    const typo = await fetch(prod.http, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ viewr { id } }' }),
+    });
     expect((await typo.json()).errors[0].message).not.toMatch(/Did you mean/);
-    const devTypo = await fetch(dev.http, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ viewr { id } }' }) });
+    const devTypo = await fetch(dev.http, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ viewr { id } }' }),
+    });
     expect((await devTypo.json()).errors[0].message).toMatch(/Did you mean "viewer"/);
   });
 });

@@ -27,7 +27,11 @@ interface Proc {
 }
 
 function launch(command: string, args: string[], env: Record<string, string>): Proc {
-  const child = spawn(command, args, { cwd: ROOT, env: childEnv({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    env: childEnv({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
@@ -48,7 +52,11 @@ function launch(command: string, args: string[], env: Record<string, string>): P
 }
 
 async function gql<T>(base: string, query: string, variables: Record<string, unknown> = {}): Promise<T> {
-  const r = await fetch(`${base}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ query, variables }) });
+  const r = await fetch(`${base}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+    body: JSON.stringify({ query, variables }),
+  });
   const body = (await r.json()) as { data?: T; errors?: unknown };
   if (!body.data) throw new Error(JSON.stringify(body));
   return body.data;
@@ -57,13 +65,17 @@ async function gql<T>(base: string, query: string, variables: Record<string, unk
 const SUBSCRIPTION = 'subscription { retractionEvents { __typename cursor } }';
 
 /** A graphql-ws (graphql-transport-ws) subscription over a raw socket: every message the server sent, in order. */
-async function wsSubscribe(base: string): Promise<{ messages: Array<{ type: string; id?: string }>; closed: Promise<number> }> {
+async function wsSubscribe(
+  base: string,
+): Promise<{ messages: Array<{ type: string; id?: string }>; closed: Promise<number> }> {
   const socket = new WebSocket(`${base.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws');
   const messages: Array<{ type: string; id?: string }> = [];
   const closed = new Promise<number>((r) => socket.on('close', (code) => r(code)));
   await new Promise<void>((resolve, reject) => {
     socket.on('error', reject);
-    socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${TOKEN}` } })));
+    socket.on('open', () =>
+      socket.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${TOKEN}` } })),
+    );
     socket.on('message', (data) => {
       const m = JSON.parse(String(data)) as { type: string; id?: string };
       messages.push(m);
@@ -159,80 +171,118 @@ describe('stopping the server', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it.each(engines().filter((e) => e !== 'citus'))('SIGTERM to `npm start` on %s: subscriptions get complete, the request in flight is answered, /ready flips to 503, exit 0 in time', async (engine) => {
-    if (!fs.existsSync(MAIN)) throw new Error(`${MAIN} is missing: run node scripts/build.mjs`);
-    const timeoutMs = 6_000;
-    const db = engine === 'postgres' ? await testStore('postgres') : null;
-    const dataDir = path.join(dir, 'npm');
-    const storeEnv: Record<string, string> = db ? { RETRACT_ENGINE: 'postgres', DATABASE_URL: db.url! } : { RETRACT_DATA_DIR: dataDir };
-    const p = launch('npm', ['start'], { ...storeEnv, RETRACT_BOOTSTRAP_TOKEN: TOKEN, RETRACT_SHUTDOWN_TIMEOUT_MS: String(timeoutMs) });
-    spawned.push(p.child);
-    const line = await p.started;
-    servers.push(Number(line.pid));
-    const base = line.url!.replace(/\/graphql$/, '');
+  it.each(engines().filter((e) => e !== 'citus'))(
+    'SIGTERM to `npm start` on %s: subscriptions get complete, the request in flight is answered, /ready flips to 503, exit 0 in time',
+    async (engine) => {
+      if (!fs.existsSync(MAIN)) throw new Error(`${MAIN} is missing: run node scripts/build.mjs`);
+      const timeoutMs = 6_000;
+      const db = engine === 'postgres' ? await testStore('postgres') : null;
+      const dataDir = path.join(dir, 'npm');
+      const storeEnv: Record<string, string> = db
+        ? { RETRACT_ENGINE: 'postgres', DATABASE_URL: db.url! }
+        : { RETRACT_DATA_DIR: dataDir };
+      const p = launch('npm', ['start'], {
+        ...storeEnv,
+        RETRACT_BOOTSTRAP_TOKEN: TOKEN,
+        RETRACT_SHUTDOWN_TIMEOUT_MS: String(timeoutMs),
+      });
+      spawned.push(p.child);
+      const line = await p.started;
+      servers.push(Number(line.pid));
+      const base = line.url!.replace(/\/graphql$/, '');
 
-    // The start-up line: every door, and that a token is configured, never the token.
-    expect(line).toMatchObject({
-      graphql: `${base}/graphql`, graphiql: `${base}/graphql`, dashboard: `${base}/dashboard/`, mcp: `${base}/mcp`, ready: `${base}/ready`, operatorToken: 'configured',
-    });
-    expect(line.msg).toContain(`GraphQL at ${base}/graphql`);
-    expect(line.msg).toContain(`MCP at ${base}/mcp`);
+      // The start-up line: every door, and that a token is configured, never the token.
+      expect(line).toMatchObject({
+        graphql: `${base}/graphql`,
+        graphiql: `${base}/graphql`,
+        dashboard: `${base}/dashboard/`,
+        mcp: `${base}/mcp`,
+        ready: `${base}/ready`,
+        operatorToken: 'configured',
+      });
+      expect(line.msg).toContain(`GraphQL at ${base}/graphql`);
+      expect(line.msg).toContain(`MCP at ${base}/mcp`);
 
-    const ready = await fetch(`${base}/ready`);
-    expect(ready.status).toBe(200);
-    expect(await ready.json()).toMatchObject({ status: 'ready', database: true, migrations: true, accepting: true });
+      const ready = await fetch(`${base}/ready`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toMatchObject({ status: 'ready', database: true, migrations: true, accepting: true });
 
-    // Both subscriptions are live: each sees a retraction made now.
-    const ws = await wsSubscribe(base);
-    const sse = await sseSubscribe(base);
-    const asserted = await gql<{ assertBelief: { belief: { id: string } } }>(base,
-      'mutation($i: AssertBeliefInput!) { assertBelief(input: $i) { ... on BeliefAsserted { belief { id } } } }', { i: { claimKey: 'shutdown:1', statement: 'to be retracted', value: true } });
-    await gql(base, 'mutation($i: RetractBeliefInput!) { retractBelief(input: $i) { id } }', { i: { beliefId: asserted.assertBelief.belief.id, reason: 'shutdown test' } });
-    await until('the graphql-ws event', () => ws.messages.some((m) => m.type === 'next'));
-    await until('the SSE event', () => sse.text().includes('event: next'));
+      // Both subscriptions are live: each sees a retraction made now.
+      const ws = await wsSubscribe(base);
+      const sse = await sseSubscribe(base);
+      const asserted = await gql<{ assertBelief: { belief: { id: string } } }>(
+        base,
+        'mutation($i: AssertBeliefInput!) { assertBelief(input: $i) { ... on BeliefAsserted { belief { id } } } }',
+        { i: { claimKey: 'shutdown:1', statement: 'to be retracted', value: true } },
+      );
+      await gql(base, 'mutation($i: RetractBeliefInput!) { retractBelief(input: $i) { id } }', {
+        i: { beliefId: asserted.assertBelief.belief.id, reason: 'shutdown test' },
+      });
+      await until('the graphql-ws event', () => ws.messages.some((m) => m.type === 'next'));
+      await until('the SSE event', () => sse.text().includes('event: next'));
 
-    // A mutation in flight: its body is half sent when the signal comes.
-    const inFlight = await halfSent(base, JSON.stringify({ query: 'mutation($i: CreateAgentInput!) { createAgent(input: $i) { agent { name } } }', variables: { i: { fleet: 'acme', name: 'late-agent', scopes: ['beliefs:read'] } } }));
-    await new Promise((r) => setTimeout(r, 100));
+      // A mutation in flight: its body is half sent when the signal comes.
+      const inFlight = await halfSent(
+        base,
+        JSON.stringify({
+          query: 'mutation($i: CreateAgentInput!) { createAgent(input: $i) { agent { name } } }',
+          variables: { i: { fleet: 'acme', name: 'late-agent', scopes: ['beliefs:read'] } },
+        }),
+      );
+      await new Promise((r) => setTimeout(r, 100));
 
-    const signalled = Date.now();
-    p.child.kill('SIGTERM');
+      const signalled = Date.now();
+      p.child.kill('SIGTERM');
 
-    await until('graphql-ws complete', () => ws.messages.some((m) => m.type === 'complete' && m.id === 's1'), timeoutMs);
-    expect(ws.messages.filter((m) => m.type === 'error')).toEqual([]);
-    expect(await ws.closed).toBe(1001);
-    await sse.ended;
-    expect(sse.text()).toMatch(/event: complete\n/);
+      await until(
+        'graphql-ws complete',
+        () => ws.messages.some((m) => m.type === 'complete' && m.id === 's1'),
+        timeoutMs,
+      );
+      expect(ws.messages.filter((m) => m.type === 'error')).toEqual([]);
+      expect(await ws.closed).toBe(1001);
+      await sse.ended;
+      expect(sse.text()).toMatch(/event: complete\n/);
 
-    // Draining: not ready, no new GraphQL work; the half-sent mutation is still answered and committed.
-    const draining = await fetch(`${base}/ready`);
-    expect(draining.status).toBe(503);
-    expect(await draining.json()).toMatchObject({ status: 'draining', accepting: false });
-    const refused = await fetch(`${base}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ query: '{ viewer { name } }' }) });
-    expect(refused.status).toBe(503);
-    const answered = await inFlight.finish();
-    expect(answered.status).toBe(200);
-    expect(JSON.parse(answered.body)).toEqual({ data: { createAgent: { agent: { name: 'late-agent' } } } });
+      // Draining: not ready, no new GraphQL work; the half-sent mutation is still answered and committed.
+      const draining = await fetch(`${base}/ready`);
+      expect(draining.status).toBe(503);
+      expect(await draining.json()).toMatchObject({ status: 'draining', accepting: false });
+      const refused = await fetch(`${base}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+        body: JSON.stringify({ query: '{ viewer { name } }' }),
+      });
+      expect(refused.status).toBe(503);
+      const answered = await inFlight.finish();
+      expect(answered.status).toBe(200);
+      expect(JSON.parse(answered.body)).toEqual({ data: { createAgent: { agent: { name: 'late-agent' } } } });
 
-    const exit = await p.exited;
-    expect(exit, p.output()).toMatchObject({ code: 0, signal: null });
-    expect(exit.at - signalled).toBeLessThan(timeoutMs + 2_000);
-    expect(await listening(base), 'no server left behind npm').toBe(false);
-    expect(p.output()).toMatch(/"msg":"stopped"/);
-    expect(p.output()).not.toContain(TOKEN);
+      const exit = await p.exited;
+      expect(exit, p.output()).toMatchObject({ code: 0, signal: null });
+      expect(exit.at - signalled).toBeLessThan(timeoutMs + 2_000);
+      expect(await listening(base), 'no server left behind npm').toBe(false);
+      expect(p.output()).toMatch(/"msg":"stopped"/);
+      expect(p.output()).not.toContain(TOKEN);
 
-    // What the stop left behind is whole: the late agent, the retraction, every invariant.
-    const store = db?.store ?? (await openStore({ dataDir }));
-    try {
-      await expectInvariants(store);
-    } finally {
-      if (db) await db.close();
-      else await store.close();
-    }
-  }, 240_000);
+      // What the stop left behind is whole: the late agent, the retraction, every invariant.
+      const store = db?.store ?? (await openStore({ dataDir }));
+      try {
+        await expectInvariants(store);
+      } finally {
+        if (db) await db.close();
+        else await store.close();
+      }
+    },
+    240_000,
+  );
 
   it('SIGINT to `retract serve`: exit 0; the start-up line says no operator token is configured and GraphiQL is off in production', async () => {
-    const p = launch(process.execPath, ['bin/retract.mjs', 'serve', '--port', '0', '--data-dir', path.join(dir, 'serve')], { NODE_ENV: 'production' });
+    const p = launch(
+      process.execPath,
+      ['bin/retract.mjs', 'serve', '--port', '0', '--data-dir', path.join(dir, 'serve')],
+      { NODE_ENV: 'production' },
+    );
     spawned.push(p.child);
     const line = await p.started;
     servers.push(Number(line.pid));
@@ -253,7 +303,10 @@ describe('stopping the server', () => {
     s.child.stderr!.destroy();
     await new Promise((r) => setTimeout(r, 100));
     s.child.kill('SIGTERM');
-    const code = await Promise.race([s.exited, new Promise<string>((r) => setTimeout(() => r('still running 10 s after SIGTERM'), 10_000))]);
+    const code = await Promise.race([
+      s.exited,
+      new Promise<string>((r) => setTimeout(() => r('still running 10 s after SIGTERM'), 10_000)),
+    ]);
     expect(code).toBe(0);
   }, 240_000);
 });

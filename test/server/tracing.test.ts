@@ -42,7 +42,9 @@ async function receiver() {
     req.on('end', () => {
       contentTypes.add(String(req.headers['content-type']));
       if (req.url === '/v1/traces') {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: OtlpSpan[] }> }> };
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+          resourceSpans: Array<{ scopeSpans: Array<{ spans: OtlpSpan[] }> }>;
+        };
         for (const rs of body.resourceSpans) for (const ss of rs.scopeSpans) spans.push(...ss.spans);
       }
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -51,7 +53,12 @@ async function receiver() {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const { port } = server.address() as { port: number };
-  return { spans, contentTypes, url: `http://127.0.0.1:${port}`, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    spans,
+    contentTypes,
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }
 
 const temps: string[] = [];
@@ -66,14 +73,22 @@ function tempDir(): string {
 
 function probe(env: Record<string, string>): Promise<{ status: number; otel: string[] }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [TSX_CLI, 'test/server/fixtures/tracing-probe.ts', path.join(tempDir(), 'data')], {
-      cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [TSX_CLI, 'test/server/fixtures/tracing-probe.ts', path.join(tempDir(), 'data')],
+      {
+        cwd: ROOT,
+        env: childEnv(env),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (err += d));
-    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`probe exited ${code}: ${err}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`probe exited ${code}: ${err}`)),
+    );
   });
 }
 
@@ -91,7 +106,10 @@ describe('tracing', { timeout: 180_000 }, () => {
       // Nothing listens on port 9: the export fails, the server does not.
       probe({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_EXPORTER_OTLP_TIMEOUT: '500' }),
     ]);
-    expect({ status: off.status, otel: off.otel.filter((u) => !u.includes('/@opentelemetry/api/')) }).toEqual({ status: 200, otel: [] });
+    expect({ status: off.status, otel: off.otel.filter((u) => !u.includes('/@opentelemetry/api/')) }).toEqual({
+      status: 200,
+      otel: [],
+    });
     expect(on.status).toBe(200);
     expect(on.otel.some((u) => u.includes('/@opentelemetry/sdk-trace/'))).toBe(true);
   });
@@ -99,28 +117,52 @@ describe('tracing', { timeout: 180_000 }, () => {
   it('one retraction is one trace: HTTP → operation → resolver → SQL statements; a failing statement is an error span, and the log line has its trace id', async () => {
     const otlp = await receiver();
     const lines: Array<Record<string, unknown>> = [];
-    const logger = pino({ level: 'info' }, new Writable({
-      write(chunk: Buffer, _e, cb) {
-        for (const l of chunk.toString('utf8').split('\n')) if (l.trim()) lines.push(JSON.parse(l) as Record<string, unknown>);
-        cb();
-      },
-    }));
+    const logger = pino(
+      { level: 'info' },
+      new Writable({
+        write(chunk: Buffer, _e, cb) {
+          for (const l of chunk.toString('utf8').split('\n'))
+            if (l.trim()) lines.push(JSON.parse(l) as Record<string, unknown>);
+          cb();
+        },
+      }),
+    );
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT = otlp.url;
     process.env.OTEL_BSP_SCHEDULE_DELAY = '50';
     let app: Awaited<ReturnType<typeof createApp>> | undefined;
     try {
       app = await createApp({
-        config: { port: 0, host: '127.0.0.1', dataDir: path.join(tempDir(), 'data'), databaseUrl: null, engine: null, production: false },
-        embedder, adjudicator: new HeuristicAdjudicator(), logger,
+        config: {
+          port: 0,
+          host: '127.0.0.1',
+          dataDir: path.join(tempDir(), 'data'),
+          databaseUrl: null,
+          engine: null,
+          production: false,
+        },
+        embedder,
+        adjudicator: new HeuristicAdjudicator(),
+        logger,
       });
       await app.listen();
       const actor = await actorIn(app.store, 'tracing');
       const story = await passportStory(coreOf(app.store), actor);
-      const post = (beliefId: string, headers: Record<string, string> = {}) => fetch(`${app!.url()}/graphql`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${actor.token}`, ...headers },
-        body: JSON.stringify({ query: RETRACT, variables: { i: { beliefId: gid('Belief', beliefId), reason: 'forged' } }, operationName: 'retractBelief' }),
-      }).then((r) => r.json() as Promise<{ data?: { retractBelief: { id: string } }; errors?: Array<{ extensions: { code: string } }> }>);
+      const post = (beliefId: string, headers: Record<string, string> = {}) =>
+        fetch(`${app!.url()}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${actor.token}`, ...headers },
+          body: JSON.stringify({
+            query: RETRACT,
+            variables: { i: { beliefId: gid('Belief', beliefId), reason: 'forged' } },
+            operationName: 'retractBelief',
+          }),
+        }).then(
+          (r) =>
+            r.json() as Promise<{
+              data?: { retractBelief: { id: string } };
+              errors?: Array<{ extensions: { code: string } }>;
+            }>,
+        );
       const ok = await post(story.passport.id);
       expect(ok.errors).toBeUndefined();
       await expectInvariants(app.store);
@@ -140,7 +182,10 @@ describe('tracing', { timeout: 180_000 }, () => {
       const ops = spans.filter((s) => s.name === 'mutation retractBelief');
       expect(ops).toHaveLength(2);
       const [first, second] = ops;
-      for (const [op, failed] of [[first!, false], [second!, true]] as const) {
+      for (const [op, failed] of [
+        [first!, false],
+        [second!, true],
+      ] as const) {
         const inTrace = spans.filter((s) => s.traceId === op.traceId);
         const httpSpan = inTrace.find((s) => s.spanId === op.parentSpanId)!;
         expect(httpSpan).toMatchObject({ name: 'POST /graphql', kind: 2 });
@@ -149,9 +194,15 @@ describe('tracing', { timeout: 180_000 }, () => {
         const resolver = inTrace.find((s) => s.parentSpanId === op.spanId)!;
         expect(resolver.name).toBe('Mutation.retractBelief');
         const statements = inTrace.filter((s) => s.parentSpanId === resolver.spanId);
-        expect(statements.every((s) => s.kind === 3 && attr(s, 'db.system.name') === 'postgresql' && attr(s, 'db.query.text'))).toBe(true);
+        expect(
+          statements.every(
+            (s) => s.kind === 3 && attr(s, 'db.system.name') === 'postgresql' && attr(s, 'db.query.text'),
+          ),
+        ).toBe(true);
         if (!failed) {
-          expect(statements.map((s) => s.name)).toEqual(expect.arrayContaining(['START', 'INSERT retractions', 'INSERT events', 'UPDATE effects', 'COMMIT']));
+          expect(statements.map((s) => s.name)).toEqual(
+            expect.arrayContaining(['START', 'INSERT retractions', 'INSERT events', 'UPDATE effects', 'COMMIT']),
+          );
           expect(statements.filter((s) => s.status?.code === 2)).toEqual([]);
           expect(op.status?.code ?? 0).not.toBe(2);
         } else {

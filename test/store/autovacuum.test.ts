@@ -12,10 +12,12 @@ const stats = async (db: Parameters<typeof maintain>[0]) => {
   await sql`SELECT pg_stat_force_next_flush()`.execute(db);
   return sql<{ reltuples: number; n_dead_tup: number; n_mod_since_analyze: number }>`
     SELECT c.reltuples::float8 AS reltuples, s.n_dead_tup::int AS n_dead_tup, s.n_mod_since_analyze::int AS n_mod_since_analyze
-      FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid WHERE s.relname = 'scratch'`.execute(db).then((r) => r.rows[0]!);
+      FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid WHERE s.relname = 'scratch'`
+    .execute(db)
+    .then((r) => r.rows[0]!);
 };
 
-describe('PGlite maintenance (autovacuum\'s passes, run by the store)', () => {
+describe("PGlite maintenance (autovacuum's passes, run by the store)", () => {
   it('a pass vacuums and analyzes a table autovacuum would, and then has nothing to do', async () => {
     const store = await openStore({ dataDir: 'memory://', migrate: false, maintenanceMs: 0 });
     try {
@@ -51,18 +53,21 @@ describe('PGlite maintenance (autovacuum\'s passes, run by the store)', () => {
     }
   });
 
-  it.each(engines())('the rules are autovacuum\'s own: a table below every threshold is left alone (%s)', async (engine) => {
-    const t = await testStore(engine);
-    try {
-      await sql`CREATE TABLE scratch (id int PRIMARY KEY)`.execute(t.store.db);
-      await sql`INSERT INTO scratch SELECT g FROM generate_series(1, 40) g`.execute(t.store.db);
-      await stats(t.store.db); // flushes the inserts' counts, so the ANALYZE below accounts for them
-      await sql`ANALYZE scratch`.execute(t.store.db);
-      // 40 changes: under autovacuum_analyze_threshold (50) + 10 % of 40 rows.
-      await sql`DELETE FROM scratch WHERE id <= 40`.execute(t.store.db);
-      expect((await maintain(t.store.db)).filter((x) => x.table === 'scratch')).toEqual([]);
-    } finally {
-      await t.close();
-    }
-  });
+  it.each(engines())(
+    "the rules are autovacuum's own: a table below every threshold is left alone (%s)",
+    async (engine) => {
+      const t = await testStore(engine);
+      try {
+        await sql`CREATE TABLE scratch (id int PRIMARY KEY)`.execute(t.store.db);
+        await sql`INSERT INTO scratch SELECT g FROM generate_series(1, 40) g`.execute(t.store.db);
+        await stats(t.store.db); // flushes the inserts' counts, so the ANALYZE below accounts for them
+        await sql`ANALYZE scratch`.execute(t.store.db);
+        // 40 changes: under autovacuum_analyze_threshold (50) + 10 % of 40 rows.
+        await sql`DELETE FROM scratch WHERE id <= 40`.execute(t.store.db);
+        expect((await maintain(t.store.db)).filter((x) => x.table === 'scratch')).toEqual([]);
+      } finally {
+        await t.close();
+      }
+    },
+  );
 });

@@ -47,7 +47,11 @@ async function receiptOf(store: Store, retractionId: string) {
   expect(r.totals.beliefsRetracted).toBe(r.beliefs.items.length);
   expect(r.totals.effectsCancelled).toBe(r.cancelledEffects.length);
   expect(r.totals.effectsReached).toBe(r.reversals.length);
-  return { totals: r.totals, beliefs: r.beliefs.items.map((b) => b.id), reversals: r.reversals.map((x) => [x.id, x.status]) };
+  return {
+    totals: r.totals,
+    beliefs: r.beliefs.items.map((b) => b.id),
+    reversals: r.reversals.map((x) => [x.id, x.status]),
+  };
 }
 
 /** The story and its retraction: what the backup holds. */
@@ -71,7 +75,11 @@ async function after(db: TestDb, actor: Actor & { token: string }): Promise<stri
     await new Promise((r) => setTimeout(r, 300));
     const story = await passportStory(server.core, actor, 'customer:5522');
     await retractBelief(server.core, actor, { beliefId: story.passport.id, reason: 'also forged' });
-    await sub.until((c) => c.events.some((e) => e.retractionEvents.__typename === 'RetractionCommitted'), 20_000, 'the later retraction\'s commit');
+    await sub.until(
+      (c) => c.events.some((e) => e.retractionEvents.__typename === 'RetractionCommitted'),
+      20_000,
+      "the later retraction's commit",
+    );
     await sub.close();
     await expectInvariants(db.store);
     return sub.events.at(-1)!.retractionEvents.cursor as string;
@@ -81,10 +89,17 @@ async function after(db: TestDb, actor: Actor & { token: string }): Promise<stri
 }
 
 /** The restored store: invariants, the one retraction and its receipt as backed up, the later cursor refused. */
-async function restored(db: TestDb, actor: Actor & { token: string }, was: Awaited<ReturnType<typeof before>>, cursor: string): Promise<void> {
+async function restored(
+  db: TestDb,
+  actor: Actor & { token: string },
+  was: Awaited<ReturnType<typeof before>>,
+  cursor: string,
+): Promise<void> {
   const store = db.store;
   await expectInvariants(store);
-  const ids = await read(store, FLEET, (tx) => tx.selectFrom('retractions').select('id').where('fleet_id', '=', FLEET).execute());
+  const ids = await read(store, FLEET, (tx) =>
+    tx.selectFrom('retractions').select('id').where('fleet_id', '=', FLEET).execute(),
+  );
   expect(ids.map((r) => r.id)).toEqual([was.retractionId]);
   expect(await receiptOf(store, was.retractionId)).toEqual(was.receipt);
   // Carry the transaction counter past the cursor's transaction, without writing an event: the cursor
@@ -99,7 +114,9 @@ async function restored(db: TestDb, actor: Actor & { token: string }, was: Await
     const sub = subscribeWs(server.ws, EVENTS, { after: cursor }, actor.token);
     await sub.until((c) => c.errors.length > 0 || c.completed, 10_000, 'a refusal of the cursor');
     expect(sub.errors.map((e) => [e.extensions?.code, e.extensions?.field])).toEqual([['BAD_USER_INPUT', 'after']]);
-    expect(sub.errors[0]!.message).toMatch(/^after: names event .* which this fleet's log does not hold \(a cursor from before a restore/);
+    expect(sub.errors[0]!.message).toMatch(
+      /^after: names event .* which this fleet's log does not hold \(a cursor from before a restore/,
+    );
     await sub.close();
     // Without the cursor, the subscriber starts from now and sees the next retraction.
     const fresh = subscribeWs(server.ws, EVENTS, {}, actor.token);
@@ -146,33 +163,36 @@ describe('backup and restore', { timeout: 180_000 }, () => {
     }
   });
 
-  it.skipIf(!process.env.RETRACT_TEST_DATABASE_URL)('postgres: pg_dump -Fc, then pg_restore into a fresh database (skipped without RETRACT_TEST_DATABASE_URL)', async () => {
-    const file = path.join(tempDir(), 'store.dump');
-    const source = await testStore('postgres');
-    let target: TestDb | null = null;
-    const base = process.env.RETRACT_TEST_DATABASE_URL!;
-    const name = `retract_restored_${process.pid}_${randomBytes(4).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: base });
-    await admin.connect();
-    try {
-      const was = await before(source.store);
-      await run(`${PG_BIN}/pg_dump`, ['--format=custom', `--file=${file}`, source.url!]);
-      const cursor = await after(source, was.actor);
+  it.skipIf(!process.env.RETRACT_TEST_DATABASE_URL)(
+    'postgres: pg_dump -Fc, then pg_restore into a fresh database (skipped without RETRACT_TEST_DATABASE_URL)',
+    async () => {
+      const file = path.join(tempDir(), 'store.dump');
+      const source = await testStore('postgres');
+      let target: TestDb | null = null;
+      const base = process.env.RETRACT_TEST_DATABASE_URL!;
+      const name = `retract_restored_${process.pid}_${randomBytes(4).toString('hex')}`;
+      const admin = new pg.Client({ connectionString: base });
+      await admin.connect();
+      try {
+        const was = await before(source.store);
+        await run(`${PG_BIN}/pg_dump`, ['--format=custom', `--file=${file}`, source.url!]);
+        const cursor = await after(source, was.actor);
 
-      await admin.query(`CREATE DATABASE ${name} TEMPLATE template0`);
-      const url = new URL(base);
-      url.pathname = `/${name}`;
-      await run(`${PG_BIN}/pg_restore`, ['--exit-on-error', `--dbname=${url}`, file]);
-      const store = await openStore({ databaseUrl: url.toString() });
-      target = { store, url: url.toString(), close: () => store.close() };
-      // The restored database shares the server's transaction counter, so the cursor is not ahead of
-      // it: only its absence from the log tells it apart.
-      await restored(target, was.actor, was, cursor);
-    } finally {
-      await target?.close();
-      await source.close();
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
-      await admin.end();
-    }
-  });
+        await admin.query(`CREATE DATABASE ${name} TEMPLATE template0`);
+        const url = new URL(base);
+        url.pathname = `/${name}`;
+        await run(`${PG_BIN}/pg_restore`, ['--exit-on-error', `--dbname=${url}`, file]);
+        const store = await openStore({ databaseUrl: url.toString() });
+        target = { store, url: url.toString(), close: () => store.close() };
+        // The restored database shares the server's transaction counter, so the cursor is not ahead of
+        // it: only its absence from the log tells it apart.
+        await restored(target, was.actor, was, cursor);
+      } finally {
+        await target?.close();
+        await source.close();
+        await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
+        await admin.end();
+      }
+    },
+  );
 });

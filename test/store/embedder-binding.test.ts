@@ -15,7 +15,9 @@ describe.each(engines())('the store keeps to one embedder on %s', (engine) => {
     await bindEmbedder(t.store, embedder);
     const other: Embedder = { id: 'bedrock:amazon.titan-embed-text-v2:0', dimensions: 512, embed: async () => [] };
     await expect(bindEmbedder(t.store, other)).rejects.toBeInstanceOf(EmbedderMismatchError);
-    await expect(bindEmbedder(t.store, other)).rejects.toThrow(/local:hashed-ngrams-v1@512.*bedrock:amazon.titan-embed-text-v2:0@512/);
+    await expect(bindEmbedder(t.store, other)).rejects.toThrow(
+      /local:hashed-ngrams-v1@512.*bedrock:amazon.titan-embed-text-v2:0@512/,
+    );
     const otherDims: Embedder = { ...embedder, id: embedder.id, dimensions: 256, embed: embedder.embed.bind(embedder) };
     await expect(bindEmbedder(t.store, otherDims)).rejects.toBeInstanceOf(EmbedderMismatchError);
   });

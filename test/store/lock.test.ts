@@ -12,11 +12,22 @@ import { DataDirLockedError, lockDataDir } from '../../src/store/lock';
 const run = promisify(execFile);
 const fixture = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'open-store.ts');
 
-interface ChildResult { opened: boolean; pid: number; name?: string; message?: string; owner?: number | null; held?: string; released?: boolean }
+interface ChildResult {
+  opened: boolean;
+  pid: number;
+  name?: string;
+  message?: string;
+  owner?: number | null;
+  held?: string;
+  released?: boolean;
+}
 
 /** Opens the store in `dir` from a separate Node process and reports what happened. */
 async function openInChild(dir: string): Promise<ChildResult> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', fixture, dir], { cwd: process.cwd(), timeout: 60_000 });
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', fixture, dir], {
+    cwd: process.cwd(),
+    timeout: 60_000,
+  });
   return JSON.parse(stdout.trim().split('\n').at(-1)!) as ChildResult;
 }
 
@@ -43,7 +54,7 @@ describe('data-directory lock (embedded engine, on disk)', () => {
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it('a second process is refused with DataDirLockedError naming the holder\'s pid; closing releases the lock', async () => {
+  it("a second process is refused with DataDirLockedError naming the holder's pid; closing releases the lock", async () => {
     // Start from the migrated template (skips initdb); the files live on disk in `dir` from here on.
     const template = new Blob([fs.readFileSync(inject('pgliteTemplate'))]);
     let store: Store | null = await openStore({ dataDir: dir, loadDataDir: template });

@@ -36,11 +36,19 @@ describe.each(engines())('migrateToLatest on %s', (engine) => {
   });
 
   it('a record of a migration this code lacks, or records out of order, are refused as corrupt', async () => {
-    await sql`INSERT INTO kysely_migration (name, timestamp) VALUES ('9999_from_the_future', ${new Date().toISOString()})`.execute(t.store.db);
-    await expect(migrateToLatest(t.store.db)).rejects.toThrow(/corrupted migrations: previously executed migration 9999_from_the_future is missing/);
+    await sql`INSERT INTO kysely_migration (name, timestamp) VALUES ('9999_from_the_future', ${new Date().toISOString()})`.execute(
+      t.store.db,
+    );
+    await expect(migrateToLatest(t.store.db)).rejects.toThrow(
+      /corrupted migrations: previously executed migration 9999_from_the_future is missing/,
+    );
     await sql`DELETE FROM kysely_migration WHERE name = '9999_from_the_future'`.execute(t.store.db);
     // The first migration recorded as run after the second.
-    await sql`UPDATE kysely_migration SET timestamp = ${new Date().toISOString()} WHERE name = ${NAMES[0]!}`.execute(t.store.db);
-    await expect(migrateToLatest(t.store.db)).rejects.toThrow(/corrupted migrations: expected previously executed migration/);
+    await sql`UPDATE kysely_migration SET timestamp = ${new Date().toISOString()} WHERE name = ${NAMES[0]!}`.execute(
+      t.store.db,
+    );
+    await expect(migrateToLatest(t.store.db)).rejects.toThrow(
+      /corrupted migrations: expected previously executed migration/,
+    );
   });
 });

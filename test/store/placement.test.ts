@@ -73,39 +73,61 @@ describe.skipIf(!engines().includes('citus'))('fleets placed on different worker
     await passportStory(core, a1);
     const s2 = await passportStory(core, a2);
     const rowsOf = (port: number, fleet: string, claimsShard: string) =>
-      Promise.all(['beliefs', 'effects', 'reversals', 'retractions', 'events', 'claims'].map(async (table) => {
-        const name = await shardOf(table, claimsShard);
-        const exists = (await onWorker<{ r: string | null }>(port, `SELECT to_regclass($1)::text AS r`, [name]))[0]!.r !== null;
-        if (!exists) return { table, rows: null };
-        return { table, rows: await onWorker(port, `SELECT * FROM ${name} WHERE fleet_id = $1 ORDER BY 1, 2`, [fleet]) };
-      }));
+      Promise.all(
+        ['beliefs', 'effects', 'reversals', 'retractions', 'events', 'claims'].map(async (table) => {
+          const name = await shardOf(table, claimsShard);
+          const exists =
+            (await onWorker<{ r: string | null }>(port, `SELECT to_regclass($1)::text AS r`, [name]))[0]!.r !== null;
+          if (!exists) return { table, rows: null };
+          return {
+            table,
+            rows: await onWorker(port, `SELECT * FROM ${name} WHERE fleet_id = $1 ORDER BY 1, 2`, [fleet]),
+          };
+        }),
+      );
     const w1Before = await rowsOf(one!.port, fleets.w1, shard.w1);
 
     // The subscription's start: the head of fleet 2's log, read through the coordinator.
     const head = await readTx(t.store, fleets.w2, (tx) => headCursor(tx, fleets.w2));
     const { retractionId } = await retractBelief(core, a2, { beliefId: s2.passport.id, reason: 'forged' });
-    const turn = await assertBelief(core, a2, { claimKey: 'customer:4411/address', statement: 'moved', value: { city: 'Lyon' } });
+    const turn = await assertBelief(core, a2, {
+      claimKey: 'customer:4411/address',
+      statement: 'moved',
+      value: { city: 'Lyon' },
+    });
     expect(turn.kind).toBe('asserted');
 
     // Placement: fleet 2's shard is on worker 2 only; its rows are in worker 2's shard tables.
     expect((await placement(fleets.w2)).port).toBe(two!.port);
     for (const table of ['beliefs', 'retractions', 'events']) {
       const name = await shardOf(table, shard.w2);
-      expect((await onWorker<{ r: string | null }>(one!.port, `SELECT to_regclass($1)::text AS r`, [name]))[0]!.r, `${name} on worker 1`).toBeNull();
+      expect(
+        (await onWorker<{ r: string | null }>(one!.port, `SELECT to_regclass($1)::text AS r`, [name]))[0]!.r,
+        `${name} on worker 1`,
+      ).toBeNull();
     }
-    const [retracted] = await onWorker<{ n: number }>(two!.port,
-      `SELECT count(*)::int AS n FROM ${await shardOf('beliefs', shard.w2)} WHERE fleet_id = $1 AND retraction_id = $2`, [fleets.w2, retractionId]);
+    const [retracted] = await onWorker<{ n: number }>(
+      two!.port,
+      `SELECT count(*)::int AS n FROM ${await shardOf('beliefs', shard.w2)} WHERE fleet_id = $1 AND retraction_id = $2`,
+      [fleets.w2, retractionId],
+    );
     expect(retracted!.n).toBe(4);
     // The retraction's events and the turn's claim bump were written by worker 2's transactions and stamped with their ids:
     // each row's tx (last_tx) is the 32-bit xid of the row version worker 2 wrote.
-    const events = await onWorker<{ n: number; own: number }>(two!.port,
+    const events = await onWorker<{ n: number; own: number }>(
+      two!.port,
       `SELECT count(*)::int AS n, count(*) FILTER (WHERE (tx::text::numeric % 4294967296) = xmin::text::numeric)::int AS own
-         FROM ${await shardOf('events', shard.w2)} WHERE fleet_id = $1 AND retraction_id = $2`, [fleets.w2, retractionId]);
+         FROM ${await shardOf('events', shard.w2)} WHERE fleet_id = $1 AND retraction_id = $2`,
+      [fleets.w2, retractionId],
+    );
     expect(events[0]!.n).toBeGreaterThanOrEqual(3);
     expect(events[0]!.own).toBe(events[0]!.n);
-    const claim = await onWorker<{ own: boolean }>(two!.port,
+    const claim = await onWorker<{ own: boolean }>(
+      two!.port,
       `SELECT (last_tx::text::numeric % 4294967296) = xmin::text::numeric AS own FROM ${await shardOf('claims', shard.w2)}
-        WHERE fleet_id = $1 AND key = 'customer:4411/address'`, [fleets.w2]);
+        WHERE fleet_id = $1 AND key = 'customer:4411/address'`,
+      [fleets.w2],
+    );
     expect(claim).toEqual([{ own: true }]);
 
     // The subscription from the head gets the whole cascade; resumed from its third event, exactly the rest.
@@ -131,8 +153,17 @@ describe.skipIf(!engines().includes('citus'))('fleets placed on different worker
     };
     const committed = (e: StreamEvent) => e.__typename === 'RetractionCommitted';
     const all = await stream(fleets.w2, head, committed);
-    expect(all.map((e) => e.__typename)).toEqual(['RetractionStarted', 'BeliefRetracted', 'BeliefRetracted', 'BeliefRetracted', 'BeliefRetracted',
-      'EffectCancelled', 'ReversalRecorded', 'ReversalRecorded', 'RetractionCommitted']);
+    expect(all.map((e) => e.__typename)).toEqual([
+      'RetractionStarted',
+      'BeliefRetracted',
+      'BeliefRetracted',
+      'BeliefRetracted',
+      'BeliefRetracted',
+      'EffectCancelled',
+      'ReversalRecorded',
+      'ReversalRecorded',
+      'RetractionCommitted',
+    ]);
     const resumed = await stream(fleets.w2, decodeCursor(all[2]!.cursor)!, committed);
     expect(resumed.map((e) => e.cursor)).toEqual(all.slice(3).map((e) => e.cursor));
 
@@ -140,7 +171,9 @@ describe.skipIf(!engines().includes('citus'))('fleets placed on different worker
     const w1Head = await readTx(t.store, fleets.w1, (tx) => headCursor(tx, fleets.w1));
     expect(await stream(fleets.w1, w1Head, () => false, 1500)).toEqual([]);
     expect(await rowsOf(one!.port, fleets.w1, shard.w1)).toEqual(w1Before);
-    expect((await rowsOf(one!.port, fleets.w2, shard.w1)).every((r) => r.rows === null || r.rows.length === 0)).toBe(true);
+    expect((await rowsOf(one!.port, fleets.w2, shard.w1)).every((r) => r.rows === null || r.rows.length === 0)).toBe(
+      true,
+    );
   });
 
   // A transaction Citus commits with two-phase commit leaves one pg_dist_transaction row per worker it prepared on
@@ -149,17 +182,35 @@ describe.skipIf(!engines().includes('citus'))('fleets placed on different worker
   it('every kind of turn of a fleet runs on its worker alone and commits without two-phase commit', async () => {
     const core = coreOf(t.store);
     const actor = await actorIn(t.store, fleets.w2, 'turns');
-    const twoPhase = async () => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM pg_dist_transaction`.execute(t.store.db)).rows[0]!.n);
+    const twoPhase = async () =>
+      Number((await sql<{ n: string }>`SELECT count(*) AS n FROM pg_dist_transaction`.execute(t.store.db)).rows[0]!.n);
     const turns: Array<[string, () => Promise<{ kind: string }>, string]> = [];
     let premise = '';
-    turns.push(['a new claim', async () => {
-      const r = await assertBelief(core, actor, { claimKey: 'turn/premise', statement: 'premise', value: 1 });
-      if (r.kind === 'asserted') premise = r.belief.id;
-      return r;
-    }, 'asserted']);
-    turns.push(['the same value', () => assertBelief(core, actor, { claimKey: 'turn/premise', statement: 'premise', value: 1 }), 'corroborated']);
-    turns.push(['another value', () => assertBelief(core, actor, { claimKey: 'turn/premise', statement: 'premise', value: 2 }), 'contradiction']);
-    turns.push(['a derived belief', () => assertBelief(core, actor, { claimKey: 'turn/derived', statement: 'derived', value: 1, derivedFrom: [premise] }), 'asserted']);
+    turns.push([
+      'a new claim',
+      async () => {
+        const r = await assertBelief(core, actor, { claimKey: 'turn/premise', statement: 'premise', value: 1 });
+        if (r.kind === 'asserted') premise = r.belief.id;
+        return r;
+      },
+      'asserted',
+    ]);
+    turns.push([
+      'the same value',
+      () => assertBelief(core, actor, { claimKey: 'turn/premise', statement: 'premise', value: 1 }),
+      'corroborated',
+    ]);
+    turns.push([
+      'another value',
+      () => assertBelief(core, actor, { claimKey: 'turn/premise', statement: 'premise', value: 2 }),
+      'contradiction',
+    ]);
+    turns.push([
+      'a derived belief',
+      () =>
+        assertBelief(core, actor, { claimKey: 'turn/derived', statement: 'derived', value: 1, derivedFrom: [premise] }),
+      'asserted',
+    ]);
     for (const [what, turn, kind] of turns) {
       await sql`SELECT recover_prepared_transactions()`.execute(t.store.db);
       expect(await twoPhase(), `before ${what}`).toBe(0);

@@ -80,7 +80,8 @@ describe.skipIf(!engines().includes('postgres'))('commit wake-ups across process
     const from = performance.now();
     await Promise.all(
       Array.from({ length: 8 }, async (_, c) => {
-        for (let i = 0; i < 6; i++) await assertBelief(core, actor, { claimKey: `burst:${c}:${i}`, statement: `turn ${i} of ${c}`, value: i });
+        for (let i = 0; i < 6; i++)
+          await assertBelief(core, actor, { claimKey: `burst:${c}:${i}`, statement: `turn ${i} of ${c}`, value: i });
       }),
     );
     const elapsed = performance.now() - from;

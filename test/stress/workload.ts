@@ -2,7 +2,13 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { sql } from 'kysely';
 import type { Actor, Core } from '../../src/core';
 import { addJustification, assertBelief } from '../../src/belief/belief.service';
-import { claimEffect, completeEffect, failEffect, proposeEffect, registerEffectKind } from '../../src/effect/effect.service';
+import {
+  claimEffect,
+  completeEffect,
+  failEffect,
+  proposeEffect,
+  registerEffectKind,
+} from '../../src/effect/effect.service';
 import { confirmReversal } from '../../src/reversal/reversal.service';
 import { previewRetraction, retractBelief } from '../../src/retraction/retraction.service';
 import { reinstateRetraction } from '../../src/reinstatement/reinstatement.service';
@@ -23,9 +29,35 @@ export interface WorkloadReport {
   extra: Record<string, number>;
 }
 
-const OPS = ['assert', 'derive', 'justify', 'propose', 'claim', 'complete', 'fail', 'retract', 'retractAgain', 'confirm', 'preview', 'reinstate'] as const;
+const OPS = [
+  'assert',
+  'derive',
+  'justify',
+  'propose',
+  'claim',
+  'complete',
+  'fail',
+  'retract',
+  'retractAgain',
+  'confirm',
+  'preview',
+  'reinstate',
+] as const;
 type Op = (typeof OPS)[number];
-const WEIGHTS: Record<Op, number> = { assert: 14, derive: 16, justify: 6, propose: 12, claim: 12, complete: 10, fail: 3, retract: 10, retractAgain: 3, confirm: 8, preview: 6, reinstate: 4 };
+const WEIGHTS: Record<Op, number> = {
+  assert: 14,
+  derive: 16,
+  justify: 6,
+  propose: 12,
+  claim: 12,
+  complete: 10,
+  fail: 3,
+  retract: 10,
+  retractAgain: 3,
+  confirm: 8,
+  preview: 6,
+  reinstate: 4,
+};
 
 /**
  * SQLSTATE and the first line of PostgreSQL's detail ("Reason code: Canceled on identification as a
@@ -34,7 +66,9 @@ const WEIGHTS: Record<Op, number> = { assert: 14, derive: 16, justify: 6, propos
  */
 export function retryReason(e: unknown): string {
   const { code, detail, message } = e as { code?: string; detail?: string; message?: string };
-  const why = (detail ? detail.split('\n')[0]!.replace(/^Reason code: /, '') : message ?? '').replace(/\.$/, '').replace(/\d+/g, 'N');
+  const why = (detail ? detail.split('\n')[0]!.replace(/^Reason code: /, '') : (message ?? ''))
+    .replace(/\.$/, '')
+    .replace(/\d+/g, 'N');
   return `${code ?? '?'} ${why}`.trim();
 }
 
@@ -44,7 +78,11 @@ export function retryReason(e: unknown): string {
  * domain refusals (CONFLICT for cycles and retracted premises, NOT_FOUND never) are counted apart
  * from unexpected errors, which fail the run.
  */
-export async function runWorkload(core: Core, actor: Actor, opts: { workers: number; seconds: number; keys?: number }): Promise<WorkloadReport> {
+export async function runWorkload(
+  core: Core,
+  actor: Actor,
+  opts: { workers: number; seconds: number; keys?: number },
+): Promise<WorkloadReport> {
   const keys = opts.keys ?? 120;
   await registerEffectKind(core, actor, { kind: 'refund', reversible: true });
   await registerEffectKind(core, actor, { kind: 'card_charge', reversible: false });
@@ -72,17 +110,31 @@ export async function runWorkload(core: Core, actor: Actor, opts: { workers: num
   };
   const db = core.store.db;
   const randomIds = async (q: ReturnType<typeof sql<{ id: string }>>) => (await q.execute(db)).rows.map((r) => r.id);
-  const activeBeliefs = () => randomIds(sql<{ id: string }>`SELECT id::text FROM beliefs WHERE fleet_id = ${actor.fleet} AND status = 'ACTIVE' ORDER BY random() LIMIT 3`);
+  const activeBeliefs = () =>
+    randomIds(
+      sql<{
+        id: string;
+      }>`SELECT id::text FROM beliefs WHERE fleet_id = ${actor.fleet} AND status = 'ACTIVE' ORDER BY random() LIMIT 3`,
+    );
 
   async function step(op: Op): Promise<string> {
     switch (op) {
       case 'assert': {
-        const r = await assertBelief(core, actor, { claimKey: `s:${Math.floor(Math.random() * keys)}/fact`, statement: 'a fact', value: Math.random() < 0.5 });
+        const r = await assertBelief(core, actor, {
+          claimKey: `s:${Math.floor(Math.random() * keys)}/fact`,
+          statement: 'a fact',
+          value: Math.random() < 0.5,
+        });
         return r.kind;
       }
       case 'derive': {
         const premises = (await activeBeliefs()).slice(0, 1 + Math.floor(Math.random() * 3));
-        const r = await assertBelief(core, actor, { claimKey: `d:${seq++}:${Math.random().toString(36).slice(2, 8)}/derived`, statement: 'derived', value: 1, derivedFrom: premises });
+        const r = await assertBelief(core, actor, {
+          claimKey: `d:${seq++}:${Math.random().toString(36).slice(2, 8)}/derived`,
+          statement: 'derived',
+          value: 1,
+          derivedFrom: premises,
+        });
         return r.kind;
       }
       case 'justify': {
@@ -95,21 +147,34 @@ export async function runWorkload(core: Core, actor: Actor, opts: { workers: num
         const supports = (await activeBeliefs()).slice(0, 2);
         if (supports.length === 0) return 'nothing';
         const r = await proposeEffect(core, actor, {
-          kind: Math.random() < 0.7 ? 'refund' : 'card_charge', supportedBy: supports,
-          idempotencyKey: `k-${seq++}-${Math.random().toString(36).slice(2)}`, amount: { amountMinor: 100 + Math.floor(Math.random() * 10_000), currency: Math.random() < 0.8 ? 'USD' : 'EUR' },
+          kind: Math.random() < 0.7 ? 'refund' : 'card_charge',
+          supportedBy: supports,
+          idempotencyKey: `k-${seq++}-${Math.random().toString(36).slice(2)}`,
+          amount: {
+            amountMinor: 100 + Math.floor(Math.random() * 10_000),
+            currency: Math.random() < 0.8 ? 'USD' : 'EUR',
+          },
         });
         return r.kind;
       }
       case 'claim':
         return (await claimEffect(core, actor)) ? 'claimed' : 'none';
       case 'complete': {
-        const [id] = await randomIds(sql<{ id: string }>`SELECT id::text FROM effects WHERE fleet_id = ${actor.fleet} AND status = 'EXECUTING' ORDER BY random() LIMIT 1`);
+        const [id] = await randomIds(
+          sql<{
+            id: string;
+          }>`SELECT id::text FROM effects WHERE fleet_id = ${actor.fleet} AND status = 'EXECUTING' ORDER BY random() LIMIT 1`,
+        );
         if (!id) return 'nothing';
         await completeEffect(core, actor, { effectId: id, externalRef: `ext-${id}` });
         return 'completed';
       }
       case 'fail': {
-        const [id] = await randomIds(sql<{ id: string }>`SELECT id::text FROM effects WHERE fleet_id = ${actor.fleet} AND status = 'EXECUTING' ORDER BY random() LIMIT 1`);
+        const [id] = await randomIds(
+          sql<{
+            id: string;
+          }>`SELECT id::text FROM effects WHERE fleet_id = ${actor.fleet} AND status = 'EXECUTING' ORDER BY random() LIMIT 1`,
+        );
         if (!id) return 'nothing';
         await failEffect(core, actor, { effectId: id, reason: 'executor failed' });
         return 'failed';
@@ -120,24 +185,40 @@ export async function runWorkload(core: Core, actor: Actor, opts: { workers: num
         return (await retractBelief(core, actor, { beliefId: id, reason: 'stress' })).created ? 'retracted' : 'already';
       }
       case 'retractAgain': {
-        const picked = (await sql<{ id: string; rid: string }>`SELECT id::text, retraction_id::text AS rid FROM beliefs
-          WHERE fleet_id = ${actor.fleet} AND status = 'RETRACTED' ORDER BY random() LIMIT 1`.execute(db)).rows[0];
+        const picked = (
+          await sql<{ id: string; rid: string }>`SELECT id::text, retraction_id::text AS rid FROM beliefs
+          WHERE fleet_id = ${actor.fleet} AND status = 'RETRACTED' ORDER BY random() LIMIT 1`.execute(db)
+        ).rows[0];
         if (!picked) return 'nothing';
-        if (!(await retractBelief(core, actor, { beliefId: picked.id, reason: 'again' })).created) return 'same-receipt';
+        if (!(await retractBelief(core, actor, { beliefId: picked.id, reason: 'again' })).created)
+          return 'same-receipt';
         // A new receipt is right only when a concurrent reinstatement brought the belief back since it was picked.
-        const back = (await sql<{ back: boolean }>`SELECT reinstated_at IS NOT NULL AS back FROM retractions
-          WHERE fleet_id = ${actor.fleet} AND id = ${picked.rid}`.execute(db)).rows[0]?.back;
+        const back = (
+          await sql<{ back: boolean }>`SELECT reinstated_at IS NOT NULL AS back FROM retractions
+          WHERE fleet_id = ${actor.fleet} AND id = ${picked.rid}`.execute(db)
+        ).rows[0]?.back;
         return back ? 'retracted-after-reinstatement' : 'RETRACTED-TWICE';
       }
       case 'confirm': {
-        const [id] = await randomIds(sql<{ id: string }>`SELECT id::text FROM reversals WHERE fleet_id = ${actor.fleet} AND status = 'OWED' ORDER BY random() LIMIT 1`);
+        const [id] = await randomIds(
+          sql<{
+            id: string;
+          }>`SELECT id::text FROM reversals WHERE fleet_id = ${actor.fleet} AND status = 'OWED' ORDER BY random() LIMIT 1`,
+        );
         if (!id) return 'nothing';
-        await confirmReversal(core, actor, { reversalId: id, providerRef: `prv-${id}-${Math.random().toString(36).slice(2, 8)}` });
+        await confirmReversal(core, actor, {
+          reversalId: id,
+          providerRef: `prv-${id}-${Math.random().toString(36).slice(2, 8)}`,
+        });
         return 'confirmed';
       }
       case 'reinstate': {
         // A retraction not taken back yet; a BLOCKED or refused one is an expected outcome, counted as such.
-        const [id] = await randomIds(sql<{ id: string }>`SELECT id::text FROM retractions WHERE fleet_id = ${actor.fleet} AND reinstated_at IS NULL ORDER BY random() LIMIT 1`);
+        const [id] = await randomIds(
+          sql<{
+            id: string;
+          }>`SELECT id::text FROM retractions WHERE fleet_id = ${actor.fleet} AND reinstated_at IS NULL ORDER BY random() LIMIT 1`,
+        );
         if (!id) return 'nothing';
         return `reinstate ${(await reinstateRetraction(core, actor, { retractionId: id, reason: 'stress: it was true' })).kind}`;
       }
@@ -157,7 +238,8 @@ export async function runWorkload(core: Core, actor: Actor, opts: { workers: num
       try {
         count(outcomes, `${op}:${await running.run(op, () => step(op))}`);
       } catch (e) {
-        if (e instanceof DomainError && (e.code === 'CONFLICT' || e.code === 'BAD_USER_INPUT')) count(outcomes, `${op}:${e.code}`);
+        if (e instanceof DomainError && (e.code === 'CONFLICT' || e.code === 'BAD_USER_INPUT'))
+          count(outcomes, `${op}:${e.code}`);
         else if (e instanceof DomainError && e.code === 'NOT_FOUND') count(outcomes, `${op}:NOT_FOUND`);
         else unexpected.push(`${op}: ${(e as Error).message}`);
       }
@@ -167,11 +249,14 @@ export async function runWorkload(core: Core, actor: Actor, opts: { workers: num
   core.store.tx.onRetry = observed;
 
   // Let every effect still running finish, as an executor eventually would.
-  for (const id of await randomIds(sql<{ id: string }>`SELECT id::text FROM effects WHERE fleet_id = ${actor.fleet} AND status = 'EXECUTING'`)) {
+  for (const id of await randomIds(
+    sql<{ id: string }>`SELECT id::text FROM effects WHERE fleet_id = ${actor.fleet} AND status = 'EXECUTING'`,
+  )) {
     await completeEffect(core, actor, { effectId: id, externalRef: `ext-${id}` });
   }
   const violations = await checkInvariants(core.store);
-  const extra = (await sql<Record<string, number>>`
+  const extra = (
+    await sql<Record<string, number>>`
     SELECT
       (SELECT count(*)::int FROM effects e WHERE e.status = 'EXECUTED' AND EXISTS (SELECT 1 FROM effect_supports s JOIN beliefs b ON b.fleet_id = s.fleet_id AND b.id = s.belief_id
                                                                              WHERE s.fleet_id = e.fleet_id AND s.effect_id = e.id AND b.status = 'RETRACTED')) AS executed_under_retracted,
@@ -187,10 +272,18 @@ export async function runWorkload(core: Core, actor: Actor, opts: { workers: num
       (SELECT count(*)::int FROM beliefs) AS beliefs,
       (SELECT count(*)::int FROM beliefs WHERE status = 'RETRACTED') AS retracted,
       (SELECT count(*)::int FROM retractions) AS retractions,
-      (SELECT count(*)::int FROM effects) AS effects`.execute(db)).rows[0]!;
+      (SELECT count(*)::int FROM effects) AS effects`.execute(db)
+  ).rows[0]!;
   return {
-    workers: opts.workers, seconds: opts.seconds, ops, outcomes,
-    serializationRetries: core.store.tx.stats.retries - retriesBefore, retriesBy, givenUp: core.store.tx.stats.exhausted - givenUpBefore,
-    unexpected, violations, extra,
+    workers: opts.workers,
+    seconds: opts.seconds,
+    ops,
+    outcomes,
+    serializationRetries: core.store.tx.stats.retries - retriesBefore,
+    retriesBy,
+    givenUp: core.store.tx.stats.exhausted - givenUpBefore,
+    unexpected,
+    violations,
+    extra,
   };
 }

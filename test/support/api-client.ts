@@ -1,7 +1,18 @@
 import { decodeGlobalID } from '@pothos/plugin-relay';
 import type { Client } from 'graphql-ws';
 import { graphql, MoneyFields, TotalsFields } from '../../src/client';
-import { post, postRaw, queryText, wsClient as nodeWsClient, type AnyDocument, type Checked, type GqlResponse as ClientResponse, type ResultOf, type VariablesOf, type WireError } from '../../src/client/node';
+import {
+  post,
+  postRaw,
+  queryText,
+  wsClient as nodeWsClient,
+  type AnyDocument,
+  type Checked,
+  type GqlResponse as ClientResponse,
+  type ResultOf,
+  type VariablesOf,
+  type WireError,
+} from '../../src/client/node';
 
 export type { WireError };
 
@@ -9,15 +20,38 @@ export type { WireError };
 export type GqlResponse<T = any> = Omit<ClientResponse<T>, 'body'> & { body: any };
 
 /** POSTs one operation to the server over real HTTP through the typed client's transport, with a bearer token when given. */
-export async function gql<D extends AnyDocument>(url: string, document: D & Checked<D>, variables: VariablesOf<D>, token?: string | null, headers?: Record<string, string>): Promise<GqlResponse<ResultOf<D>>>;
+export async function gql<D extends AnyDocument>(
+  url: string,
+  document: D & Checked<D>,
+  variables: VariablesOf<D>,
+  token?: string | null,
+  headers?: Record<string, string>,
+): Promise<GqlResponse<ResultOf<D>>>;
 /** An untyped document: what hostile and limit tests send on purpose. */
-export async function gql<T = any>(url: string, query: string, variables?: Record<string, unknown>, token?: string | null, headers?: Record<string, string>): Promise<GqlResponse<T>>;
-export async function gql(url: string, document: AnyDocument | string, variables: unknown = {}, token?: string | null, headers: Record<string, string> = {}): Promise<GqlResponse> {
+export async function gql<T = any>(
+  url: string,
+  query: string,
+  variables?: Record<string, unknown>,
+  token?: string | null,
+  headers?: Record<string, string>,
+): Promise<GqlResponse<T>>;
+export async function gql(
+  url: string,
+  document: AnyDocument | string,
+  variables: unknown = {},
+  token?: string | null,
+  headers: Record<string, string> = {},
+): Promise<GqlResponse> {
   return post(url, document as string, variables as Record<string, unknown>, { token, headers });
 }
 
 /** POSTs a raw body (string or JSON-able) and parses the answer. */
-export async function gqlRaw(url: string, body: string, token?: string | null, headers: Record<string, string> = {}): Promise<GqlResponse> {
+export async function gqlRaw(
+  url: string,
+  body: string,
+  token?: string | null,
+  headers: Record<string, string> = {},
+): Promise<GqlResponse> {
   return postRaw(url, body, { token, headers });
 }
 
@@ -29,7 +63,9 @@ export function ok<T>(r: GqlResponse<T>): T {
   if (r.errors?.length || !r.data) {
     const ids = (r.errors ?? []).map((e) => e.extensions?.requestId).filter(Boolean);
     const logged = [...serverLogs].flatMap((l) => l.lines.filter((x) => ids.includes(x.requestId as string)));
-    throw new Error(`GraphQL request failed (${r.status}): ${JSON.stringify(r.errors ?? r.body)}${logged.length ? `\nserver log: ${JSON.stringify(logged)}` : ''}`);
+    throw new Error(
+      `GraphQL request failed (${r.status}): ${JSON.stringify(r.errors ?? r.body)}${logged.length ? `\nserver log: ${JSON.stringify(logged)}` : ''}`,
+    );
   }
   return r.data;
 }
@@ -100,7 +136,11 @@ export class Collector<T = any> {
       };
       const timer = setTimeout(() => {
         this.waiters.delete(check);
-        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; got ${JSON.stringify({ results: this.results.slice(-20), failures: this.failures.map(String), completed: this.completed })}`));
+        reject(
+          new Error(
+            `timed out after ${timeoutMs} ms waiting for ${what}; got ${JSON.stringify({ results: this.results.slice(-20), failures: this.failures.map(String), completed: this.completed })}`,
+          ),
+        );
       }, timeoutMs);
       this.waiters.add(check);
     });
@@ -119,7 +159,12 @@ interface Subscription<T> extends Collector<T> {
 }
 
 /** Subscribes over graphql-ws; the collector gathers every result. close() unsubscribes (and closes a client it made). */
-export function subscribeWs<T = any>(target: string | Client, query: string | AnyDocument, variables: Record<string, unknown> = {}, token?: string | null): Subscription<T> {
+export function subscribeWs<T = any>(
+  target: string | Client,
+  query: string | AnyDocument,
+  variables: Record<string, unknown> = {},
+  token?: string | null,
+): Subscription<T> {
   const own = typeof target === 'string';
   const client = typeof target === 'string' ? wsClient(target, token) : target;
   const c = new Collector<T>() as Subscription<T>;
@@ -149,8 +194,18 @@ export function subscribeWs<T = any>(target: string | Client, query: string | An
  * and split into `event:`/`data:` messages. With `paused`, nothing is read until resume() (a slow
  * subscriber: the server's writes back up behind it).
  */
-export function subscribeSse<T = any>(url: string, query: string | AnyDocument, variables: Record<string, unknown> = {}, token?: string | null, opts: { paused?: boolean } = {}) {
-  const c = new Collector<T>() as Collector<T> & { close(): Promise<void>; resume(): void; response: Promise<Response> };
+export function subscribeSse<T = any>(
+  url: string,
+  query: string | AnyDocument,
+  variables: Record<string, unknown> = {},
+  token?: string | null,
+  opts: { paused?: boolean } = {},
+) {
+  const c = new Collector<T>() as Collector<T> & {
+    close(): Promise<void>;
+    resume(): void;
+    response: Promise<Response>;
+  };
   const abort = new AbortController();
   let resumed!: () => void;
   const go = new Promise<void>((r) => (resumed = r));
@@ -158,7 +213,11 @@ export function subscribeSse<T = any>(url: string, query: string | AnyDocument, 
   c.resume = () => resumed();
   c.response = fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'text/event-stream',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
     body: JSON.stringify({ query: queryText(query), variables }),
     signal: abort.signal,
   });
@@ -207,22 +266,69 @@ export function subscribeSse<T = any>(url: string, query: string | AnyDocument, 
 }
 
 /** The retractionEvents selection every subscription test uses. */
-export const RETRACTION_EVENTS = graphql(`
-  subscription Events($after: String) {
-    retractionEvents(after: $after) {
-      __typename cursor at
-      retraction { id root { id claimKey } }
-      ... on BeliefRetracted { depth belief { id claimKey status } }
-      ... on EffectCancelled { effect { id status kind } }
-      ... on ReversalRecorded { reversal { id status amount { ...MoneyFields } effect { id kind } } }
-      ... on RetractionCommitted { totals { ...TotalsFields } }
+export const RETRACTION_EVENTS = graphql(
+  `
+    subscription Events($after: String) {
+      retractionEvents(after: $after) {
+        __typename
+        cursor
+        at
+        retraction {
+          id
+          root {
+            id
+            claimKey
+          }
+        }
+        ... on BeliefRetracted {
+          depth
+          belief {
+            id
+            claimKey
+            status
+          }
+        }
+        ... on EffectCancelled {
+          effect {
+            id
+            status
+            kind
+          }
+        }
+        ... on ReversalRecorded {
+          reversal {
+            id
+            status
+            amount {
+              ...MoneyFields
+            }
+            effect {
+              id
+              kind
+            }
+          }
+        }
+        ... on RetractionCommitted {
+          totals {
+            ...TotalsFields
+          }
+        }
+      }
     }
-  }`, [MoneyFields, TotalsFields]);
+  `,
+  [MoneyFields, TotalsFields],
+);
 
 type Variant = ResultOf<typeof RETRACTION_EVENTS>['retractionEvents'];
 type AnyKey<U> = U extends unknown ? keyof U : never;
 /** One streamed event: the fields every event has, and each variant's own fields as optional (tests compare whole lists). */
-export type StreamedEvent = { [K in keyof Variant]: Variant[K] } & { [K in Exclude<AnyKey<Variant>, keyof Variant>]?: Variant extends infer V ? (V extends { [P in K]: infer X } ? X : never) : never };
+export type StreamedEvent = { [K in keyof Variant]: Variant[K] } & {
+  [K in Exclude<AnyKey<Variant>, keyof Variant>]?: Variant extends infer V
+    ? V extends { [P in K]: infer X }
+      ? X
+      : never
+    : never;
+};
 
 /** The events of a retractionEvents collector. */
 export function streamed(c: Collector<{ retractionEvents: StreamedEvent }>): StreamedEvent[] {

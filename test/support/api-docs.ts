@@ -14,7 +14,9 @@ export function documentedScopes(): Map<string, 'authenticated' | string[]> {
     if (!row.startsWith('|')) break;
     const [, ops, scope] = row.split('|').map((c) => c.trim());
     const names = [...ops!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
-    const scopes = /any valid token/.test(scope!) ? 'authenticated' : [...scope!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!).sort();
+    const scopes = /any valid token/.test(scope!)
+      ? 'authenticated'
+      : [...scope!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!).sort();
     for (const n of names) {
       if (out.has(n)) throw new Error(`docs/api.md lists ${n} twice`);
       out.set(n, scopes);

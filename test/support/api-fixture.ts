@@ -21,8 +21,18 @@ export async function fleetFixture(core: Core, actor: Actor, tag: string) {
   const d = await belief(core, actor, `${tag}/d`, [p]);
   const e = await belief(core, actor, `${tag}/e`);
   const contradiction = async (key: string) => {
-    await assertBelief(core, actor, { claimKey: key, statement: `${key} is 1`, value: 1, evidence: 'a rumour in a chat group' });
-    const r = await assertBelief(core, actor, { claimKey: key, statement: `${key} is 2`, value: 2, evidence: 'verified document from the official registry' });
+    await assertBelief(core, actor, {
+      claimKey: key,
+      statement: `${key} is 1`,
+      value: 1,
+      evidence: 'a rumour in a chat group',
+    });
+    const r = await assertBelief(core, actor, {
+      claimKey: key,
+      statement: `${key} is 2`,
+      value: 2,
+      evidence: 'verified document from the official registry',
+    });
     if (r.kind !== 'contradiction') throw new Error(`expected a contradiction, got ${r.kind}`);
     return r.contradictionId;
   };
@@ -34,17 +44,31 @@ export async function fleetFixture(core: Core, actor: Actor, tag: string) {
   if (claimed?.id !== executing.id) throw new Error('fixture: expected to claim the executing effect');
   const pending = await proposed(core, actor, 'refund', [d], `${tag}:pending`, 1_000);
   const r = await belief(core, actor, `${tag}/r`);
-  const refunded = await executed(core, actor, await proposed(core, actor, 'payout', [r], `${tag}:owed`, 3_000), 'bank-ref');
-  const done = await executed(core, actor, await proposed(core, actor, 'card_charge', [r], `${tag}:charge`, 700), 'card-ref');
+  const refunded = await executed(
+    core,
+    actor,
+    await proposed(core, actor, 'payout', [r], `${tag}:owed`, 3_000),
+    'bank-ref',
+  );
+  const done = await executed(
+    core,
+    actor,
+    await proposed(core, actor, 'card_charge', [r], `${tag}:charge`, 700),
+    'card-ref',
+  );
   // A PENDING effect on r: the retraction cancels it, and reinstating the retraction makes it restorable.
   const cancelled = await proposed(core, actor, 'refund', [r], `${tag}:cancelled`, 400);
   const { retractionId } = await retractBelief(core, actor, { beliefId: r.id, reason: 'fixture: r was wrong' });
   // Another retraction, already taken back: a reinstatement receipt to read.
   const w = await belief(core, actor, `${tag}/w`);
   const wrong = await retractBelief(core, actor, { beliefId: w.id, reason: 'fixture: w looked wrong' });
-  const reinstated = await reinstateRetraction(core, actor, { retractionId: wrong.retractionId, reason: 'fixture: w was right' });
+  const reinstated = await reinstateRetraction(core, actor, {
+    retractionId: wrong.retractionId,
+    reason: 'fixture: w was right',
+  });
   const reversal = await inTx(core.store, { fleet: actor.fleet, readOnly: true }, (tx) =>
-    tx.selectFrom('reversals').select('id').where('effect_id', '=', refunded.id).executeTakeFirstOrThrow());
+    tx.selectFrom('reversals').select('id').where('effect_id', '=', refunded.id).executeTakeFirstOrThrow(),
+  );
   return {
     tag,
     keys: { p: p.claim_key, d: d.claim_key, e: e.claim_key },

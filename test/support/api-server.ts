@@ -24,7 +24,8 @@ class LogCapture {
     const lines = this.lines;
     const stream = new Writable({
       write(chunk: Buffer, _enc, cb) {
-        for (const l of chunk.toString('utf8').split('\n')) if (l.trim()) lines.push(JSON.parse(l) as Record<string, unknown>);
+        for (const l of chunk.toString('utf8').split('\n'))
+          if (l.trim()) lines.push(JSON.parse(l) as Record<string, unknown>);
         cb();
       },
     });
@@ -104,7 +105,15 @@ export async function startApiServer(engine: EngineName, opts: StartOptions = {}
   await app.listen();
   const base = app.url();
   return {
-    engine, db, store, app, core: app.core, base, http: `${base}/graphql`, ws: `${base.replace(/^http/, 'ws')}/graphql`, logs,
+    engine,
+    db,
+    store,
+    app,
+    core: app.core,
+    base,
+    http: `${base}/graphql`,
+    ws: `${base.replace(/^http/, 'ws')}/graphql`,
+    logs,
     async close() {
       await app.close();
       if (!opts.db) await db.close();
@@ -126,7 +135,12 @@ export interface TestAgent {
 let agentSeq = 0;
 
 /** An agent with exactly `scopes` in `fleet` (created outside the API) and its bearer token. */
-export async function agentWith(store: Store, fleet: string, scopes: readonly string[], name = 'agent'): Promise<TestAgent> {
+export async function agentWith(
+  store: Store,
+  fleet: string,
+  scopes: readonly string[],
+  name = 'agent',
+): Promise<TestAgent> {
   const n = `${name}-${process.pid}-${++agentSeq}`;
   const { agent, token } = await createAgentDirect(store, { fleet, name: n, scopes });
   return { id: agent.id, gid: gid('Agent', agent.id), fleet, name: n, token, scopes };
@@ -150,10 +164,16 @@ async function tableNames(store: Store): Promise<string[]> {
 export async function tableDigests(store: Store): Promise<Record<string, string>> {
   const tables = await tableNames(store);
   // One statement for all tables (one round trip), in one snapshot.
-  const parts = tables.map((t) => sql`SELECT ${t}::text AS t, count(*)::int AS n, md5(string_agg(x::text, ',' ORDER BY x::text)) AS d FROM ${sql.table(t)} x`);
-  return store.db.transaction().setIsolationLevel('repeatable read').execute(async (tx) => {
-    await sql`SET LOCAL row_security = off`.execute(tx);
-    const r = await sql<{ t: string; n: number; d: string | null }>`${sql.join(parts, sql` UNION ALL `)}`.execute(tx);
-    return Object.fromEntries(r.rows.map((x) => [x.t, `${x.n}:${x.d ?? 'empty'}`]));
-  });
+  const parts = tables.map(
+    (t) =>
+      sql`SELECT ${t}::text AS t, count(*)::int AS n, md5(string_agg(x::text, ',' ORDER BY x::text)) AS d FROM ${sql.table(t)} x`,
+  );
+  return store.db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .execute(async (tx) => {
+      await sql`SET LOCAL row_security = off`.execute(tx);
+      const r = await sql<{ t: string; n: number; d: string | null }>`${sql.join(parts, sql` UNION ALL `)}`.execute(tx);
+      return Object.fromEntries(r.rows.map((x) => [x.t, `${x.n}:${x.d ?? 'empty'}`]));
+    });
 }

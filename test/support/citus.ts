@@ -9,7 +9,10 @@ import pg from 'pg';
  * RETRACT_TEST_CITUS_URL names any database of the cluster's coordinator in which the workers are registered
  * (`scripts/ensure-citus.sh` sets up `postgres` that way); only its node list is read.
  */
-export interface CitusNode { host: string; port: number }
+export interface CitusNode {
+  host: string;
+  port: number;
+}
 
 export function citusUrl(): string | undefined {
   return process.env.RETRACT_TEST_CITUS_URL || undefined;
@@ -25,7 +28,12 @@ export function nodeUrl(url: string, node: CitusNode, database: string): string 
 }
 
 /** Runs `fn` on a client of `database` on one node, as the URL's user, and closes it. */
-export async function onNode<T>(url: string, node: CitusNode, database: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+export async function onNode<T>(
+  url: string,
+  node: CitusNode,
+  database: string,
+  fn: (c: pg.Client) => Promise<T>,
+): Promise<T> {
   const c = new pg.Client({ connectionString: nodeUrl(url, node, database) });
   c.on('notice', () => {});
   await c.connect();
@@ -45,7 +53,9 @@ export async function citusNodes(url: string): Promise<CitusNode[]> {
       `SELECT nodename AS host, nodeport AS port FROM pg_dist_node WHERE isactive AND noderole = 'primary' ORDER BY groupid`,
     );
     if (r.rows.length < 2 || !(await c.query(`SELECT 1 FROM pg_dist_node WHERE groupid = 0`)).rowCount) {
-      throw new Error(`RETRACT_TEST_CITUS_URL: ${new URL(url).pathname.slice(1)} on the coordinator has no coordinator and workers registered (run scripts/ensure-citus.sh)`);
+      throw new Error(
+        `RETRACT_TEST_CITUS_URL: ${new URL(url).pathname.slice(1)} on the coordinator has no coordinator and workers registered (run scripts/ensure-citus.sh)`,
+      );
     }
     return r.rows;
   } finally {
@@ -58,7 +68,12 @@ export async function citusNodes(url: string): Promise<CitusNode[]> {
  * --new-database` does. `shardCount` is the shards per distributed table it will make (tests: few, so that the
  * migrations' DDL is quick and fleets still fall on both workers).
  */
-export async function createCitusDatabase(url: string, nodes: CitusNode[], name: string, shardCount?: number): Promise<void> {
+export async function createCitusDatabase(
+  url: string,
+  nodes: CitusNode[],
+  name: string,
+  shardCount?: number,
+): Promise<void> {
   for (const n of nodes) {
     await onNode(url, n, 'postgres', async (c) => {
       await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
@@ -82,13 +97,21 @@ export async function freezeTemplate(url: string, nodes: CitusNode[], name: stri
   for (const n of nodes) {
     await onNode(url, n, 'postgres', async (c) => {
       await c.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
-      await c.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [name]);
+      await c.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`,
+        [name],
+      );
     });
   }
 }
 
 /** Copies the template on every node; retries while another copy of it is being made on a node. */
-export async function cloneCitusDatabase(url: string, nodes: CitusNode[], template: string, name: string): Promise<void> {
+export async function cloneCitusDatabase(
+  url: string,
+  nodes: CitusNode[],
+  template: string,
+  name: string,
+): Promise<void> {
   for (const n of nodes) {
     await onNode(url, n, 'postgres', async (c) => {
       for (let i = 0; ; i++) {
@@ -128,6 +151,9 @@ export async function dropCitusDatabase(url: string, nodes: CitusNode[], name: s
 /** Every database on the cluster whose name starts with `prefix`, dropped (a run's leftovers). */
 export async function dropCitusDatabases(url: string, nodes: CitusNode[], prefix: string): Promise<void> {
   const names = await onNode(url, nodes[0]!, 'postgres', async (c) =>
-    (await c.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE starts_with(datname, $1)`, [prefix])).rows.map((r) => r.datname));
+    (
+      await c.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE starts_with(datname, $1)`, [prefix])
+    ).rows.map((r) => r.datname),
+  );
   for (const name of names) await dropCitusDatabase(url, nodes, name);
 }

@@ -2,12 +2,24 @@ import { spawn } from 'node:child_process';
 import { ROOT, TSX_CLI, childEnv } from '../mcp/support';
 
 /** What a user sees of one `retract` command: its exit status, stdout and stderr. */
-export interface Run { code: number | null; stdout: string; stderr: string }
+export interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 /** Runs `retract <args>` as a child process (node + tsx, as the bin does); SIGKILLed and rejected after `timeoutMs`. */
-export function retract(args: string[], env: Record<string, string> = {}, opts: { timeoutMs?: number } = {}): Promise<Run> {
+export function retract(
+  args: string[],
+  env: Record<string, string> = {},
+  opts: { timeoutMs?: number } = {},
+): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [TSX_CLI, 'src/cli/main.ts', ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [TSX_CLI, 'src/cli/main.ts', ...args], {
+      cwd: ROOT,
+      env: childEnv(env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

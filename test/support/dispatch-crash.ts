@@ -83,7 +83,12 @@ export interface CrashReport {
  * clean run to the end and a SIGTERM. Asserts every reversal reached the provider and was paid exactly once under its
  * one key, CONFIRMED with the provider's reference, settled equal to the provider's own sum, invariants clean.
  */
-export async function crashDrill(opts: { killsPerPoint: number; reversals: number; batch: number; leaseMs: number }): Promise<CrashReport> {
+export async function crashDrill(opts: {
+  killsPerPoint: number;
+  reversals: number;
+  batch: number;
+  leaseMs: number;
+}): Promise<CrashReport> {
   const started = Date.now();
   const t = await testStore('postgres');
   const fake = await startFakeProvider();
@@ -94,7 +99,10 @@ export async function crashDrill(opts: { killsPerPoint: number; reversals: numbe
     const acme = await actorIn(t.store, 'acme');
     const globex = await actorIn(t.store, 'globex');
     const a = await owedReversals(core, acme, half, { prefix: 'crash-a', amount: (i) => 1_000 + 17 * i });
-    const g = await owedReversals(core, globex, opts.reversals - half, { prefix: 'crash-g', amount: (i) => 50_000 + 3 * i });
+    const g = await owedReversals(core, globex, opts.reversals - half, {
+      prefix: 'crash-g',
+      amount: (i) => 50_000 + 3 * i,
+    });
     const all = [...a.reversals, ...g.reversals];
     // A little weather on the way: transient errors and lost replies must not change the outcome.
     all.forEach((r, i) => {
@@ -117,9 +125,15 @@ export async function crashDrill(opts: { killsPerPoint: number; reversals: numbe
     for (let round = 0; round < opts.killsPerPoint; round++) {
       for (const point of CRASH_POINTS) {
         const nth = 1 + ((round + kills[point]) % opts.batch);
-        const child = spawnDispatcher({ ...baseEnv, RETRACT_DISPATCH_CRASH_AT: point, RETRACT_DISPATCH_CRASH_NTH: String(nth) });
+        const child = spawnDispatcher({
+          ...baseEnv,
+          RETRACT_DISPATCH_CRASH_AT: point,
+          RETRACT_DISPATCH_CRASH_NTH: String(nth),
+        });
         children.push(child);
-        const exit = await within(child.exited, 60_000, `dispatcher to crash at ${point} (#${nth})`, () => child.proc.kill('SIGKILL'));
+        const exit = await within(child.exited, 60_000, `dispatcher to crash at ${point} (#${nth})`, () =>
+          child.proc.kill('SIGKILL'),
+        );
         expect(exit, JSON.stringify(child.lines.slice(-5))).toEqual({ code: null, signal: 'SIGKILL' });
         const hook = child.lines.find((l) => l['msg'] === 'crash hook: SIGKILL');
         expect(hook, 'the process died by its crash hook').toMatchObject({ point });
@@ -142,16 +156,24 @@ export async function crashDrill(opts: { killsPerPoint: number; reversals: numbe
           expect(row.status).toBe('DISPATCHED');
           checks.push(() => expect(fake.deliveries(key)).toBeGreaterThan(deliveredAtKill));
         }
-        if (rows.every((r) => r.status === 'CONFIRMED')) throw new Error('ran out of reversals before the drill ended: raise `reversals`');
+        if (rows.every((r) => r.status === 'CONFIRMED'))
+          throw new Error('ran out of reversals before the drill ended: raise `reversals`');
       }
     }
 
     // One clean run to the end, then a clean stop.
     const last = spawnDispatcher(baseEnv);
     children.push(last);
-    await eventually(async () => (await allReversals(t.store)).every((r) => r.status === 'CONFIRMED'), 120_000, 'every reversal CONFIRMED');
+    await eventually(
+      async () => (await allReversals(t.store)).every((r) => r.status === 'CONFIRMED'),
+      120_000,
+      'every reversal CONFIRMED',
+    );
     last.proc.kill('SIGTERM');
-    expect(await within(last.exited, 20_000, 'clean stop on SIGTERM', () => last.proc.kill('SIGKILL'))).toEqual({ code: 0, signal: null });
+    expect(await within(last.exited, 20_000, 'clean stop on SIGTERM', () => last.proc.kill('SIGKILL'))).toEqual({
+      code: 0,
+      signal: null,
+    });
     expect(last.lines.some((l) => l['msg'] === 'dispatcher stopped')).toBe(true);
 
     const rows = await allReversals(t.store);
@@ -166,16 +188,29 @@ export async function crashDrill(opts: { killsPerPoint: number; reversals: numbe
     const keys = new Set(rows.map((r) => r.idempotency_key));
     expect(fake.requests.every((q) => q.key !== null && keys.has(q.key))).toBe(true);
     expect(fake.payments.size).toBe(opts.reversals);
-    const paidReversals = new Set([...fake.payments.values()].map((p) => (p.body as { reversalId: string }).reversalId));
+    const paidReversals = new Set(
+      [...fake.payments.values()].map((p) => (p.body as { reversalId: string }).reversalId),
+    );
     expect(paidReversals.size).toBe(opts.reversals);
     for (const c of checks) c();
-    const settled = await settledMinor(t.store, [{ fleet: 'acme', retractionId: a.retractionId }, { fleet: 'globex', retractionId: g.retractionId }]);
+    const settled = await settledMinor(t.store, [
+      { fleet: 'acme', retractionId: a.retractionId },
+      { fleet: 'globex', retractionId: g.retractionId },
+    ]);
     expect(settled).toBe(fake.settledMinor('USD'));
     expect(settled).toBe(all.reduce((n, r) => n + r.amountMinor, 0));
     expect(await checkInvariants(t.store)).toEqual([]);
     const resent = [...keys].filter((k) => fake.deliveries(k) > 1).length;
     const resentAfterSend = [...afterSend].filter((k) => fake.deliveries(k) > 1).length;
-    return { reversals: opts.reversals, kills, deliveries: fake.requests.length, resent, afterSendKeys: afterSend.size, resentAfterSend, ms: Date.now() - started };
+    return {
+      reversals: opts.reversals,
+      kills,
+      deliveries: fake.requests.length,
+      resent,
+      afterSendKeys: afterSend.size,
+      resentAfterSend,
+      ms: Date.now() - started,
+    };
   } finally {
     for (const c of children) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
     await fake.close();

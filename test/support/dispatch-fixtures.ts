@@ -34,7 +34,10 @@ export async function owedReversals(
   for (let i = 0; i < n; i++) {
     const key = `${prefix}:refund-${i}`;
     const r = await proposeEffect(core, actor, {
-      kind: 'refund', supportedBy: [premise.id], idempotencyKey: key, amount: { amountMinor: amount(i), currency: 'USD' },
+      kind: 'refund',
+      supportedBy: [premise.id],
+      idempotencyKey: key,
+      amount: { amountMinor: amount(i), currency: 'USD' },
       payload: { customer: `${prefix}/customer-${i}`, n: i },
     });
     if (r.kind !== 'proposed') throw new Error('premise fell');
@@ -45,13 +48,21 @@ export async function owedReversals(
   }
   const { retractionId } = await retractBelief(core, actor, { beliefId: premise.id, reason: 'the premise was false' });
   const rows = await inTx(core.store, { fleet: actor.fleet, readOnly: true }, (tx) =>
-    tx.selectFrom('reversals').select(['id', 'idempotency_key', 'effect_id', 'status']).where('retraction_id', '=', retractionId).orderBy('id').execute(),
+    tx
+      .selectFrom('reversals')
+      .select(['id', 'idempotency_key', 'effect_id', 'status'])
+      .where('retraction_id', '=', retractionId)
+      .orderBy('id')
+      .execute(),
   );
   if (rows.length !== n || rows.some((r) => r.status !== 'OWED')) throw new Error('expected every reversal OWED');
   return {
     retractionId,
     reversals: rows.map((r) => ({
-      id: r.id, key: r.idempotency_key, effectId: r.effect_id, amountMinor: effects.find((e) => e.id === r.effect_id)!.amountMinor,
+      id: r.id,
+      key: r.idempotency_key,
+      effectId: r.effect_id,
+      amountMinor: effects.find((e) => e.id === r.effect_id)!.amountMinor,
     })),
   };
 }
@@ -86,7 +97,11 @@ export async function reversalState(store: Store, id: string): Promise<ReversalS
 }
 
 /** Events of `type` naming reversal `id`, across fleets. */
-export async function eventsFor(store: Store, id: string, type?: string): Promise<Array<{ type: string; data: unknown }>> {
+export async function eventsFor(
+  store: Store,
+  id: string,
+  type?: string,
+): Promise<Array<{ type: string; data: unknown }>> {
   const r = await sql<{ type: string; data: unknown }>`
     SELECT type, data FROM events WHERE ${id}::bigint = ANY(ids) AND type LIKE 'Reversal%'
        ${type ? sql`AND type = ${type}` : sql``}
@@ -95,7 +110,10 @@ export async function eventsFor(store: Store, id: string, type?: string): Promis
 }
 
 /** Settled (minor units) per retraction, summed, read through totalsFor in each retraction's fleet. */
-export async function settledMinor(store: Store, retractions: Array<{ fleet: string; retractionId: string }>): Promise<number> {
+export async function settledMinor(
+  store: Store,
+  retractions: Array<{ fleet: string; retractionId: string }>,
+): Promise<number> {
   let sum = 0;
   for (const { fleet, retractionId } of retractions) {
     const t = await inTx(store, { fleet, readOnly: true }, (tx) => totalsFor(tx, fleet, retractionId));
@@ -105,8 +123,18 @@ export async function settledMinor(store: Store, retractions: Array<{ fleet: str
 }
 
 /** The real HTTP adapter pointed at the fake, with fast retries (and a per-attempt deadline generous enough for a loaded CI host). */
-export function fastProvider(fake: FakeProvider, opts: Partial<HttpReversalProviderOptions> = {}): HttpReversalProvider {
-  return new HttpReversalProvider({ url: fake.url, timeoutMs: 2000, maxAttempts: 4, baseDelayMs: 5, maxDelayMs: 20, ...opts });
+export function fastProvider(
+  fake: FakeProvider,
+  opts: Partial<HttpReversalProviderOptions> = {},
+): HttpReversalProvider {
+  return new HttpReversalProvider({
+    url: fake.url,
+    timeoutMs: 2000,
+    maxAttempts: 4,
+    baseDelayMs: 5,
+    maxDelayMs: 20,
+    ...opts,
+  });
 }
 
 /** Polls `check` every 25 ms until it returns true, or fails after `ms`. */

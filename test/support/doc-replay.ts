@@ -27,9 +27,17 @@ export type Step =
   | { kind: 'orphan'; line: number; text: string };
 
 /** An output as shown, with the line of the page it starts on. */
-export interface Shown { line: number; text: string }
+export interface Shown {
+  line: number;
+  text: string;
+}
 
-interface Block { line: number; lang: string; info: string; body: string }
+interface Block {
+  line: number;
+  lang: string;
+  info: string;
+  body: string;
+}
 
 function blocks(markdown: string): Block[] {
   const out: Block[] = [];
@@ -69,7 +77,12 @@ export function steps(file: string): Step[] {
       out.push({ kind: 'awaitBackground', line: b.line, expect: { line: b.line, text: b.body } });
     } else if (isOutput(b) && b.body.startsWith('$ ')) {
       const [command, ...rest] = b.body.split('\n');
-      out.push({ kind: 'run', line: b.line, script: command!.slice(2), expect: { line: b.line, text: rest.join('\n') } });
+      out.push({
+        kind: 'run',
+        line: b.line,
+        script: command!.slice(2),
+        expect: { line: b.line, text: rest.join('\n') },
+      });
     } else if (isOutput(b)) {
       out.push({ kind: 'orphan', line: b.line, text: b.body });
     } else {
@@ -104,7 +117,9 @@ export function normalise(text: string): string {
       const type = globalId(m);
       return type ? `<${type} id>` : m;
     })
-    .split('\n').map((l) => l.trimEnd()).join('\n')
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .join('\n')
     .trim();
 }
 
@@ -114,6 +129,9 @@ export function normalise(text: string): string {
  */
 export function matches(shown: string, printed: string): boolean {
   const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const pattern = normalise(shown).split('\n').map((l) => (l.trim() === '…' ? '(?:[^\\n]*\\n)*?' : `${l.split('…').map(esc).join('[^\\n]*?')}\\n`)).join('');
+  const pattern = normalise(shown)
+    .split('\n')
+    .map((l) => (l.trim() === '…' ? '(?:[^\\n]*\\n)*?' : `${l.split('…').map(esc).join('[^\\n]*?')}\\n`))
+    .join('');
   return new RegExp(`^${pattern}$`).test(`${normalise(printed)}\n`);
 }

@@ -18,7 +18,9 @@ export function engines(): EngineName[] {
   const all: EngineName[] = ['pglite'];
   if (process.env.RETRACT_TEST_DATABASE_URL) all.push('postgres');
   if (citusUrl()) all.push('citus');
-  const only = process.env.RETRACT_TEST_ENGINES?.split(',').map((s) => s.trim()).filter(Boolean);
+  const only = process.env.RETRACT_TEST_ENGINES?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   return only?.length ? all.filter((e) => only.includes(e)) : all;
 }
 
@@ -29,10 +31,17 @@ export interface TestDb {
 }
 
 /** A fresh, migrated store of the given engine: a PGlite copy in memory, or a new PostgreSQL database cloned from the template. */
-export async function testStore(engine: EngineName, opts: { poolSize?: number; lazyNotifyMs?: number } = {}): Promise<TestDb> {
+export async function testStore(
+  engine: EngineName,
+  opts: { poolSize?: number; lazyNotifyMs?: number } = {},
+): Promise<TestDb> {
   if (engine === 'pglite') {
     const file = inject('pgliteTemplate');
-    const store = await openStore({ dataDir: 'memory://', loadDataDir: new Blob([fs.readFileSync(file)]), migrate: false });
+    const store = await openStore({
+      dataDir: 'memory://',
+      loadDataDir: new Blob([fs.readFileSync(file)]),
+      migrate: false,
+    });
     return { store, close: () => store.close() };
   }
   if (engine === 'citus') return citusTestStore(opts);
@@ -53,7 +62,12 @@ export async function testStore(engine: EngineName, opts: { poolSize?: number; l
   await admin.end();
   const u = new URL(base);
   u.pathname = `/${name}`;
-  const store = await openStore({ databaseUrl: u.toString(), migrate: false, poolSize: opts.poolSize ?? 10, lazyNotifyMs: opts.lazyNotifyMs });
+  const store = await openStore({
+    databaseUrl: u.toString(),
+    migrate: false,
+    poolSize: opts.poolSize ?? 10,
+    lazyNotifyMs: opts.lazyNotifyMs,
+  });
   return {
     store,
     url: u.toString(),
@@ -73,7 +87,13 @@ async function citusTestStore(opts: { poolSize?: number; lazyNotifyMs?: number }
   const name = `retract_ct_${process.pid}_${randomBytes(4).toString('hex')}`;
   await cloneCitusDatabase(base, nodes, template, name);
   const url = nodeUrl(base, nodes[0]!, name);
-  const store = await openStore({ databaseUrl: url, engine: 'citus', migrate: false, poolSize: opts.poolSize ?? 10, lazyNotifyMs: opts.lazyNotifyMs });
+  const store = await openStore({
+    databaseUrl: url,
+    engine: 'citus',
+    migrate: false,
+    poolSize: opts.poolSize ?? 10,
+    lazyNotifyMs: opts.lazyNotifyMs,
+  });
   return {
     store,
     url,
@@ -91,8 +111,16 @@ export function coreOf(store: Store): Core {
 }
 
 /** An agent with every scope in the given fleet, as an Actor. */
-export async function actorIn(store: Store, fleet: string, name = 'agent'): Promise<Actor & { token: string; operator: boolean }> {
-  const { agent, token } = await createAgentDirect(store, { fleet, name: `${name}-${randomBytes(3).toString('hex')}`, scopes: SCOPES });
+export async function actorIn(
+  store: Store,
+  fleet: string,
+  name = 'agent',
+): Promise<Actor & { token: string; operator: boolean }> {
+  const { agent, token } = await createAgentDirect(store, {
+    fleet,
+    name: `${name}-${randomBytes(3).toString('hex')}`,
+    scopes: SCOPES,
+  });
   return { fleet, agentId: agent.id, token, operator: false };
 }
 

@@ -15,7 +15,10 @@ describe('fake Bedrock Runtime over HTTP/1.1', () => {
     const post = (body: string, auth = true) =>
       fetch(url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...(auth ? { authorization: 'AWS4-HMAC-SHA256 Credential=x' } : {}) },
+        headers: {
+          'content-type': 'application/json',
+          ...(auth ? { authorization: 'AWS4-HMAC-SHA256 Credential=x' } : {}),
+        },
         body,
       });
 

@@ -128,23 +128,36 @@ export async function startFakeBedrock(): Promise<FakeBedrock> {
   };
 
   const sendError = (res: Res, status: number, errorType: string, message: string) =>
-    send(res, status, JSON.stringify({ message }), { 'x-amzn-errortype': `${errorType}:http://internal.amazon.com/coral/com.amazon.bedrock/` });
+    send(res, status, JSON.stringify({ message }), {
+      'x-amzn-errortype': `${errorType}:http://internal.amazon.com/coral/com.amazon.bedrock/`,
+    });
 
   const titanReply = (call: RecordedCall): { status: number; body: string; errorType?: string } => {
     const b = call.body as { inputText?: unknown; dimensions?: unknown; normalize?: unknown } | null;
     if (!b || typeof b.inputText !== 'string' || b.inputText.length === 0) {
-      return { status: 400, errorType: 'ValidationException', body: 'Malformed input request: inputText is required, please reformat your input and try again.' };
+      return {
+        status: 400,
+        errorType: 'ValidationException',
+        body: 'Malformed input request: inputText is required, please reformat your input and try again.',
+      };
     }
     const dims = b.dimensions === undefined ? 1024 : b.dimensions;
     if (dims !== 256 && dims !== 512 && dims !== 1024) {
-      return { status: 400, errorType: 'ValidationException', body: `Malformed input request: dimensions ${String(dims)} is not one of 256, 512, 1024` };
+      return {
+        status: 400,
+        errorType: 'ValidationException',
+        body: `Malformed input request: dimensions ${String(dims)} is not one of 256, 512, 1024`,
+      };
     }
     const base = local.embedOne(b.inputText);
     let v = Array.from({ length: dims }, (_, i) => base[i % base.length]!);
     const norm = Math.sqrt(v.reduce((s, x) => s + x * x, 0));
     const scale = b.normalize === false ? 1 + (b.inputText.length % 7) : 1 / norm;
     v = v.map((x) => x * scale);
-    return { status: 200, body: JSON.stringify({ embedding: v, inputTextTokenCount: b.inputText.split(/\s+/).filter(Boolean).length }) };
+    return {
+      status: 200,
+      body: JSON.stringify({ embedding: v, inputTextTokenCount: b.inputText.split(/\s+/).filter(Boolean).length }),
+    };
   };
 
   const converseReply = (text: string, stopReason: string) => {
@@ -170,9 +183,19 @@ export async function startFakeBedrock(): Promise<FakeBedrock> {
         return send(res, 200, converseReply(defaultReply, 'end_turn'));
       }
       case 'throttle':
-        return sendError(res, 429, 'ThrottlingException', b.message ?? 'Too many requests, please wait before trying again.');
+        return sendError(
+          res,
+          429,
+          'ThrottlingException',
+          b.message ?? 'Too many requests, please wait before trying again.',
+        );
       case 'error':
-        return sendError(res, b.status, b.errorType ?? DEFAULT_ERROR_TYPES[b.status] ?? 'InternalServerException', b.message ?? `fake error ${b.status}`);
+        return sendError(
+          res,
+          b.status,
+          b.errorType ?? DEFAULT_ERROR_TYPES[b.status] ?? 'InternalServerException',
+          b.message ?? `fake error ${b.status}`,
+        );
       case 'stall':
         return;
       case 'delay': {
@@ -213,7 +236,8 @@ export async function startFakeBedrock(): Promise<FakeBedrock> {
       const m = /^\/model\/([^/]+)\/(invoke|converse)$/.exec(path.split('?')[0]!);
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(req.headers)) {
-        if (!k.startsWith(':') && v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v);
+        if (!k.startsWith(':') && v !== undefined)
+          headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v);
       }
       const authorization = headers.authorization ?? null;
       const call: RecordedCall = {

@@ -4,7 +4,15 @@ import path from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { openStore } from '../../src/store/engine';
-import { citusNodes, citusUrl, createCitusDatabase, dropCitusDatabase, dropCitusDatabases, freezeTemplate, nodeUrl } from './citus';
+import {
+  citusNodes,
+  citusUrl,
+  createCitusDatabase,
+  dropCitusDatabase,
+  dropCitusDatabases,
+  freezeTemplate,
+  nodeUrl,
+} from './citus';
 
 /**
  * Once per test run: a migrated PGlite data directory dumped to a file (each test file loads its
@@ -42,21 +50,32 @@ export default async function setup(project: TestProject) {
   const nodes = citus ? await citusNodes(citus) : [];
   if (citus) {
     await createCitusDatabase(citus, nodes, citusTemplate, 4);
-    const store = await openStore({ databaseUrl: nodeUrl(citus, nodes[0]!, citusTemplate), engine: 'citus', poolSize: 1 });
+    const store = await openStore({
+      databaseUrl: nodeUrl(citus, nodes[0]!, citusTemplate),
+      engine: 'citus',
+      poolSize: 1,
+    });
     await store.close();
     await freezeTemplate(citus, nodes, citusTemplate);
   }
   project.provide('citus', { template: citus ? citusTemplate : '', nodes });
   if (!citus) console.log('RETRACT_TEST_CITUS_URL is not set: the Citus engine is not tested in this run.');
-  if (!url) console.log('RETRACT_TEST_DATABASE_URL is not set: every suite runs on PGlite; the PostgreSQL-only suites are skipped.');
+  if (!url)
+    console.log(
+      'RETRACT_TEST_DATABASE_URL is not set: every suite runs on PGlite; the PostgreSQL-only suites are skipped.',
+    );
 
   return async () => {
     fs.rmSync(dir, { recursive: true, force: true });
     if (url && template) {
       const admin = new pg.Client({ connectionString: url });
       await admin.connect();
-      const r = await admin.query(`SELECT datname FROM pg_database WHERE datname LIKE $1 OR datname = $2`, [`retract_t_${process.pid}_%`, template]);
-      for (const row of r.rows) await admin.query(`DROP DATABASE IF EXISTS ${row.datname} WITH (FORCE)`).catch(() => {});
+      const r = await admin.query(`SELECT datname FROM pg_database WHERE datname LIKE $1 OR datname = $2`, [
+        `retract_t_${process.pid}_%`,
+        template,
+      ]);
+      for (const row of r.rows)
+        await admin.query(`DROP DATABASE IF EXISTS ${row.datname} WITH (FORCE)`).catch(() => {});
       await admin.end();
     }
     if (citus) {

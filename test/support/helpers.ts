@@ -20,9 +20,12 @@ export type Dump = Record<string, Map<string, string>>;
 
 /** Every row of every table, keyed by primary key, as JSON text. */
 export async function dump(store: Store): Promise<Dump> {
-  return store.db.transaction().setIsolationLevel('repeatable read').execute(async (tx) => {
-    await sql`SET LOCAL row_security = off`.execute(tx);
-    const tables = await sql<{ name: string; pk: string[] | null; ids: boolean | null }>`
+  return store.db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .execute(async (tx) => {
+      await sql`SET LOCAL row_security = off`.execute(tx);
+      const tables = await sql<{ name: string; pk: string[] | null; ids: boolean | null }>`
       SELECT c.relname AS name,
              (SELECT array_agg(a.attname::text ORDER BY k.ord) FROM pg_index i
                 CROSS JOIN LATERAL unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord)
@@ -35,17 +38,19 @@ export async function dump(store: Store): Promise<Dump> {
         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
        WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')
        ORDER BY c.relname`.execute(tx);
-    const out: Dump = {};
-    for (const { name, pk: fullKey, ids } of tables.rows) {
-      // Keys made of row ids (unique across fleets: one identity per table) are given without their fleet.
-      const pk = fullKey && ids ? fullKey.filter((c) => c !== 'fleet_id') : fullKey;
-      const key = pk ? sql.join(pk.map((c) => sql.ref(`t.${c}`))) : sql`row_to_json(t)::text`;
-      const r = await sql<{ k: string; j: string }>`
-        SELECT concat_ws('|', ${key}) AS k, row_to_json(t)::text AS j FROM ${sql.table(name)} t ORDER BY ${key}`.execute(tx);
-      out[name] = new Map(r.rows.map((row) => [row.k, row.j]));
-    }
-    return out;
-  });
+      const out: Dump = {};
+      for (const { name, pk: fullKey, ids } of tables.rows) {
+        // Keys made of row ids (unique across fleets: one identity per table) are given without their fleet.
+        const pk = fullKey && ids ? fullKey.filter((c) => c !== 'fleet_id') : fullKey;
+        const key = pk ? sql.join(pk.map((c) => sql.ref(`t.${c}`))) : sql`row_to_json(t)::text`;
+        const r = await sql<{ k: string; j: string }>`
+        SELECT concat_ws('|', ${key}) AS k, row_to_json(t)::text AS j FROM ${sql.table(name)} t ORDER BY ${key}`.execute(
+          tx,
+        );
+        out[name] = new Map(r.rows.map((row) => [row.k, row.j]));
+      }
+      return out;
+    });
 }
 
 export interface TableDiff {
@@ -80,9 +85,14 @@ export async function expectUnchanged(store: Store, before: Dump): Promise<void>
 }
 
 /** A readable summary of a diff: table → { added, removed, changed } keys. */
-export function summary(d: Record<string, TableDiff>): Record<string, { added: string[]; removed: string[]; changed: string[] }> {
+export function summary(
+  d: Record<string, TableDiff>,
+): Record<string, { added: string[]; removed: string[]; changed: string[] }> {
   return Object.fromEntries(
-    Object.entries(d).map(([t, x]) => [t, { added: [...x.added.keys()], removed: x.removed, changed: [...x.changed.keys()] }]),
+    Object.entries(d).map(([t, x]) => [
+      t,
+      { added: [...x.added.keys()], removed: x.removed, changed: [...x.changed.keys()] },
+    ]),
   );
 }
 

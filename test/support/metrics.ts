@@ -15,20 +15,28 @@ export function samples(text: string): Map<string, number> {
 }
 
 /** GET /metrics, with the scrape token when given. */
-export async function scrape(base: string, token?: string): Promise<{ status: number; text: string; type: string | null }> {
+export async function scrape(
+  base: string,
+  token?: string,
+): Promise<{ status: number; text: string; type: string | null }> {
   const r = await fetch(`${base}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
   return { status: r.status, text: await r.text(), type: r.headers.get('content-type') };
 }
 
 /** The passport story (owed $1,240.00 refund, unreachable $89.00 card charge), its passport retracted over GraphQL as `RetractPassport`. */
-export async function passportRetractedOverApi(base: string, core: Core, actor: Actor & { token: string }): Promise<void> {
+export async function passportRetractedOverApi(
+  base: string,
+  core: Core,
+  actor: Actor & { token: string },
+): Promise<void> {
   const s = await passportStory(core, actor);
   const r = await fetch(`${base}/graphql`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${actor.token}` },
     body: JSON.stringify({
       operationName: 'RetractPassport',
-      query: 'mutation RetractPassport($b: ID!) { retractBelief(input: { beliefId: $b, reason: "passport came back forged" }) { id } }',
+      query:
+        'mutation RetractPassport($b: ID!) { retractBelief(input: { beliefId: $b, reason: "passport came back forged" }) { id } }',
       variables: { b: gid('Belief', s.passport.id) },
     }),
   });

@@ -11,7 +11,10 @@ import { schema } from '../../src/api/schema';
  * Duck-typed (getFields, getTypes, ofType) rather than graphql's predicates: a test runner can load a second copy of
  * graphql-js (see src/server/yoga.ts), across which instanceof fails.
  */
-type Named = GraphQLNamedType & { getFields?: () => Record<string, GraphQLField<unknown, unknown>>; getTypes?: () => Named[] };
+type Named = GraphQLNamedType & {
+  getFields?: () => Record<string, GraphQLField<unknown, unknown>>;
+  getTypes?: () => Named[];
+};
 
 function named(t: GraphQLOutputType): Named {
   let x = t as unknown as { ofType?: unknown };
@@ -41,18 +44,25 @@ function oneLevel(t: Named): string {
 
 /** The scalar fields of `t` and its object and union fields one level down (expanded when `expand`), those `include` keeps. */
 function body(t: Named, expand: boolean, at: readonly string[], include: Include): string {
-  return Object.values(t.getFields!()).filter(selectable).filter((f) => include([...at, f.name])).map((f) => {
-    const ft = named(f.type);
-    if (isLeaf(ft)) return f.name;
-    return `${f.name} ${expand && ft.getFields ? `{ __typename ${body(ft, false, [...at, f.name], include)} }` : oneLevel(ft)}`;
-  }).join(' ');
+  return Object.values(t.getFields!())
+    .filter(selectable)
+    .filter((f) => include([...at, f.name]))
+    .map((f) => {
+      const ft = named(f.type);
+      if (isLeaf(ft)) return f.name;
+      return `${f.name} ${expand && ft.getFields ? `{ __typename ${body(ft, false, [...at, f.name], include)} }` : oneLevel(ft)}`;
+    })
+    .join(' ');
 }
 
 /** The selection set for mutation `field`'s result: every field, or those `include` keeps. */
 export function resultSelection(field: string, include: Include = () => true): string {
   const t = named(schema.getMutationType()!.getFields()[field]!.type);
   if (!t.getTypes) return `{ __typename ${body(t, false, [], include)} }`;
-  const members = t.getTypes().map((m) => [m.name, body(m, true, [], include)] as const).filter(([, b]) => b);
+  const members = t
+    .getTypes()
+    .map((m) => [m.name, body(m, true, [], include)] as const)
+    .filter(([, b]) => b);
   return `{ __typename ${members.map(([m, b]) => `... on ${m} { ${b} }`).join(' ')} }`;
 }
 

@@ -10,13 +10,35 @@ export function asserted(r: AssertBeliefResult): BeliefRow {
   return r.belief;
 }
 
-export async function belief(core: Core, actor: Actor, claimKey: string, derivedFrom: BeliefRow[] = [], value: unknown = true): Promise<BeliefRow> {
-  return asserted(await assertBelief(core, actor, { claimKey, statement: `${claimKey} holds`, value, derivedFrom: derivedFrom.map((b) => b.id) }));
+export async function belief(
+  core: Core,
+  actor: Actor,
+  claimKey: string,
+  derivedFrom: BeliefRow[] = [],
+  value: unknown = true,
+): Promise<BeliefRow> {
+  return asserted(
+    await assertBelief(core, actor, {
+      claimKey,
+      statement: `${claimKey} holds`,
+      value,
+      derivedFrom: derivedFrom.map((b) => b.id),
+    }),
+  );
 }
 
-export async function proposed(core: Core, actor: Actor, kind: string, supports: BeliefRow[], key: string, amountMinor?: number): Promise<EffectRow> {
+export async function proposed(
+  core: Core,
+  actor: Actor,
+  kind: string,
+  supports: BeliefRow[],
+  key: string,
+  amountMinor?: number,
+): Promise<EffectRow> {
   const r = await proposeEffect(core, actor, {
-    kind, supportedBy: supports.map((b) => b.id), idempotencyKey: key,
+    kind,
+    supportedBy: supports.map((b) => b.id),
+    idempotencyKey: key,
     amount: amountMinor === undefined ? null : { amountMinor, currency: 'USD' },
   });
   if (r.kind !== 'proposed') throw new Error(`expected proposed, got ${r.kind}`);
@@ -38,15 +60,29 @@ export async function passportStory(core: Core, actor: Actor, prefix = 'customer
   await registerEffectKind(core, actor, { kind: 'refund', reversible: true });
   await registerEffectKind(core, actor, { kind: 'card_charge', reversible: false });
   await registerEffectKind(core, actor, { kind: 'payout', reversible: true });
-  const passport = asserted(await assertBelief(core, actor, {
-    claimKey: `${prefix}/passport.authentic`, statement: 'The passport of customer 4411 is authentic', value: true,
-    evidence: 'document check #A-77',
-  }));
+  const passport = asserted(
+    await assertBelief(core, actor, {
+      claimKey: `${prefix}/passport.authentic`,
+      statement: 'The passport of customer 4411 is authentic',
+      value: true,
+      evidence: 'document check #A-77',
+    }),
+  );
   const identity = await belief(core, actor, `${prefix}/identity.verified`, [passport]);
   const refundEligible = await belief(core, actor, `${prefix}/refund.eligible`, [identity]);
   const kycTier = await belief(core, actor, `${prefix}/kyc.tier`, [passport], 'gold');
-  const refund = await executed(core, actor, await proposed(core, actor, 'refund', [refundEligible], `${prefix}:refund-1`, 124_000), 'bank-ref-1');
-  const charge = await executed(core, actor, await proposed(core, actor, 'card_charge', [kycTier], `${prefix}:charge-1`, 8_900), 'card-ref-1');
+  const refund = await executed(
+    core,
+    actor,
+    await proposed(core, actor, 'refund', [refundEligible], `${prefix}:refund-1`, 124_000),
+    'bank-ref-1',
+  );
+  const charge = await executed(
+    core,
+    actor,
+    await proposed(core, actor, 'card_charge', [kycTier], `${prefix}:charge-1`, 8_900),
+    'card-ref-1',
+  );
   const pending = await proposed(core, actor, 'payout', [identity], `${prefix}:payout-1`, 50_000);
   return { passport, derived: [identity, refundEligible, kycTier], refund, charge, pending };
 }

@@ -60,7 +60,11 @@ export class Loader {
   nextBelief = 1;
   nextJustification = 1;
   beliefs = 0;
-  constructor(private readonly q: OwnerSql, readonly agentId: string, private readonly pool: number) {}
+  constructor(
+    private readonly q: OwnerSql,
+    readonly agentId: string,
+    private readonly pool: number,
+  ) {}
 
   /** Inserts claims, beliefs (embedding from the vector pool), justifications and premises of one graph copy. */
   async graph(shape: Shape, n: number, copy: Graph['copy'], rep = 0): Promise<Graph> {
@@ -113,8 +117,11 @@ export class Loader {
   }
 
   private async beliefRows(B: number, m: number, prefix: string, grounded: string): Promise<void> {
-    await this.q.query(`INSERT INTO claims (fleet_id, key) SELECT '${FLEET}', '${prefix}' || i FROM generate_series(0, ${m - 1}) i`);
-    await this.q.query(`INSERT INTO beliefs (id, fleet_id, claim_key, statement, author_id, grounded, embedding) OVERRIDING SYSTEM VALUE
+    await this.q.query(
+      `INSERT INTO claims (fleet_id, key) SELECT '${FLEET}', '${prefix}' || i FROM generate_series(0, ${m - 1}) i`,
+    );
+    await this.q
+      .query(`INSERT INTO beliefs (id, fleet_id, claim_key, statement, author_id, grounded, embedding) OVERRIDING SYSTEM VALUE
       SELECT ${B} + i, '${FLEET}', '${prefix}' || i, 'benchmark belief ' || i, ${this.agentId}, ${grounded}, v.e
         FROM generate_series(0, ${m - 1}) i JOIN bench_vectors v ON v.k = (${B} + i) % ${this.pool}`);
     // The BeliefAsserted events the service would have written (the invariant checker asks for them).
@@ -127,7 +134,9 @@ export class Loader {
 /** A pool of distinct pseudo-random unit vectors (deterministic), or one constant unit vector. */
 export async function vectorPool(q: OwnerSql, kind: 'pool' | 'constant', size: number): Promise<number> {
   if (kind === 'constant') {
-    await q.query(`CREATE TEMP TABLE bench_vectors AS SELECT 0 AS k, array_fill((1 / sqrt(512))::real, ARRAY[512])::vector(512) AS e`);
+    await q.query(
+      `CREATE TEMP TABLE bench_vectors AS SELECT 0 AS k, array_fill((1 / sqrt(512))::real, ARRAY[512])::vector(512) AS e`,
+    );
     return 1;
   }
   await q.query(`CREATE TEMP TABLE bench_vectors AS

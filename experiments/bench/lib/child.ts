@@ -36,28 +36,41 @@ const ENTRY = path.join(import.meta.dirname, 'child-entry.ts');
  * A worker may also `process.send({ progress })` while it runs (e.g. "the timed window starts now"):
  * each such value goes to `opts.onProgress`, in order, before the result.
  */
-export function inChild<I, O>(workerPath: string, input: I, opts: { timeoutMs?: number; onProgress?: (progress: unknown) => void } = {}): Promise<ChildResult<O>> {
+export function inChild<I, O>(
+  workerPath: string,
+  input: I,
+  opts: { timeoutMs?: number; onProgress?: (progress: unknown) => void } = {},
+): Promise<ChildResult<O>> {
   return new Promise((resolve, reject) => {
     // RETRACT_BENCH_CHILD_NODE_ARGS: extra Node flags for the child, e.g. "--cpu-prof --cpu-prof-dir=DIR".
     const extra = (process.env.RETRACT_BENCH_CHILD_NODE_ARGS ?? '').split(' ').filter(Boolean);
-    const child = fork(ENTRY, [], { execArgv: ['--import', 'tsx', ...extra], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+    const child = fork(ENTRY, [], {
+      execArgv: ['--import', 'tsx', ...extra],
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    });
     child.stdout!.pipe(process.stderr);
     child.stderr!.pipe(process.stderr);
     let settled = false;
-    const timer = setTimeout(() => {
-      if (settled) return;
-      settled = true;
-      child.kill('SIGKILL');
-      reject(new Error(`worker ${path.basename(workerPath)} timed out after ${opts.timeoutMs} ms`));
-    }, opts.timeoutMs ?? 30 * 60_000);
-    child.on('message', (m: { ok: true; result: ChildResult<O> } | { ok: false; error: string } | { progress: unknown }) => {
-      if (settled) return;
-      if ('progress' in m) return opts.onProgress?.(m.progress);
-      settled = true;
-      clearTimeout(timer);
-      if (m.ok) resolve(m.result);
-      else reject(new Error(`worker ${path.basename(workerPath)} failed: ${m.error}`));
-    });
+    const timer = setTimeout(
+      () => {
+        if (settled) return;
+        settled = true;
+        child.kill('SIGKILL');
+        reject(new Error(`worker ${path.basename(workerPath)} timed out after ${opts.timeoutMs} ms`));
+      },
+      opts.timeoutMs ?? 30 * 60_000,
+    );
+    child.on(
+      'message',
+      (m: { ok: true; result: ChildResult<O> } | { ok: false; error: string } | { progress: unknown }) => {
+        if (settled) return;
+        if ('progress' in m) return opts.onProgress?.(m.progress);
+        settled = true;
+        clearTimeout(timer);
+        if (m.ok) resolve(m.result);
+        else reject(new Error(`worker ${path.basename(workerPath)} failed: ${m.error}`));
+      },
+    );
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
       if (settled) return;
@@ -85,7 +98,13 @@ export function measurer(): { measure: Measure; measurements: Measurement[] } {
       const ms = performance.now() - t0;
       clearInterval(timer);
       peak = Math.max(peak, process.memoryUsage.rss());
-      measurements.push({ label, ms, rssBeforeBytes: rssBefore, rssPeakSampledBytes: peak, maxRssBytes: process.resourceUsage().maxRSS * 1024 });
+      measurements.push({
+        label,
+        ms,
+        rssBeforeBytes: rssBefore,
+        rssPeakSampledBytes: peak,
+        maxRssBytes: process.resourceUsage().maxRSS * 1024,
+      });
     }
   };
   return { measure, measurements };

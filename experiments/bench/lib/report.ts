@@ -9,7 +9,15 @@ import type { BenchResult, Cell, Table, Target } from './bench';
 export const RESULTS_DIR = path.resolve(import.meta.dirname, '../../../results/bench');
 
 /** Packages whose versions a benchmark record names. */
-const PACKAGES = ['@electric-sql/pglite', '@electric-sql/pglite-pgvector', 'pg', 'kysely', 'pgvector', 'tsx', 'typescript'];
+const PACKAGES = [
+  '@electric-sql/pglite',
+  '@electric-sql/pglite-pgvector',
+  'pg',
+  'kysely',
+  'pgvector',
+  'tsx',
+  'typescript',
+];
 
 export interface Environment {
   date: string;
@@ -17,7 +25,15 @@ export interface Environment {
   engineVersions: { server: string; vector: string | null } | null;
   node: string;
   packages: Record<string, string>;
-  machine: { cpus: number; cpuModel: string; memTotalMB: number; platform: string; release: string; arch: string; loadavg: number[] };
+  machine: {
+    cpus: number;
+    cpuModel: string;
+    memTotalMB: number;
+    platform: string;
+    release: string;
+    arch: string;
+    loadavg: number[];
+  };
   git: { commit: string | null; dirty: boolean | null };
   command: string;
 }
@@ -30,8 +46,15 @@ export function environment(engine: string, engineVersions: Environment['engineV
   let commit: string | null = null;
   let dirty: boolean | null = null;
   try {
-    commit = execFileSync('git', ['rev-parse', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() !== '';
+    commit = execFileSync('git', ['rev-parse', 'HEAD'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+    dirty =
+      execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).trim() !== '';
   } catch {
     /* not a git checkout */
   }
@@ -59,7 +82,9 @@ export function describeEnvironment(env: Environment): string {
   const v = env.engineVersions;
   return [
     `engine ${env.engine}${v ? ` (server ${v.server}, pgvector ${v.vector ?? 'none'})` : ''}`,
-    `node ${env.node}; ${Object.entries(env.packages).map(([k, x]) => `${k} ${x}`).join(', ')}`,
+    `node ${env.node}; ${Object.entries(env.packages)
+      .map(([k, x]) => `${k} ${x}`)
+      .join(', ')}`,
     `machine ${env.machine.cpus}× ${env.machine.cpuModel}, ${env.machine.memTotalMB} MB, ${env.machine.platform} ${env.machine.release}; load average ${env.machine.loadavg.join(' ')}`,
     `date ${env.date}; commit ${env.git.commit?.slice(0, 12) ?? 'unknown'}${env.git.dirty ? ' (working tree modified)' : ''}`,
   ].join('\n');
@@ -85,7 +110,9 @@ export function formatTable(t: Table): string {
       .map((c, i) => {
         const s = cellText(c);
         const w = widths[i]!;
-        return !header && (typeof c === 'number' || /^[\d.,+−-]+\s?(ms|s|MB|×|%)?$/.test(s)) ? s.padStart(w) : s.padEnd(w);
+        return !header && (typeof c === 'number' || /^[\d.,+−-]+\s?(ms|s|MB|×|%)?$/.test(s))
+          ? s.padStart(w)
+          : s.padEnd(w);
       })
       .join('  ')
       .trimEnd();
@@ -102,7 +129,9 @@ export function formatTable(t: Table): string {
 export function summaryLine(name: string, targets: Target[]): string {
   const [head, ...rest] = targets;
   if (!head) return `bench ${name}: no target evaluated MISSED`;
-  const others = rest.map((t) => `${t.label}: ${t.figure} vs ${t.limit} = ${t.ratio}, target ${t.target} ${t.met ? 'met' : 'MISSED'}`);
+  const others = rest.map(
+    (t) => `${t.label}: ${t.figure} vs ${t.limit} = ${t.ratio}, target ${t.target} ${t.met ? 'met' : 'MISSED'}`,
+  );
   const missed = targets.filter((t) => !t.met);
   const verdict = missed.length === 0 ? 'MET' : `MISSED (${missed.map((t) => t.label).join('; ')})`;
   return `bench ${name}: ${head.figure} vs limit ${head.limit} = ${head.ratio} (target ${head.target}${head.label ? `: ${head.label}` : ''}${others.length ? `; ${others.join('; ')}` : ''}) ${verdict}`;

@@ -17,7 +17,9 @@ const counters = (tx: Db) =>
     SELECT c.relname AS name, pg_stat_get_xact_numscans(c.oid)::int AS scans,
            pg_stat_get_xact_tuples_returned(c.oid)::int AS read, pg_stat_get_xact_tuples_fetched(c.oid)::int AS heap
       FROM pg_class c
-     WHERE c.oid = 'beliefs'::regclass OR c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = 'beliefs'::regclass)`.execute(tx);
+     WHERE c.oid = 'beliefs'::regclass OR c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = 'beliefs'::regclass)`.execute(
+    tx,
+  );
 
 /**
  * Runs `fn` in `tx` and returns how it read beliefs: the relations it scanned, from the
@@ -38,5 +40,10 @@ export async function beliefScans(tx: Db, fn: () => Promise<unknown>): Promise<R
 
 /** "beliefs_pkey: 40 read, 40 from heap; beliefs_prefix_embedding: 10000 read, index only". */
 export function describeScans(scans: RelationScans[]): string {
-  return scans.map((s) => `${s.name === 'beliefs' ? 'seq scan beliefs' : s.name}: ${s.read} read, ${s.heap === 0 ? 'index only' : `${s.heap} from heap`}`).join('; ');
+  return scans
+    .map(
+      (s) =>
+        `${s.name === 'beliefs' ? 'seq scan beliefs' : s.name}: ${s.read} read, ${s.heap === 0 ? 'index only' : `${s.heap} from heap`}`,
+    )
+    .join('; ');
 }

@@ -54,7 +54,9 @@ function withDatabase(url: string, name: string): string {
  * GB each, once exhausted a 24 GiB machine).
  */
 function removeLeftovers(name: string): void {
-  for (const tmp of new Set(['/dev/shm', os.tmpdir(), process.env.RETRACT_BENCH_TMP].filter((d): d is string => !!d && fs.existsSync(d)))) {
+  for (const tmp of new Set(
+    ['/dev/shm', os.tmpdir(), process.env.RETRACT_BENCH_TMP].filter((d): d is string => !!d && fs.existsSync(d)),
+  )) {
     for (const entry of fs.readdirSync(tmp)) {
       if (!entry.startsWith(`${name}-`)) continue;
       const dir = path.join(tmp, entry);
@@ -78,9 +80,15 @@ export interface FreshDbOptions {
 }
 
 /** Creates (replacing a leftover of the same name) and migrates a benchmark database. */
-export async function freshDb(engine: EngineName, serverUrl: string, name: string, opts: FreshDbOptions = {}): Promise<BenchDb> {
+export async function freshDb(
+  engine: EngineName,
+  serverUrl: string,
+  name: string,
+  opts: FreshDbOptions = {},
+): Promise<BenchDb> {
   if (!/^[a-z][a-z0-9_]{0,40}$/.test(name)) throw new Error(`bad benchmark database name ${name}`);
-  if (engine === 'citus') throw new Error('these benchmarks run on pglite or postgres; the Citus one is `npm run bench -- citus`');
+  if (engine === 'citus')
+    throw new Error('these benchmarks run on pglite or postgres; the Citus one is `npm run bench -- citus`');
   if (engine === 'postgres') {
     const admin = new pg.Client({ connectionString: serverUrl });
     await admin.connect();
@@ -147,5 +155,7 @@ export async function freshDb(engine: EngineName, serverUrl: string, name: strin
 
 /** Opens a store at a location handed over from another process. */
 export function openAt(loc: Location, poolSize = 4): Promise<Store> {
-  return loc.engine === 'postgres' ? openStore({ databaseUrl: loc.databaseUrl, migrate: false, poolSize }) : openStore({ dataDir: loc.dataDir, migrate: false, maintenanceMs: BENCH_MAINTENANCE });
+  return loc.engine === 'postgres'
+    ? openStore({ databaseUrl: loc.databaseUrl, migrate: false, poolSize })
+    : openStore({ dataDir: loc.dataDir, migrate: false, maintenanceMs: BENCH_MAINTENANCE });
 }

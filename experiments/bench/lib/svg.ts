@@ -61,8 +61,11 @@ export function lineChart(spec: ChartSpec): string {
   const m = { l: 72, r: 190, t: 40, b: 56 };
   const pw = W - m.l - m.r;
   const ph = H - m.t - m.b;
-  const keep = (x: number, y: number) => Number.isFinite(x) && Number.isFinite(y) && (!spec.xLog || x > 0) && (!spec.yLog || y > 0);
-  const series = spec.series.map((s) => ({ ...s, points: s.points.filter(([x, y]) => keep(x, y)) })).filter((s) => s.points.length > 0);
+  const keep = (x: number, y: number) =>
+    Number.isFinite(x) && Number.isFinite(y) && (!spec.xLog || x > 0) && (!spec.yLog || y > 0);
+  const series = spec.series
+    .map((s) => ({ ...s, points: s.points.filter(([x, y]) => keep(x, y)) }))
+    .filter((s) => s.points.length > 0);
   const xs = series.flatMap((s) => s.points.map((p) => p[0]));
   const ys = series.flatMap((s) => s.points.map((p) => p[1]));
   let [x0, x1] = [Math.min(...xs), Math.max(...xs)];
@@ -80,7 +83,9 @@ export function lineChart(spec: ChartSpec): string {
   const yt = spec.yTick ?? compact;
 
   const out: string[] = [];
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="system-ui, sans-serif" font-size="12">`);
+  out.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="system-ui, sans-serif" font-size="12">`,
+  );
   out.push(`<rect width="${W}" height="${H}" fill="#fff"/>`);
   out.push(`<text x="${m.l}" y="22" font-size="15" font-weight="600">${esc(spec.title)}</text>`);
   for (const v of ticks(x0, x1, !!spec.xLog)) {
@@ -92,16 +97,25 @@ export function lineChart(spec: ChartSpec): string {
     out.push(`<text x="${m.l - 6}" y="${(Y(v) + 4).toFixed(1)}" text-anchor="end" fill="#444">${esc(yt(v))}</text>`);
   }
   out.push(`<rect x="${m.l}" y="${m.t}" width="${pw}" height="${ph}" fill="none" stroke="#999"/>`);
-  out.push(`<text x="${m.l + pw / 2}" y="${H - 14}" text-anchor="middle">${esc(spec.xLabel)}${spec.xLog ? ' (log)' : ''}</text>`);
-  out.push(`<text transform="translate(16 ${m.t + ph / 2}) rotate(-90)" text-anchor="middle">${esc(spec.yLabel)}${spec.yLog ? ' (log)' : ''}</text>`);
+  out.push(
+    `<text x="${m.l + pw / 2}" y="${H - 14}" text-anchor="middle">${esc(spec.xLabel)}${spec.xLog ? ' (log)' : ''}</text>`,
+  );
+  out.push(
+    `<text transform="translate(16 ${m.t + ph / 2}) rotate(-90)" text-anchor="middle">${esc(spec.yLabel)}${spec.yLog ? ' (log)' : ''}</text>`,
+  );
   series.forEach((s, i) => {
     const c = COLORS[i % COLORS.length]!;
     const pts = [...s.points].sort((a, b) => a[0] - b[0]);
     const d = pts.map(([x, y], k) => `${k ? 'L' : 'M'}${X(x).toFixed(1)},${Y(y).toFixed(1)}`).join(' ');
     out.push(`<path d="${d}" fill="none" stroke="${c}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`);
-    for (const [x, y] of pts) out.push(`<circle cx="${X(x).toFixed(1)}" cy="${Y(y).toFixed(1)}" r="3.5" fill="${c}"><title>${esc(`${s.name}: ${xt(x)} → ${yt(y)}`)}</title></circle>`);
+    for (const [x, y] of pts)
+      out.push(
+        `<circle cx="${X(x).toFixed(1)}" cy="${Y(y).toFixed(1)}" r="3.5" fill="${c}"><title>${esc(`${s.name}: ${xt(x)} → ${yt(y)}`)}</title></circle>`,
+      );
     const ly = m.t + 10 + i * 20;
-    out.push(`<line x1="${m.l + pw + 14}" y1="${ly}" x2="${m.l + pw + 40}" y2="${ly}" stroke="${c}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`);
+    out.push(
+      `<line x1="${m.l + pw + 14}" y1="${ly}" x2="${m.l + pw + 40}" y2="${ly}" stroke="${c}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`,
+    );
     out.push(`<text x="${m.l + pw + 46}" y="${ly + 4}">${esc(s.name)}</text>`);
   });
   out.push('</svg>');

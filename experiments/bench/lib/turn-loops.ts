@@ -17,15 +17,25 @@ export interface TurnLoopsResult {
 }
 
 /** Counts as `n × reason; …`, for a note. */
-export const tally = (counts: Record<string, number>) => Object.entries(counts).map(([why, n]) => `${n} × ${why}`).join('; ');
+export const tally = (counts: Record<string, number>) =>
+  Object.entries(counts)
+    .map(([why, n]) => `${n} × ${why}`)
+    .join('; ');
 
-const count = (into: Record<string, number>, why: string) => { into[why] = (into[why] ?? 0) + 1; };
+const count = (into: Record<string, number>, why: string) => {
+  into[why] = (into[why] ?? 0) + 1;
+};
 
 /**
  * One loop of assertBelief turns per actor for `seconds`, the i-th turn of actor f on `claimKey(f, i)`. A turn given
  * up after the retry budget is counted and the loop goes on: the figure is reported, not a crash.
  */
-export async function turnLoops(core: Core, actors: readonly Actor[], seconds: number, claimKey: (f: number, i: number) => string): Promise<TurnLoopsResult> {
+export async function turnLoops(
+  core: Core,
+  actors: readonly Actor[],
+  seconds: number,
+  claimKey: (f: number, i: number) => string,
+): Promise<TurnLoopsResult> {
   const result: TurnLoopsResult = { kinds: {}, turns: 0, retries: {}, givenUp: [] };
   // Each turn's failed attempts, so that a turn given up can say why every one of its attempts failed.
   const attempts = new AsyncLocalStorage<Record<string, number>>();
@@ -36,22 +46,28 @@ export async function turnLoops(core: Core, actors: readonly Actor[], seconds: n
   };
   const end = Date.now() + seconds * 1000;
   try {
-    await Promise.all(actors.map(async (actor, f) => {
-      for (let i = 0; Date.now() < end; i++) {
-        const failed: Record<string, number> = {};
-        const kind = await attempts.run(failed, () => assertBelief(core, actor, { claimKey: claimKey(f, i), statement: `turn ${i}`, value: { i } })).then(
-          (r) => r.kind,
-          (e: unknown) => {
-            if (!(e instanceof DomainError && e.code === 'CONFLICT')) throw e;
-            count(failed, retryReason(e.cause));
-            result.givenUp.push(failed);
-            return 'given up';
-          },
-        );
-        count(result.kinds, kind);
-        if (kind !== 'given up') result.turns++;
-      }
-    }));
+    await Promise.all(
+      actors.map(async (actor, f) => {
+        for (let i = 0; Date.now() < end; i++) {
+          const failed: Record<string, number> = {};
+          const kind = await attempts
+            .run(failed, () =>
+              assertBelief(core, actor, { claimKey: claimKey(f, i), statement: `turn ${i}`, value: { i } }),
+            )
+            .then(
+              (r) => r.kind,
+              (e: unknown) => {
+                if (!(e instanceof DomainError && e.code === 'CONFLICT')) throw e;
+                count(failed, retryReason(e.cause));
+                result.givenUp.push(failed);
+                return 'given up';
+              },
+            );
+          count(result.kinds, kind);
+          if (kind !== 'given up') result.turns++;
+        }
+      }),
+    );
   } finally {
     core.store.tx.onRetry = observed;
   }

@@ -14,43 +14,69 @@ import { BeliefStatusEnum } from './enums';
 /** The fields that read the fleet as of a past instant (src/belief/belief-history.repository.ts). */
 
 const StatusIntervalRef = builder.objectRef<StatusInterval>('BeliefStatusInterval').implement({
-  description: 'One interval of a belief\'s status, [from, to). Read under the rule of its belief.',
+  description: "One interval of a belief's status, [from, to). Read under the rule of its belief.",
   authScopes: (i, ctx) => readRule(ctx, beliefReadable(i.current_status), { type: 'Belief', id: i.belief_id }),
   fields: (t) => ({
     status: t.expose('status', { type: BeliefStatusEnum, description: 'The status over the interval.' }),
-    from: t.expose('from', { type: 'DateTime', description: 'When it began (the assertion, the retraction or the reinstatement).' }),
-    to: t.expose('to', { type: 'DateTime', nullable: true, description: 'When it ended; null for the current interval.' }),
-    retraction: t.expose('retraction_id', { type: RetractionRef, nullable: true, description: 'The retraction that began a RETRACTED interval or ended an ACTIVE one.' }),
-    reinstatementId: t.exposeID('reinstatement_id', { nullable: true, description: 'The reinstatement that ended a RETRACTED interval or began an ACTIVE one (its database id).' }),
-    changedBy: t.expose('changed_by', { type: AgentRef, description: 'The agent whose act began it: the author, the retracting agent, or the reinstating agent.' }),
+    from: t.expose('from', {
+      type: 'DateTime',
+      description: 'When it began (the assertion, the retraction or the reinstatement).',
+    }),
+    to: t.expose('to', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When it ended; null for the current interval.',
+    }),
+    retraction: t.expose('retraction_id', {
+      type: RetractionRef,
+      nullable: true,
+      description: 'The retraction that began a RETRACTED interval or ended an ACTIVE one.',
+    }),
+    reinstatementId: t.exposeID('reinstatement_id', {
+      nullable: true,
+      description: 'The reinstatement that ended a RETRACTED interval or began an ACTIVE one (its database id).',
+    }),
+    changedBy: t.expose('changed_by', {
+      type: AgentRef,
+      description: 'The agent whose act began it: the author, the retracting agent, or the reinstating agent.',
+    }),
   }),
 });
 
 builder.objectFields(BeliefRef, (t) => ({
   asOf: t.field({
-    type: 'DateTime', nullable: true,
-    description: 'The instant this view describes (status, retractedAt, retraction, retractionDepth as they stood then); null for now. Its other fields, and the beliefs it links to, are as they are now.',
+    type: 'DateTime',
+    nullable: true,
+    description:
+      'The instant this view describes (status, retractedAt, retraction, retractionDepth as they stood then); null for now. Its other fields, and the beliefs it links to, are as they are now.',
     resolve: (b) => (b as Partial<BeliefAsOfRow>).as_of ?? null,
   }),
   statusHistory: listByParent(t, {
     field: 'Belief.statusHistory',
     type: StatusIntervalRef,
     description: 'Every interval of its status, oldest first: who changed it and by which retraction or reinstatement.',
-    read: statusIntervals, key: (i) => i.belief_id,
+    read: statusIntervals,
+    key: (i) => i.belief_id,
   }),
 }));
 
-builder.objectField(EffectRef, 'supportAtExecution', (t) => listByParent(t, {
-  field: 'Effect.supportAtExecution',
-  type: BeliefRef, nullableItems: true,
-  description: 'The beliefs this effect rested on as they stood at executedAt (each with asOf = executedAt): what the fleet believed when it acted. Empty until it executed. Each follows the Belief rule by its status now: one the token may not read is null, with a FORBIDDEN error.',
-  read: supportAtExecution, key: (r) => r.effect_id,
-}));
+builder.objectField(EffectRef, 'supportAtExecution', (t) =>
+  listByParent(t, {
+    field: 'Effect.supportAtExecution',
+    type: BeliefRef,
+    nullableItems: true,
+    description:
+      'The beliefs this effect rested on as they stood at executedAt (each with asOf = executedAt): what the fleet believed when it acted. Empty until it executed. Each follows the Belief rule by its status now: one the token may not read is null, with a FORBIDDEN error.',
+    read: supportAtExecution,
+    key: (r) => r.effect_id,
+  }),
+);
 
 builder.objectField(RetractionRef, 'before', (t) =>
   t.field({
     type: BeliefConnection,
-    description: 'The graph just before this retraction: every belief it took down as it stood the instant before (asOf set), in cascade order — also after a reinstatement brought them back.',
+    description:
+      'The graph just before this retraction: every belief it took down as it stood the instant before (asOf set), in cascade order — also after a reinstatement brought them back.',
     args: pageArgs(t),
     resolve: async (r, args, ctx) => {
       const first = firstArg(args.first);
@@ -61,7 +87,12 @@ builder.objectField(RetractionRef, 'before', (t) =>
       const edges = items.map((b) => ({ cursor: encodeDepthCursor(b.depth, b.id), node: b }));
       return {
         edges,
-        pageInfo: { hasNextPage: page.rows.length > first, hasPreviousPage: after !== null, startCursor: edges[0]?.cursor ?? null, endCursor: edges[edges.length - 1]?.cursor ?? null },
+        pageInfo: {
+          hasNextPage: page.rows.length > first,
+          hasPreviousPage: after !== null,
+          startCursor: edges[0]?.cursor ?? null,
+          endCursor: edges[edges.length - 1]?.cursor ?? null,
+        },
         totalCount: page.total,
       } as never;
     },

@@ -10,19 +10,49 @@ import { ContradictionRef } from './contradiction';
 const AssertBeliefInput = builder.inputType('AssertBeliefInput', {
   description: 'COMMIT of a turn.',
   fields: (t) => ({
-    claimKey: t.string({ required: true, description: 'What the belief is about. Normalised to Unicode NFC: composed and decomposed spellings are one claim.' }),
+    claimKey: t.string({
+      required: true,
+      description:
+        'What the belief is about. Normalised to Unicode NFC: composed and decomposed spellings are one claim.',
+    }),
     statement: t.string({ required: true, description: 'The assertion in words.' }),
     value: t.field({ type: 'JSON', description: 'The asserted value.' }),
     evidence: t.string({ description: 'Outside evidence for it.' }),
-    derivedFrom: t.idList({ description: 'Premises this belief is derived from (one justification). Every premise must be ACTIVE at commit.' }),
+    derivedFrom: t.idList({
+      description: 'Premises this belief is derived from (one justification). Every premise must be ACTIVE at commit.',
+    }),
     basedOn: t.string({ description: 'The snapshot returned by the READ this turn was based on.' }),
   }),
 });
 
-const BeliefAssertedRef = carrier('BeliefAsserted', 'The belief was written ACTIVE.', 'belief', () => BeliefRef, 'The new belief.');
-const BeliefCorroboratedRef = carrier('BeliefCorroborated', 'The claim already holds an ACTIVE belief with the same value.', 'belief', () => BeliefRef, 'The belief that already holds.');
-const ContradictionRaisedRef = carrier('ContradictionRaised', 'The claim holds an ACTIVE belief with a different value; nothing was written to it.', 'contradiction', () => ContradictionRef, 'The contradiction raised.');
-export const PremiseRetractedRef = carrier('PremiseRetracted', 'A premise was retracted between READ and COMMIT; nothing was written.', 'premise', () => BeliefRef, 'The premise that fell.');
+const BeliefAssertedRef = carrier(
+  'BeliefAsserted',
+  'The belief was written ACTIVE.',
+  'belief',
+  () => BeliefRef,
+  'The new belief.',
+);
+const BeliefCorroboratedRef = carrier(
+  'BeliefCorroborated',
+  'The claim already holds an ACTIVE belief with the same value.',
+  'belief',
+  () => BeliefRef,
+  'The belief that already holds.',
+);
+const ContradictionRaisedRef = carrier(
+  'ContradictionRaised',
+  'The claim holds an ACTIVE belief with a different value; nothing was written to it.',
+  'contradiction',
+  () => ContradictionRef,
+  'The contradiction raised.',
+);
+export const PremiseRetractedRef = carrier(
+  'PremiseRetracted',
+  'A premise was retracted between READ and COMMIT; nothing was written.',
+  'premise',
+  () => BeliefRef,
+  'The premise that fell.',
+);
 const ClaimChangedRef = builder.simpleObject('ClaimChangedSinceRead', {
   description: 'The claim was written after the READ named in basedOn; nothing was written. READ and THINK again.',
   fields: (t) => ({
@@ -31,15 +61,26 @@ const ClaimChangedRef = builder.simpleObject('ClaimChangedSinceRead', {
   }),
 });
 
-const AssertBeliefResult = typedUnion('AssertBeliefResult', 'What COMMIT decided.', [BeliefAssertedRef, BeliefCorroboratedRef, ContradictionRaisedRef, PremiseRetractedRef, ClaimChangedRef]);
+const AssertBeliefResult = typedUnion('AssertBeliefResult', 'What COMMIT decided.', [
+  BeliefAssertedRef,
+  BeliefCorroboratedRef,
+  ContradictionRaisedRef,
+  PremiseRetractedRef,
+  ClaimChangedRef,
+]);
 
 builder.mutationField('assertBelief', (t) =>
   t.field({
-    type: AssertBeliefResult, authScopes: { scope: 'beliefs:write' },
-    description: 'COMMIT phase: a short serializable transaction that locks the claim, reads what is believed, and writes or raises a contradiction.',
+    type: AssertBeliefResult,
+    authScopes: { scope: 'beliefs:write' },
+    description:
+      'COMMIT phase: a short serializable transaction that locks the claim, reads what is believed, and writes or raises a contradiction.',
     args: { input: t.arg({ type: AssertBeliefInput, required: true, description: 'The belief.' }) },
     resolve: async (_r, a, ctx) => {
-      const r = await assertBelief(ctx.core, actorOf(ctx), { ...a.input, derivedFrom: parseGids('input.derivedFrom', a.input.derivedFrom as string[] | null, 'Belief') });
+      const r = await assertBelief(ctx.core, actorOf(ctx), {
+        ...a.input,
+        derivedFrom: parseGids('input.derivedFrom', a.input.derivedFrom as string[] | null, 'Belief'),
+      });
       // The caller's own belief, or the one that already says the same. Not a premise that fell: naming any
       // RETRACTED belief's id would read it without a write (a read oracle); it follows the Belief rule, as
       // ClaimChangedSinceRead.current does, another agent's belief the caller must READ again to see.
@@ -47,11 +88,16 @@ builder.mutationField('assertBelief', (t) =>
       // The contradiction the caller's own assertion raised: its proposal is what the caller sent.
       if (r.kind === 'contradiction') grantRead(ctx, 'Contradiction', r.contradictionId);
       switch (r.kind) {
-        case 'asserted': return typed('BeliefAsserted', { belief: r.belief }) as never;
-        case 'corroborated': return typed('BeliefCorroborated', { belief: r.belief }) as never;
-        case 'contradiction': return typed('ContradictionRaised', { contradiction: r.contradictionId }) as never;
-        case 'premiseRetracted': return typed('PremiseRetracted', { premise: r.premise }) as never;
-        case 'claimChanged': return typed('ClaimChangedSinceRead', { claimKey: r.claimKey, current: r.current }) as never;
+        case 'asserted':
+          return typed('BeliefAsserted', { belief: r.belief }) as never;
+        case 'corroborated':
+          return typed('BeliefCorroborated', { belief: r.belief }) as never;
+        case 'contradiction':
+          return typed('ContradictionRaised', { contradiction: r.contradictionId }) as never;
+        case 'premiseRetracted':
+          return typed('PremiseRetracted', { premise: r.premise }) as never;
+        case 'claimChanged':
+          return typed('ClaimChangedSinceRead', { claimKey: r.claimKey, current: r.current }) as never;
       }
     },
   }),

@@ -33,7 +33,7 @@ export function encodePart(s: string): string {
 /** The string an encoded part stands for, or null when it is not one encodePart writes. */
 export function decodePart(s: string): string | null {
   const bytes: number[] = [];
-  for (let i = 0; i < s.length; ) {
+  for (let i = 0; i < s.length;) {
     if (s[i] === '~') {
       const hex = s.slice(i + 1, i + 3);
       if (!/^[0-9A-F]{2}$/.test(hex)) return null;
@@ -56,7 +56,9 @@ export function decodePart(s: string): string | null {
 /** Checks a store's root: a claim-key start of literal characters, beginning with a letter or digit. */
 export function checkRoot(root: string): string {
   if (!ROOT.test(root) || root.length > 64) {
-    throw new RangeError(`RetractStore: root "${root}" must be 1–64 characters, a letter or digit first, then letters, digits and : . _ - @ + =`);
+    throw new RangeError(
+      `RetractStore: root "${root}" must be 1–64 characters, a letter or digit first, then letters, digits and : . _ - @ + =`,
+    );
   }
   return root;
 }

@@ -23,7 +23,8 @@ export class RetractStoreError extends Error {
   }
 }
 
-const show = (x: unknown): string => (typeof x === 'string' ? x : typeof x === 'number' || typeof x === 'boolean' ? String(x) : JSON.stringify(x, null, 2));
+const show = (x: unknown): string =>
+  typeof x === 'string' ? x : typeof x === 'number' || typeof x === 'boolean' ? String(x) : JSON.stringify(x, null, 2);
 
 /**
  * The texts at a path as InMemoryStore's index reads them: `$` is the whole value; `a.b` a field; `a[*]` every
@@ -57,7 +58,9 @@ function textsAt(value: unknown, path: string): string[] {
 export function statementOf(value: Record<string, unknown>, paths: readonly string[]): string {
   let s = paths.flatMap((p) => textsAt(value, p)).join('\n');
   if (s.trim() === '') s = JSON.stringify(value, null, 2);
-  s = s.replace(/\u0000/g, '\ufffd').replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
+  s = s
+    .replace(/\u0000/g, '\ufffd')
+    .replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
   if (s.length > STATEMENT_MAX) s = s.slice(0, STATEMENT_MAX).replace(/[\ud800-\udbff]$/, '');
   return s;
 }
@@ -66,17 +69,26 @@ const OPERATORS = new Set(['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$
 
 /** One filter condition on one top-level field, as InMemoryStore decides it (equality, or $eq … $nin). */
 function matches(field: unknown, condition: unknown): boolean {
-  if (condition === null || typeof condition !== 'object' || !Object.keys(condition).every((k) => OPERATORS.has(k))) return field === condition;
+  if (condition === null || typeof condition !== 'object' || !Object.keys(condition).every((k) => OPERATORS.has(k)))
+    return field === condition;
   return Object.entries(condition as Record<string, unknown>).every(([op, c]) => {
     switch (op) {
-      case '$eq': return field === c;
-      case '$ne': return field !== c;
-      case '$gt': return Number(field) > Number(c);
-      case '$gte': return Number(field) >= Number(c);
-      case '$lt': return Number(field) < Number(c);
-      case '$lte': return Number(field) <= Number(c);
-      case '$in': return Array.isArray(c) && c.includes(field);
-      default: return !Array.isArray(c) || !c.includes(field); // $nin
+      case '$eq':
+        return field === c;
+      case '$ne':
+        return field !== c;
+      case '$gt':
+        return Number(field) > Number(c);
+      case '$gte':
+        return Number(field) >= Number(c);
+      case '$lt':
+        return Number(field) < Number(c);
+      case '$lte':
+        return Number(field) <= Number(c);
+      case '$in':
+        return Array.isArray(c) && c.includes(field);
+      default:
+        return !Array.isArray(c) || !c.includes(field); // $nin
     }
   });
 }
@@ -87,16 +99,28 @@ export function passesFilter(value: Record<string, unknown>, filter: Record<stri
 }
 
 /** The items a value says it is derived from, as (namespace, key), relative keys read in `namespace`. */
-export function derivedFromOf(value: Record<string, unknown>, namespace: readonly string[]): Array<{ namespace: string[]; key: string }> {
+export function derivedFromOf(
+  value: Record<string, unknown>,
+  namespace: readonly string[],
+): Array<{ namespace: string[]; key: string }> {
   const refs = value[DERIVED_FROM];
   if (refs === undefined) return [];
   const field = `value.${DERIVED_FROM}`;
-  if (!Array.isArray(refs)) throw new RetractStoreError(field, 'must be an array of keys or { namespace, key } objects');
-  if (refs.length > PREMISES_MAX) throw new RetractStoreError(field, `must name at most ${PREMISES_MAX} items (got ${refs.length})`);
+  if (!Array.isArray(refs))
+    throw new RetractStoreError(field, 'must be an array of keys or { namespace, key } objects');
+  if (refs.length > PREMISES_MAX)
+    throw new RetractStoreError(field, `must name at most ${PREMISES_MAX} items (got ${refs.length})`);
   return refs.map((r: unknown, i) => {
     if (typeof r === 'string') return { namespace: [...namespace], key: r };
     const o = r as { namespace?: unknown; key?: unknown } | null;
-    if (o && typeof o === 'object' && typeof o.key === 'string' && Array.isArray(o.namespace) && o.namespace.length > 0 && o.namespace.every((l) => typeof l === 'string')) {
+    if (
+      o &&
+      typeof o === 'object' &&
+      typeof o.key === 'string' &&
+      Array.isArray(o.namespace) &&
+      o.namespace.length > 0 &&
+      o.namespace.every((l) => typeof l === 'string')
+    ) {
       return { namespace: o.namespace as string[], key: o.key };
     }
     throw new RetractStoreError(`${field}[${i}]`, 'must be a key (string) or { namespace: string[], key: string }');

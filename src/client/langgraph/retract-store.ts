@@ -2,9 +2,17 @@
 // belief, a derivation is a justification, and deleting an item is a retraction with its cascade. docs/langgraph.md
 // has the whole mapping. It talks GraphQL through the typed client only, so it runs wherever the client does.
 import {
-  BaseStore, validateNamespace,
-  type GetOperation, type Item, type ListNamespacesOperation, type MatchCondition, type Operation, type OperationResults,
-  type PutOperation, type SearchItem, type SearchOperation,
+  BaseStore,
+  validateNamespace,
+  type GetOperation,
+  type Item,
+  type ListNamespacesOperation,
+  type MatchCondition,
+  type Operation,
+  type OperationResults,
+  type PutOperation,
+  type SearchItem,
+  type SearchOperation,
 } from '@langchain/langgraph-checkpoint';
 import { RetractApiError, RetractClient, type Belief, type ClientOptions, type ResultOf } from '../index.js';
 import * as op from '../operations.js';
@@ -47,7 +55,8 @@ export class RetractStore extends BaseStore {
   constructor(opts: RetractStoreOptions) {
     super();
     if (opts.client) this.client = opts.client;
-    else if (opts.url && opts.token) this.client = new RetractClient({ ...opts.clientOptions, url: opts.url, token: opts.token });
+    else if (opts.url && opts.token)
+      this.client = new RetractClient({ ...opts.clientOptions, url: opts.url, token: opts.token });
     else throw new TypeError('RetractStore: pass a client, or url and token');
     this.ownsClient = !opts.client;
     this.root = checkRoot(opts.root ?? 'lg');
@@ -95,23 +104,34 @@ export class RetractStore extends BaseStore {
     if (o.value === null) return this.deleteItem(o.namespace, o.key);
     validateNamespace(o.namespace);
     const claimKey = this.claimKeyOf(o.namespace, o.key);
-    const derivedFrom = await Promise.all(derivedFromOf(o.value, o.namespace).map(async (ref, i) => {
-      const premise = await this.beliefOf(ref.namespace, ref.key);
-      if (!premise) throw new RetractStoreError(`value.__derivedFrom[${i}]`, `no item ${JSON.stringify(ref.key)} in namespace ${JSON.stringify(ref.namespace)}`);
-      return premise.id;
-    }));
+    const derivedFrom = await Promise.all(
+      derivedFromOf(o.value, o.namespace).map(async (ref, i) => {
+        const premise = await this.beliefOf(ref.namespace, ref.key);
+        if (!premise)
+          throw new RetractStoreError(
+            `value.__derivedFrom[${i}]`,
+            `no item ${JSON.stringify(ref.key)} in namespace ${JSON.stringify(ref.namespace)}`,
+          );
+        return premise.id;
+      }),
+    );
     const statement = statementOf(o.value, Array.isArray(o.index) ? o.index : this.fields);
     const input = { claimKey, statement, value: o.value, ...(derivedFrom.length ? { derivedFrom } : {}) };
     for (let attempt = 1; ; attempt++) {
       const r = await this.client.assertBelief(input);
       if (r.__typename === 'PremiseRetracted') {
-        throw new RetractStoreError('value.__derivedFrom', `a premise (${r.premise?.claimKey ?? 'not readable'}) was retracted while the item was written; nothing was written`);
+        throw new RetractStoreError(
+          'value.__derivedFrom',
+          `a premise (${r.premise?.claimKey ?? 'not readable'}) was retracted while the item was written; nothing was written`,
+        );
       }
       if (r.__typename !== 'ContradictionRaised') return;
       // A new value for the key: the store's own verdict for it retracts the old value's belief (and what rested
       // on it) and writes the new one, in one transaction.
       const verdict = (v: 'ACCEPT_PROPOSED' | 'KEEP_EXISTING', why: string) =>
-        this.client.request(op.RESOLVE_CONTRADICTION, { input: { contradictionId: r.contradiction.id, verdict: v, rationale: `${why} ${claimKey}` } });
+        this.client.request(op.RESOLVE_CONTRADICTION, {
+          input: { contradictionId: r.contradiction.id, verdict: v, rationale: `${why} ${claimKey}` },
+        });
       try {
         await verdict('ACCEPT_PROPOSED', 'LangGraph put replaced the value of');
         return;
@@ -164,7 +184,14 @@ export class RetractStore extends BaseStore {
     const seen = new Map<string, string[]>();
     let after: string | null = null;
     do {
-      const page: ResultOf<typeof op.BELIEF_KEYS>['beliefs'] = (await this.client.request(op.BELIEF_KEYS, { claimKeyPrefix: namespacePrefixKey(this.root, lead), status: 'ACTIVE', first: PAGE, after })).beliefs;
+      const page: ResultOf<typeof op.BELIEF_KEYS>['beliefs'] = (
+        await this.client.request(op.BELIEF_KEYS, {
+          claimKeyPrefix: namespacePrefixKey(this.root, lead),
+          status: 'ACTIVE',
+          first: PAGE,
+          after,
+        })
+      ).beliefs;
       for (const e of page.edges) {
         const parsed = parseItemClaimKey(this.root, e.node.claimKey);
         if (!parsed || !conditions.every((c) => matchesCondition(c, parsed.namespace))) continue;
@@ -183,7 +210,9 @@ export class RetractStore extends BaseStore {
   private async *activeBeliefs(claimKeyPrefix: string, first: number): AsyncGenerator<Belief> {
     let after: string | null = null;
     do {
-      const page: ResultOf<typeof op.BELIEFS>['beliefs'] = (await this.client.request(op.BELIEFS, { claimKeyPrefix, status: 'ACTIVE', first, after })).beliefs;
+      const page: ResultOf<typeof op.BELIEFS>['beliefs'] = (
+        await this.client.request(op.BELIEFS, { claimKeyPrefix, status: 'ACTIVE', first, after })
+      ).beliefs;
       for (const e of page.edges) yield e.node;
       after = page.pageInfo.hasNextPage ? (page.pageInfo.endCursor ?? null) : null;
     } while (after);
@@ -204,7 +233,10 @@ export class RetractStore extends BaseStore {
     const at = parseItemClaimKey(this.root, b.claimKey);
     if (!at) return null;
     // Only a belief written outside the store holds a value that is not an object; it is shown as { value }.
-    const value = b.value !== null && typeof b.value === 'object' && !Array.isArray(b.value) ? (b.value as Record<string, unknown>) : { value: b.value };
+    const value =
+      b.value !== null && typeof b.value === 'object' && !Array.isArray(b.value)
+        ? (b.value as Record<string, unknown>)
+        : { value: b.value };
     const createdAt = new Date(b.createdAt);
     return { namespace: at.namespace, key: at.key, value, createdAt, updatedAt: createdAt };
   }

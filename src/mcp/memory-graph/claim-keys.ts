@@ -46,7 +46,10 @@ export function decodePart(s: string): string {
 /** The key, or BAD_USER_INPUT naming the field when the encoded key is longer than a claim key may be. */
 function within(field: string, key: string): string {
   if (key.length > LIMITS.claimKeyMax) {
-    throw badInput(field, `is too long for this memory: encoded as a claim key it takes ${key.length} characters, at most ${LIMITS.claimKeyMax} fit (each character other than A-Z a-z 0-9 . _ - takes 3 per UTF-8 byte)`);
+    throw badInput(
+      field,
+      `is too long for this memory: encoded as a claim key it takes ${key.length} characters, at most ${LIMITS.claimKeyMax} fit (each character other than A-Z a-z 0-9 . _ - takes 3 per UTF-8 byte)`,
+    );
   }
   return key;
 }
@@ -70,8 +73,15 @@ export function parseKey(key: string): ParsedKey | null {
   const [kind, ...parts] = key.slice(PREFIX.length).split('/');
   try {
     if (kind === 'e' && parts.length === 1) return { kind: 'entity', name: decodePart(parts[0]!) };
-    if (kind === 'o' && parts.length === 2 && /^[0-9a-f]{32}$/.test(parts[1]!)) return { kind: 'observation', entityName: decodePart(parts[0]!), hash: parts[1]! };
-    if (kind === 'r' && parts.length === 3) return { kind: 'relation', from: decodePart(parts[0]!), relationType: decodePart(parts[1]!), to: decodePart(parts[2]!) };
+    if (kind === 'o' && parts.length === 2 && /^[0-9a-f]{32}$/.test(parts[1]!))
+      return { kind: 'observation', entityName: decodePart(parts[0]!), hash: parts[1]! };
+    if (kind === 'r' && parts.length === 3)
+      return {
+        kind: 'relation',
+        from: decodePart(parts[0]!),
+        relationType: decodePart(parts[1]!),
+        to: decodePart(parts[2]!),
+      };
   } catch {
     return null;
   }

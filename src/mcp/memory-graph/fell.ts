@@ -13,9 +13,18 @@ interface FellBelief {
   depth: number;
   statement: string;
   /** What the belief was in the memory graph, when it was one of its beliefs (another agent may have derived any belief from it). */
-  memory: { entity: string } | { entityName: string; observation: string } | { from: string; relationType: string; to: string } | null;
+  memory:
+    | { entity: string }
+    | { entityName: string; observation: string }
+    | { from: string; relationType: string; to: string }
+    | null;
 }
-interface MoneyLine { effectId: string; kind: string; amount: string | null; status: string }
+interface MoneyLine {
+  effectId: string;
+  kind: string;
+  amount: string | null;
+  status: string;
+}
 export interface RetractionSummary {
   retractionId: string;
   fell: FellBelief[];
@@ -32,7 +41,8 @@ export interface RetractionSummary {
 }
 
 const str = (v: unknown, k: string) => String((v as Record<string, unknown> | null)?.[k] ?? '');
-const amount = (m: { amount_minor: string | null; currency: string | null }) => (m.amount_minor != null && m.currency ? formatMoney(m.amount_minor, m.currency) : null);
+const amount = (m: { amount_minor: string | null; currency: string | null }) =>
+  m.amount_minor != null && m.currency ? formatMoney(m.amount_minor, m.currency) : null;
 
 /** What one retraction took down and what it did to actions, from its receipt (src/retraction/receipt.ts), for a delete tool's answer. */
 export async function summarizeRetraction(tx: Tx, fleet: string, retractionId: string): Promise<RetractionSummary> {
@@ -40,20 +50,33 @@ export async function summarizeRetraction(tx: Tx, fleet: string, retractionId: s
   if (!r) throw new Error(`retraction ${retractionId} is not readable in fleet ${fleet}`);
   const fell = r.beliefs.items.map((b): FellBelief => {
     const k = parseKey(b.claim_key);
-    const memory = k?.kind === 'entity' ? { entity: k.name }
-      : k?.kind === 'observation' ? { entityName: k.entityName, observation: str(b.value, 'content') }
-        : k?.kind === 'relation' ? { from: k.from, relationType: k.relationType, to: k.to } : null;
+    const memory =
+      k?.kind === 'entity'
+        ? { entity: k.name }
+        : k?.kind === 'observation'
+          ? { entityName: k.entityName, observation: str(b.value, 'content') }
+          : k?.kind === 'relation'
+            ? { from: k.from, relationType: k.relationType, to: k.to }
+            : null;
     return { beliefId: b.id, claimKey: b.claim_key, depth: b.depth, statement: b.statement, memory };
   });
-  const line = (e: { id: string; kind: string; amount_minor: string | null; currency: string | null; status: string }): MoneyLine =>
-    ({ effectId: e.id, kind: e.kind, amount: amount(e), status: e.status });
+  const line = (e: {
+    id: string;
+    kind: string;
+    amount_minor: string | null;
+    currency: string | null;
+    status: string;
+  }): MoneyLine => ({ effectId: e.id, kind: e.kind, amount: amount(e), status: e.status });
   return {
     retractionId,
     fell,
     fellCount: r.beliefs.totalCount,
     cancelledEffects: r.cancelledEffects.map(line),
     reachedInFlight: r.reachedInFlight.map(line),
-    reversals: r.reversals.map((x) => ({ ...line({ ...r.effects.get(x.effect_id)!, status: x.status }), amount: amount(x) })),
+    reversals: r.reversals.map((x) => ({
+      ...line({ ...r.effects.get(x.effect_id)!, status: x.status }),
+      amount: amount(x),
+    })),
     owed: r.totals.owed.map((m) => formatMoney(m.amountMinor, m.currency)),
     unreachable: r.totals.unreachableAmount.map((m) => formatMoney(m.amountMinor, m.currency)),
   };
@@ -62,15 +85,25 @@ export async function summarizeRetraction(tx: Tx, fleet: string, retractionId: s
 /** The text a delete tool adds after the reference's message: one line per retraction. */
 export function fellText(list: readonly RetractionSummary[]): string {
   if (list.length === 0) return 'RETRACT: nothing was retracted (no such memory is believed now).';
-  return list.map((s) => {
-    const root = s.fell.find((f) => f.depth === 0);
-    const others = s.fell.filter((f) => f.depth > 0).map((f) => f.statement);
-    const parts = [`RETRACT retraction ${s.retractionId}: retracted ${root?.statement ?? 'the memory'}`];
-    parts.push(others.length ? `and with it ${s.fellCount - 1} memor${s.fellCount - 1 === 1 ? 'y' : 'ies'} resting on it: ${others.join('; ')}` : 'nothing else rested on it');
-    if (s.cancelledEffects.length) parts.push(`cancelled ${s.cancelledEffects.map((e) => `${e.kind} ${e.amount ?? ''}`.trim()).join(', ')}`);
-    if (s.reachedInFlight.length) parts.push(`reached in flight ${s.reachedInFlight.map((e) => `${e.kind} ${e.amount ?? ''}`.trim()).join(', ')}`);
-    if (s.owed.length) parts.push(`owed back ${s.owed.join(' + ')}`);
-    if (s.unreachable.length) parts.push(`unreachable (cannot be undone) ${s.unreachable.join(' + ')}`);
-    return `${parts.join('; ')}.`;
-  }).join('\n');
+  return list
+    .map((s) => {
+      const root = s.fell.find((f) => f.depth === 0);
+      const others = s.fell.filter((f) => f.depth > 0).map((f) => f.statement);
+      const parts = [`RETRACT retraction ${s.retractionId}: retracted ${root?.statement ?? 'the memory'}`];
+      parts.push(
+        others.length
+          ? `and with it ${s.fellCount - 1} memor${s.fellCount - 1 === 1 ? 'y' : 'ies'} resting on it: ${others.join('; ')}`
+          : 'nothing else rested on it',
+      );
+      if (s.cancelledEffects.length)
+        parts.push(`cancelled ${s.cancelledEffects.map((e) => `${e.kind} ${e.amount ?? ''}`.trim()).join(', ')}`);
+      if (s.reachedInFlight.length)
+        parts.push(
+          `reached in flight ${s.reachedInFlight.map((e) => `${e.kind} ${e.amount ?? ''}`.trim()).join(', ')}`,
+        );
+      if (s.owed.length) parts.push(`owed back ${s.owed.join(' + ')}`);
+      if (s.unreachable.length) parts.push(`unreachable (cannot be undone) ${s.unreachable.join(' + ')}`);
+      return `${parts.join('; ')}.`;
+    })
+    .join('\n');
 }

@@ -2,9 +2,20 @@ import { type GraphRow } from './memory-graph.repository';
 import { parseKey } from './claim-keys';
 
 /** The reference server's shapes (@modelcontextprotocol/server-memory), unchanged. */
-export interface Entity { name: string; entityType: string; observations: string[] }
-export interface Relation { from: string; to: string; relationType: string }
-export interface KnowledgeGraph { entities: Entity[]; relations: Relation[] }
+export interface Entity {
+  name: string;
+  entityType: string;
+  observations: string[];
+}
+export interface Relation {
+  from: string;
+  to: string;
+  relationType: string;
+}
+export interface KnowledgeGraph {
+  entities: Entity[];
+  relations: Relation[];
+}
 
 const str = (v: unknown, k: string): string | null => {
   const x = (v as Record<string, unknown> | null)?.[k];
@@ -24,7 +35,8 @@ export function buildGraph(rows: readonly GraphRow[]): KnowledgeGraph {
   const observations: Array<{ entityName: string; content: string }> = [];
   for (const r of rows) {
     const k = parseKey(r.claim_key);
-    if (k?.kind === 'entity') entities.set(k.name, { name: k.name, entityType: str(r.value, 'entityType') ?? '', observations: [] });
+    if (k?.kind === 'entity')
+      entities.set(k.name, { name: k.name, entityType: str(r.value, 'entityType') ?? '', observations: [] });
     else if (k?.kind === 'relation') relations.push({ from: k.from, to: k.to, relationType: k.relationType });
     else if (k?.kind === 'observation') {
       const content = str(r.value, 'content');
@@ -45,7 +57,13 @@ function subgraph(g: KnowledgeGraph, keep: (e: Entity) => boolean): KnowledgeGra
 /** search_nodes: case-insensitive substring of the name, the type or any observation, exactly as the reference matches. */
 export function searchGraph(g: KnowledgeGraph, query: string): KnowledgeGraph {
   const q = query.toLowerCase();
-  return subgraph(g, (e) => e.name.toLowerCase().includes(q) || e.entityType.toLowerCase().includes(q) || e.observations.some((o) => o.toLowerCase().includes(q)));
+  return subgraph(
+    g,
+    (e) =>
+      e.name.toLowerCase().includes(q) ||
+      e.entityType.toLowerCase().includes(q) ||
+      e.observations.some((o) => o.toLowerCase().includes(q)),
+  );
 }
 
 /** open_nodes: the named entities. */

@@ -26,6 +26,8 @@ export async function activeIdsByKeys(db: Db, fleet: string, keys: readonly stri
   if (keys.length === 0) return new Map();
   const { rows } = await sql<{ id: string; claim_key: string }>`
     SELECT b.id::text AS id, b.claim_key FROM unnest(${keys as string[]}::text[]) AS k(key)
-      JOIN beliefs b ON b.fleet_id = ${fleet} AND b.claim_key = k.key AND b.claim_key COLLATE "C" = k.key AND b.status = 'ACTIVE'`.execute(db);
+      JOIN beliefs b ON b.fleet_id = ${fleet} AND b.claim_key = k.key AND b.claim_key COLLATE "C" = k.key AND b.status = 'ACTIVE'`.execute(
+    db,
+  );
   return new Map(rows.map((r) => [r.claim_key, r.id]));
 }

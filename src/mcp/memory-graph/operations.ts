@@ -21,12 +21,25 @@ type AssertOutcome =
 export interface GraphPort {
   fleet: string;
   read<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
-  assert(input: { claimKey: string; statement: string; value: unknown; evidence?: string | null; derivedFrom: readonly string[] }): Promise<AssertOutcome>;
+  assert(input: {
+    claimKey: string;
+    statement: string;
+    value: unknown;
+    evidence?: string | null;
+    derivedFrom: readonly string[];
+  }): Promise<AssertOutcome>;
   retract(beliefId: string, reason: string): Promise<{ retractionId: string; created: boolean }>;
 }
 
 /** One belief a tool call wrote, for the agent that wants to build on it elsewhere (GraphQL, the memory tools). */
-interface Written { claimKey: string; beliefId: string; id: string; entityName: string; content?: string; relation?: Relation }
+interface Written {
+  claimKey: string;
+  beliefId: string;
+  id: string;
+  entityName: string;
+  content?: string;
+  relation?: Relation;
+}
 
 export const readGraph = (port: GraphPort): Promise<KnowledgeGraph> =>
   port.read(async (tx) => buildGraph(await activeUnderPrefix(tx, port.fleet, PREFIX)));
@@ -35,47 +48,97 @@ export const readGraph = (port: GraphPort): Promise<KnowledgeGraph> =>
 function written(field: string, o: AssertOutcome, what: string): { beliefId: string; isNew: boolean } {
   if (o.kind === 'asserted' || o.kind === 'corroborated') return { beliefId: o.beliefId, isNew: o.kind === 'asserted' };
   if (o.kind === 'premiseRetracted') {
-    throw new DomainError('CONFLICT', `${field}: ${what} rests on belief ${o.premiseId}, which was retracted while this call ran; read the graph and try again`, field);
+    throw new DomainError(
+      'CONFLICT',
+      `${field}: ${what} rests on belief ${o.premiseId}, which was retracted while this call ran; read the graph and try again`,
+      field,
+    );
   }
   if (o.kind === 'contradiction') {
-    throw new DomainError('CONFLICT', `${field}: ${what} was written differently by another call meanwhile (contradiction ${o.contradictionId} raised); read the graph and try again`, field);
+    throw new DomainError(
+      'CONFLICT',
+      `${field}: ${what} was written differently by another call meanwhile (contradiction ${o.contradictionId} raised); read the graph and try again`,
+      field,
+    );
   }
   throw new DomainError('CONFLICT', `${field}: ${what} changed while this call ran; try again`, field);
 }
 
-interface DerivedFromRef { entityName: string; content?: string }
-export interface ObservationInput { entityName: string; contents: string[]; derivedFrom?: DerivedFromRef[]; evidence?: string }
+interface DerivedFromRef {
+  entityName: string;
+  content?: string;
+}
+export interface ObservationInput {
+  entityName: string;
+  contents: string[];
+  derivedFrom?: DerivedFromRef[];
+  evidence?: string;
+}
 
 /**
  * Premises for observations: the entity's own existence, then each `derivedFrom` entry (an
  * observation when it names content, else that entity's existence), all ACTIVE now, or NOT_FOUND.
  */
-async function premises(port: GraphPort, field: string, entityName: string, derivedFrom: readonly DerivedFromRef[]): Promise<string[]> {
-  const keys = [entityKey(`${field}.entityName`, entityName), ...derivedFrom.map((d, i) =>
-    d.content === undefined ? entityKey(`${field}.derivedFrom[${i}].entityName`, d.entityName) : observationKey(`${field}.derivedFrom[${i}]`, d.entityName, d.content))];
+async function premises(
+  port: GraphPort,
+  field: string,
+  entityName: string,
+  derivedFrom: readonly DerivedFromRef[],
+): Promise<string[]> {
+  const keys = [
+    entityKey(`${field}.entityName`, entityName),
+    ...derivedFrom.map((d, i) =>
+      d.content === undefined
+        ? entityKey(`${field}.derivedFrom[${i}].entityName`, d.entityName)
+        : observationKey(`${field}.derivedFrom[${i}]`, d.entityName, d.content),
+    ),
+  ];
   const ids = await port.read((tx) => activeIdsByKeys(tx, port.fleet, keys));
   return keys.map((k, i) => {
     const id = ids.get(k);
     if (id) return id;
-    if (i === 0) throw new DomainError('NOT_FOUND', `${field}.entityName: Entity with name ${entityName} not found`, `${field}.entityName`);
+    if (i === 0)
+      throw new DomainError(
+        'NOT_FOUND',
+        `${field}.entityName: Entity with name ${entityName} not found`,
+        `${field}.entityName`,
+      );
     const d = derivedFrom[i - 1]!;
     const at = `${field}.derivedFrom[${i - 1}]`;
-    throw new DomainError('NOT_FOUND', d.content === undefined
-      ? `${at}: Entity with name ${d.entityName} not found`
-      : `${at}: entity ${d.entityName} has no observation ${JSON.stringify(d.content.slice(0, 80))}`, at);
+    throw new DomainError(
+      'NOT_FOUND',
+      d.content === undefined
+        ? `${at}: Entity with name ${d.entityName} not found`
+        : `${at}: entity ${d.entityName} has no observation ${JSON.stringify(d.content.slice(0, 80))}`,
+      at,
+    );
   });
 }
 
 async function observe(port: GraphPort, field: string, o: ObservationInput, out: Written[]): Promise<string[]> {
   const from = await premises(port, field, o.entityName, o.derivedFrom ?? []);
   const added: string[] = [];
-  const existing = await port.read((tx) => activeIdsByKeys(tx, port.fleet, o.contents.map((c, i) => observationKey(`${field}.contents[${i}]`, o.entityName, c))));
+  const existing = await port.read((tx) =>
+    activeIdsByKeys(
+      tx,
+      port.fleet,
+      o.contents.map((c, i) => observationKey(`${field}.contents[${i}]`, o.entityName, c)),
+    ),
+  );
   for (const [i, content] of o.contents.entries()) {
     const claimKey = observationKey(`${field}.contents[${i}]`, o.entityName, content);
     if (existing.has(claimKey) || added.includes(content)) continue;
-    const r = written(`${field}.contents[${i}]`, await port.assert({
-      claimKey, statement: `${o.entityName}: ${content}`, value: { entityName: o.entityName, content }, evidence: o.evidence ?? null, derivedFrom: from,
-    }), `the observation of ${o.entityName}`);
+    const r = written(
+      `${field}.contents[${i}]`,
+      await port.assert({
+        claimKey,
+        statement: `${o.entityName}: ${content}`,
+        value: { entityName: o.entityName, content },
+        evidence: o.evidence ?? null,
+        derivedFrom: from,
+      }),
+      `the observation of ${o.entityName}`,
+    );
     if (!r.isNew) continue;
     added.push(content);
     out.push({ claimKey, beliefId: r.beliefId, id: gid('Belief', r.beliefId), entityName: o.entityName, content });
@@ -83,7 +146,9 @@ async function observe(port: GraphPort, field: string, o: ObservationInput, out:
   return added;
 }
 
-export interface EntityInput extends Entity { evidence?: string }
+export interface EntityInput extends Entity {
+  evidence?: string;
+}
 
 /**
  * create_entities: each entity whose name is not in the graph becomes a grounded belief
@@ -97,12 +162,25 @@ export async function createEntities(port: GraphPort, entities: readonly EntityI
   const beliefs: Written[] = [];
   for (const [i, e] of entities.entries()) {
     if (existing.has(keys[i]!) || created.some((c) => c.name === e.name)) continue;
-    const r = written(`entities[${i}]`, await port.assert({
-      claimKey: keys[i]!, statement: `${e.name} is an entity of type ${e.entityType}`, value: { name: e.name, entityType: e.entityType }, evidence: e.evidence ?? null, derivedFrom: [],
-    }), `entity ${e.name}`);
+    const r = written(
+      `entities[${i}]`,
+      await port.assert({
+        claimKey: keys[i]!,
+        statement: `${e.name} is an entity of type ${e.entityType}`,
+        value: { name: e.name, entityType: e.entityType },
+        evidence: e.evidence ?? null,
+        derivedFrom: [],
+      }),
+      `entity ${e.name}`,
+    );
     if (!r.isNew) continue;
     beliefs.push({ claimKey: keys[i]!, beliefId: r.beliefId, id: gid('Belief', r.beliefId), entityName: e.name });
-    await observe(port, `entities[${i}].observations`, { entityName: e.name, contents: e.observations, evidence: e.evidence }, beliefs);
+    await observe(
+      port,
+      `entities[${i}].observations`,
+      { entityName: e.name, contents: e.observations, evidence: e.evidence },
+      beliefs,
+    );
     created.push({ name: e.name, entityType: e.entityType, observations: e.observations });
   }
   return { entities: created, beliefs };
@@ -118,31 +196,51 @@ export async function createRelations(port: GraphPort, relations: readonly Relat
   const ids = await port.read((tx) => activeIdsByKeys(tx, port.fleet, [...ends.map((e) => e.key), ...keys]));
   const missing = ends.find((e) => !ids.has(e.key));
   if (missing) {
-    throw new DomainError('NOT_FOUND', `${missing.field}: Entity with name ${missing.name} not found; a relation rests on both entities, create_entities first`, missing.field);
+    throw new DomainError(
+      'NOT_FOUND',
+      `${missing.field}: Entity with name ${missing.name} not found; a relation rests on both entities, create_entities first`,
+      missing.field,
+    );
   }
   const created: Relation[] = [];
   const beliefs: Written[] = [];
   for (const [i, r] of relations.entries()) {
     if (ids.has(keys[i]!) || beliefs.some((b) => b.claimKey === keys[i])) continue;
     const rel = { from: r.from, to: r.to, relationType: r.relationType };
-    const w = written(`relations[${i}]`, await port.assert({
-      claimKey: keys[i]!, statement: `${r.from} ${r.relationType} ${r.to}`, value: rel,
-      derivedFrom: [ids.get(ends[2 * i]!.key)!, ids.get(ends[2 * i + 1]!.key)!],
-    }), `the relation ${r.from} ${r.relationType} ${r.to}`);
+    const w = written(
+      `relations[${i}]`,
+      await port.assert({
+        claimKey: keys[i]!,
+        statement: `${r.from} ${r.relationType} ${r.to}`,
+        value: rel,
+        derivedFrom: [ids.get(ends[2 * i]!.key)!, ids.get(ends[2 * i + 1]!.key)!],
+      }),
+      `the relation ${r.from} ${r.relationType} ${r.to}`,
+    );
     if (!w.isNew) continue;
     created.push(rel);
-    beliefs.push({ claimKey: keys[i]!, beliefId: w.beliefId, id: gid('Belief', w.beliefId), entityName: r.from, relation: rel });
+    beliefs.push({
+      claimKey: keys[i]!,
+      beliefId: w.beliefId,
+      id: gid('Belief', w.beliefId),
+      entityName: r.from,
+      relation: rel,
+    });
   }
   return { relations: created, beliefs };
 }
 
 /** add_observations: all entities must exist (else NOT_FOUND and nothing written, as the reference throws before saving). */
 export async function addObservations(port: GraphPort, observations: readonly ObservationInput[]) {
-  for (const [i, o] of observations.entries()) await premises(port, `observations[${i}]`, o.entityName, o.derivedFrom ?? []);
+  for (const [i, o] of observations.entries())
+    await premises(port, `observations[${i}]`, o.entityName, o.derivedFrom ?? []);
   const beliefs: Written[] = [];
   const results = [];
   for (const [i, o] of observations.entries()) {
-    results.push({ entityName: o.entityName, addedObservations: await observe(port, `observations[${i}]`, o, beliefs) });
+    results.push({
+      entityName: o.entityName,
+      addedObservations: await observe(port, `observations[${i}]`, o, beliefs),
+    });
   }
   return { results, beliefs };
 }
@@ -161,10 +259,28 @@ async function retractKeys(port: GraphPort, keys: readonly string[], reason: str
 }
 
 export const deleteEntities = (port: GraphPort, names: readonly string[], reason: string) =>
-  retractKeys(port, names.map((n, i) => entityKey(`entityNames[${i}]`, n)), reason);
+  retractKeys(
+    port,
+    names.map((n, i) => entityKey(`entityNames[${i}]`, n)),
+    reason,
+  );
 
-export const deleteObservations = (port: GraphPort, deletions: ReadonlyArray<{ entityName: string; observations: string[] }>, reason: string) =>
-  retractKeys(port, deletions.flatMap((d, i) => d.observations.map((c, j) => observationKey(`deletions[${i}].observations[${j}]`, d.entityName, c))), reason);
+export const deleteObservations = (
+  port: GraphPort,
+  deletions: ReadonlyArray<{ entityName: string; observations: string[] }>,
+  reason: string,
+) =>
+  retractKeys(
+    port,
+    deletions.flatMap((d, i) =>
+      d.observations.map((c, j) => observationKey(`deletions[${i}].observations[${j}]`, d.entityName, c)),
+    ),
+    reason,
+  );
 
 export const deleteRelations = (port: GraphPort, relations: readonly Relation[], reason: string) =>
-  retractKeys(port, relations.map((r, i) => relationKey(`relations[${i}]`, r)), reason);
+  retractKeys(
+    port,
+    relations.map((r, i) => relationKey(`relations[${i}]`, r)),
+    reason,
+  );

@@ -5,16 +5,23 @@ import type { asOfOutput, previewOutput, proposeEffectOutput, rememberOutput } f
 /** Plain-text renderings of the memory tools' answers (the structured content says the same). */
 
 type Out<S extends Record<string, z.ZodType>> = { [K in keyof S]: z.infer<S[K]> };
-const belief = (b: BeliefOut) => `${b.claimKey} = ${JSON.stringify(b.value)} [${b.status}] "${b.statement}" (id ${b.id})`;
-const effect = (e: EffectOut) => `${e.kind} ${e.amount ? e.amount.formatted : 'no amount'} [${e.status}] key ${e.idempotencyKey} (id ${e.id})`;
+const belief = (b: BeliefOut) =>
+  `${b.claimKey} = ${JSON.stringify(b.value)} [${b.status}] "${b.statement}" (id ${b.id})`;
+const effect = (e: EffectOut) =>
+  `${e.kind} ${e.amount ? e.amount.formatted : 'no amount'} [${e.status}] key ${e.idempotencyKey} (id ${e.id})`;
 
 export function rememberText(r: Out<typeof rememberOutput>): string {
   switch (r.outcome) {
-    case 'ASSERTED': return `Remembered: ${r.belief ? belief(r.belief) : r.claimKey}`;
-    case 'CORROBORATED': return `Already believed, with the same value: ${r.belief ? belief(r.belief) : r.claimKey}`;
-    case 'CONTRADICTION': return `Not written: ${r.claimKey} holds another ACTIVE value; contradiction ${r.contradictionId} raised for an adjudicator.`;
-    case 'PREMISE_RETRACTED': return `Not written: a premise was retracted${r.premise ? `: ${belief(r.premise)}` : ''}. Recall again.`;
-    case 'CLAIM_CHANGED': return `Not written: ${r.claimKey} changed since your recall${r.belief ? `; it now holds ${belief(r.belief)}` : ''}. Recall again.`;
+    case 'ASSERTED':
+      return `Remembered: ${r.belief ? belief(r.belief) : r.claimKey}`;
+    case 'CORROBORATED':
+      return `Already believed, with the same value: ${r.belief ? belief(r.belief) : r.claimKey}`;
+    case 'CONTRADICTION':
+      return `Not written: ${r.claimKey} holds another ACTIVE value; contradiction ${r.contradictionId} raised for an adjudicator.`;
+    case 'PREMISE_RETRACTED':
+      return `Not written: a premise was retracted${r.premise ? `: ${belief(r.premise)}` : ''}. Recall again.`;
+    case 'CLAIM_CHANGED':
+      return `Not written: ${r.claimKey} changed since your recall${r.belief ? `; it now holds ${belief(r.belief)}` : ''}. Recall again.`;
   }
 }
 
@@ -33,12 +40,17 @@ export function previewText(p: Out<typeof previewOutput>): string {
     ...p.survivors.map((b) => `  ${belief(b)}`),
     `Effects cancelled: ${p.pendingEffects.length}, reached while executing: ${p.executingEffects.length}, executed (owed or unreachable): ${p.executedEffects.length}`,
     ...[...p.pendingEffects, ...p.executingEffects, ...p.executedEffects].map((e) => `  ${effect(e)}`),
-    ...(p.totals ? [`Would owe ${p.totals.owed.map((m) => m.formatted).join(' + ') || '0'}; unreachable ${p.totals.unreachableAmount.map((m) => m.formatted).join(' + ') || '0'}`] : []),
+    ...(p.totals
+      ? [
+          `Would owe ${p.totals.owed.map((m) => m.formatted).join(' + ') || '0'}; unreachable ${p.totals.unreachableAmount.map((m) => m.formatted).join(' + ') || '0'}`,
+        ]
+      : []),
     'Nothing was changed.',
   ].join('\n');
 }
 
 export function proposeText(r: Out<typeof proposeEffectOutput>): string {
-  if (r.outcome === 'PREMISE_RETRACTED') return `Not proposed: a support was retracted${r.premise ? `: ${belief(r.premise)}` : ''}.`;
+  if (r.outcome === 'PREMISE_RETRACTED')
+    return `Not proposed: a support was retracted${r.premise ? `: ${belief(r.premise)}` : ''}.`;
   return `${r.created ? 'Proposed' : 'Already proposed under this key'}: ${r.effect ? effect(r.effect) : 'the effect'}`;
 }

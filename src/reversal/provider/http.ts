@@ -183,7 +183,10 @@ function classify(req: ReversalRequest, status: number, retryAfter: string | nul
   if (status >= 200 && status < 300) {
     const ref = extractReference(text);
     if (ref === null) {
-      return done('retry_later', `protocol violation: HTTP ${status} without a provider reference (\`reference\` or \`id\`)`);
+      return done(
+        'retry_later',
+        `protocol violation: HTTP ${status} without a provider reference (\`reference\` or \`id\`)`,
+      );
     }
     const echo = echoOf(ref, [req.idempotencyKey, req.reversalId, req.effectId]);
     if (echo !== null) {

@@ -26,7 +26,9 @@ export function createProvider(
   let timeoutMs: number | undefined;
   if (rawTimeout) {
     if (!/^\d+$/.test(rawTimeout) || Number(rawTimeout) < 1 || !Number.isSafeInteger(Number(rawTimeout))) {
-      throw new Error(`RETRACT_PROVIDER_TIMEOUT_MS must be a positive integer of milliseconds, got ${JSON.stringify(rawTimeout)}`);
+      throw new Error(
+        `RETRACT_PROVIDER_TIMEOUT_MS must be a positive integer of milliseconds, got ${JSON.stringify(rawTimeout)}`,
+      );
     }
     timeoutMs = Number(rawTimeout);
   }

@@ -135,6 +135,7 @@ export function verifyAndParseConfirmation(
   rawBody: string | Buffer,
   header: string | ReadonlyArray<string> | null | undefined,
 ): ConfirmationParse & { signatureValid: boolean } {
-  if (!verifySignature(secret, rawBody, header)) return { ok: false, error: 'invalid signature', signatureValid: false };
+  if (!verifySignature(secret, rawBody, header))
+    return { ok: false, error: 'invalid signature', signatureValid: false };
   return { ...parseConfirmation(rawBody), signatureValid: true };
 }

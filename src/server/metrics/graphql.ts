@@ -3,7 +3,15 @@ import type { Plugin } from 'graphql-yoga';
 import { Counter, Histogram, type Registry } from 'prom-client';
 
 /** Outcomes an operation is counted under: `ok`, the refusal codes clients see, else `error`. A bounded set. */
-const CODES = new Set(['BAD_USER_INPUT', 'UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'CONFLICT', 'LIMIT_EXCEEDED', 'INTERNAL_SERVER_ERROR']);
+const CODES = new Set([
+  'BAD_USER_INPUT',
+  'UNAUTHENTICATED',
+  'FORBIDDEN',
+  'NOT_FOUND',
+  'CONFLICT',
+  'LIMIT_EXCEEDED',
+  'INTERNAL_SERVER_ERROR',
+]);
 const NAME = /^[_A-Za-z][_0-9A-Za-z]{0,63}$/;
 
 /**
@@ -39,10 +47,18 @@ function outcome(result: unknown): string {
 export function useMetrics(registry: Registry, maxOperations: number): Plugin {
   const names = new OperationNames(maxOperations);
   const labelNames = ['operation', 'type', 'outcome'] as const;
-  const total = new Counter({ name: 'retract_graphql_operations_total', help: 'GraphQL operations executed, by operation name, type and outcome.', labelNames, registers: [registry] });
+  const total = new Counter({
+    name: 'retract_graphql_operations_total',
+    help: 'GraphQL operations executed, by operation name, type and outcome.',
+    labelNames,
+    registers: [registry],
+  });
   const duration = new Histogram({
-    name: 'retract_graphql_operation_duration_seconds', help: 'Time to execute a GraphQL operation (a subscription: to its first answer).',
-    labelNames, buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers: [registry],
+    name: 'retract_graphql_operation_duration_seconds',
+    help: 'Time to execute a GraphQL operation (a subscription: to its first answer).',
+    labelNames,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
   });
   const start = (args: { document: Parameters<typeof getOperationAST>[0]; operationName?: string | null }) => {
     const op = getOperationAST(args.document, args.operationName);

@@ -16,9 +16,23 @@ export interface OpenLine {
 
 /** The open money and backlogs of every fleet, aggregated, through the SECURITY DEFINER function: no row contents. */
 export async function openLines(db: Db): Promise<OpenLine[]> {
-  const r = await sql<{ fleet_id: string; status: string; currency: string | null; n: string; amount_minor: string | null; oldest: Date | string }>`
-    SELECT fleet_id, status, currency, n::text AS n, amount_minor::text AS amount_minor, oldest FROM retract_metrics_open()`.execute(db);
+  const r = await sql<{
+    fleet_id: string;
+    status: string;
+    currency: string | null;
+    n: string;
+    amount_minor: string | null;
+    oldest: Date | string;
+  }>`
+    SELECT fleet_id, status, currency, n::text AS n, amount_minor::text AS amount_minor, oldest FROM retract_metrics_open()`.execute(
+    db,
+  );
   return r.rows.map((x) => ({
-    fleet: x.fleet_id, status: x.status, currency: x.currency, count: Number(x.n), amountMinor: x.amount_minor, oldest: new Date(x.oldest),
+    fleet: x.fleet_id,
+    status: x.status,
+    currency: x.currency,
+    count: Number(x.n),
+    amountMinor: x.amount_minor,
+    oldest: new Date(x.oldest),
   }));
 }

@@ -36,7 +36,10 @@ export function createMetrics(store: Store, settings: MetricsSettings): Metrics 
       if (expected) {
         const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
         if (!m || !timingSafeEqual(digest(m[1]!), expected)) {
-          res.writeHead(401, { 'www-authenticate': 'Bearer realm="metrics"', 'content-type': 'text/plain; charset=utf-8' });
+          res.writeHead(401, {
+            'www-authenticate': 'Bearer realm="metrics"',
+            'content-type': 'text/plain; charset=utf-8',
+          });
           return void res.end('/metrics needs Authorization: Bearer <RETRACT_METRICS_TOKEN>\n');
         }
       }

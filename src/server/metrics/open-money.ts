@@ -4,7 +4,12 @@ import { inTx } from '../../store/tx';
 import { type OpenLine, openLines } from './metrics.repository';
 
 /** The status label of each open line (db/migrations/0013_metrics.ts). */
-const STATUS: Record<string, string> = { OWED: 'owed', DISPATCHED: 'in_flight', UNREACHABLE: 'unreachable', REEXECUTION_OWED: 'reexecution_owed' };
+const STATUS: Record<string, string> = {
+  OWED: 'owed',
+  DISPATCHED: 'in_flight',
+  UNREACHABLE: 'unreachable',
+  REEXECUTION_OWED: 'reexecution_owed',
+};
 
 /**
  * The gauges read from the database at scrape time, all fleets in one statement (retract_metrics_open): open money
@@ -13,20 +18,56 @@ const STATUS: Record<string, string> = { OWED: 'owed', DISPATCHED: 'in_flight', 
  * configured. `refresh()` runs before each scrape; when the database does not answer in time the gauges are emptied
  * (never stale) and retract_metrics_database_up is 0.
  */
-export function registerOpenMoneyMetrics(registry: Registry, store: Store, fleetLabel: boolean): { refresh(): Promise<void> } {
+export function registerOpenMoneyMetrics(
+  registry: Registry,
+  store: Store,
+  fleetLabel: boolean,
+): { refresh(): Promise<void> } {
   const registers = [registry];
   const by = fleetLabel ? ['fleet'] : [];
-  const money = new Gauge({ name: 'retract_open_money_minor_units', help: 'Money still to move back, in the currency\'s minor units (cents), by status (owed, in_flight, unreachable, reexecution_owed) and currency.', labelNames: [...by, 'status', 'currency'], registers });
-  const items = new Gauge({ name: 'retract_open_reversals', help: 'Open reversals (and re-executions owed) by status and currency ("none" for effects without money).', labelNames: [...by, 'status', 'currency'], registers });
-  const owedAge = new Gauge({ name: 'retract_oldest_owed_reversal_age_seconds', help: 'Age of the oldest OWED reversal: how far the dispatcher is behind (0 when none is owed).', labelNames: by, registers });
-  const pendingAge = new Gauge({ name: 'retract_oldest_pending_effect_age_seconds', help: 'Age of the oldest PENDING effect: how far the executor is behind (0 when none is pending).', labelNames: by, registers });
-  const pending = new Gauge({ name: 'retract_pending_effects', help: 'Effects PENDING, waiting for the executor.', labelNames: by, registers });
-  const up = new Gauge({ name: 'retract_metrics_database_up', help: '1 when the last scrape read the open money from the database, 0 when it failed or timed out.', registers });
+  const money = new Gauge({
+    name: 'retract_open_money_minor_units',
+    help: "Money still to move back, in the currency's minor units (cents), by status (owed, in_flight, unreachable, reexecution_owed) and currency.",
+    labelNames: [...by, 'status', 'currency'],
+    registers,
+  });
+  const items = new Gauge({
+    name: 'retract_open_reversals',
+    help: 'Open reversals (and re-executions owed) by status and currency ("none" for effects without money).',
+    labelNames: [...by, 'status', 'currency'],
+    registers,
+  });
+  const owedAge = new Gauge({
+    name: 'retract_oldest_owed_reversal_age_seconds',
+    help: 'Age of the oldest OWED reversal: how far the dispatcher is behind (0 when none is owed).',
+    labelNames: by,
+    registers,
+  });
+  const pendingAge = new Gauge({
+    name: 'retract_oldest_pending_effect_age_seconds',
+    help: 'Age of the oldest PENDING effect: how far the executor is behind (0 when none is pending).',
+    labelNames: by,
+    registers,
+  });
+  const pending = new Gauge({
+    name: 'retract_pending_effects',
+    help: 'Effects PENDING, waiting for the executor.',
+    labelNames: by,
+    registers,
+  });
+  const up = new Gauge({
+    name: 'retract_metrics_database_up',
+    help: '1 when the last scrape read the open money from the database, 0 when it failed or timed out.',
+    registers,
+  });
 
   const fleetOf = (l: OpenLine): Record<string, string> => (fleetLabel ? { fleet: l.fleet } : {});
   function publish(lines: OpenLine[], now: number) {
     for (const g of [money, items, owedAge, pendingAge, pending]) g.reset();
-    const ages = new Map<string, { owed: number; pending: number; pendingCount: number; labels: Record<string, string> }>();
+    const ages = new Map<
+      string,
+      { owed: number; pending: number; pendingCount: number; labels: Record<string, string> }
+    >();
     const ageOf = (l: OpenLine) => {
       const key = fleetLabel ? l.fleet : '';
       let a = ages.get(key);
@@ -58,7 +99,10 @@ export function registerOpenMoneyMetrics(registry: Registry, store: Store, fleet
     async refresh() {
       const read = inTx(store, { fleet: null, readOnly: true, maxAttempts: 1 }, (tx) => openLines(tx));
       read.catch(() => {});
-      const lines = await Promise.race([read, new Promise<null>((r) => setTimeout(() => r(null), 5_000).unref())]).catch(() => null);
+      const lines = await Promise.race([
+        read,
+        new Promise<null>((r) => setTimeout(() => r(null), 5_000).unref()),
+      ]).catch(() => null);
       if (lines === null) {
         for (const g of [money, items, owedAge, pendingAge, pending]) g.reset();
         up.set(0);

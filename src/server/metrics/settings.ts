@@ -20,6 +20,12 @@ export function metricsSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Me
     throw new ConfigError(`RETRACT_METRICS_MAX_OPERATIONS must be an integer from 1 to 10000 (got ${raw})`);
   }
   const token = env.RETRACT_METRICS_TOKEN || null;
-  if (token !== null && token.length < 16) throw new ConfigError('RETRACT_METRICS_TOKEN must be at least 16 characters');
-  return { enabled: onOff(env, 'RETRACT_METRICS', true), token, fleetLabel: onOff(env, 'RETRACT_METRICS_FLEET_LABEL', false), maxOperations };
+  if (token !== null && token.length < 16)
+    throw new ConfigError('RETRACT_METRICS_TOKEN must be at least 16 characters');
+  return {
+    enabled: onOff(env, 'RETRACT_METRICS', true),
+    token,
+    fleetLabel: onOff(env, 'RETRACT_METRICS_FLEET_LABEL', false),
+    maxOperations,
+  };
 }

@@ -22,16 +22,36 @@ describe.each(engines())('RetractStore derivations, fleets and refusals on %s', 
     await store.put(['facts'], 'p', { text: 'the passport is authentic' });
     await store.put(['facts'], 'other', { text: 'the address is verified' });
     await store.put(['facts'], 'd', { text: 'KYC passed', [DERIVED_FROM]: ['p'] });
-    await store.put(['conclusions'], 'dd', { text: 'eligible for an instant refund', [DERIVED_FROM]: [{ namespace: ['facts'], key: 'd' }, { namespace: ['facts'], key: 'other' }] });
+    await store.put(['conclusions'], 'dd', {
+      text: 'eligible for an instant refund',
+      [DERIVED_FROM]: [
+        { namespace: ['facts'], key: 'd' },
+        { namespace: ['facts'], key: 'other' },
+      ],
+    });
   }
 
-  it('an item put with __derivedFrom is a belief justified by its premises\' beliefs; the value is stored as given', async () => {
+  it("an item put with __derivedFrom is a belief justified by its premises' beliefs; the value is stored as given", async () => {
     const store = await s.retractStore();
     await chain(store);
     expect((await store.get(['facts'], 'd'))!.value).toEqual({ text: 'KYC passed', __derivedFrom: ['p'] });
     const p = await store.beliefOf(['facts'], 'p');
     const d = await store.beliefOf(['facts'], 'd');
-    const r = await store.client.request(graphql(`query J($id: ID!) { belief(id: $id) { grounded justifications { premises { id } } } }`), { id: d!.id });
+    const r = await store.client.request(
+      graphql(`
+        query J($id: ID!) {
+          belief(id: $id) {
+            grounded
+            justifications {
+              premises {
+                id
+              }
+            }
+          }
+        }
+      `),
+      { id: d!.id },
+    );
     expect(r.belief).toEqual({ grounded: false, justifications: [{ premises: [{ id: p!.id }] }] });
     await expectInvariants(s.server.store);
   });
@@ -58,9 +78,18 @@ describe.each(engines())('RetractStore derivations, fleets and refusals on %s', 
     await store.put(['f'], 'y', { t: 'y', [DERIVED_FROM]: ['a', 'b'] });
     await store.put(['f'], 'z', { t: 'z', [DERIVED_FROM]: ['b'] });
     // A second, alternative support for z: through the client, on the beliefs the store names.
-    await store.client.request(graphql(`mutation A($input: AddJustificationInput!) { addJustification(input: $input) { id } }`), {
-      input: { beliefId: (await store.beliefOf(['f'], 'z'))!.id, premises: [(await store.beliefOf(['f'], 'c'))!.id] },
-    });
+    await store.client.request(
+      graphql(`
+        mutation A($input: AddJustificationInput!) {
+          addJustification(input: $input) {
+            id
+          }
+        }
+      `),
+      {
+        input: { beliefId: (await store.beliefOf(['f'], 'z'))!.id, premises: [(await store.beliefOf(['f'], 'c'))!.id] },
+      },
+    );
     await store.batch([{ namespace: ['f'], key: 'a', value: null }]);
     expect(await store.get(['f'], 'x')).toBeNull();
     expect(await store.get(['f'], 'y')).toBeNull();
@@ -79,7 +108,16 @@ describe.each(engines())('RetractStore derivations, fleets and refusals on %s', 
     expect((await store.beliefOf(['facts'], 'p'))!.id).not.toBe(before!.id);
     expect(await store.get(['facts'], 'd')).toBeNull();
     expect(await store.get(['conclusions'], 'dd')).toBeNull();
-    const c = await store.client.request(graphql(`query C { contradictions(status: RESOLVED) { verdict claimKey } }`));
+    const c = await store.client.request(
+      graphql(`
+        query C {
+          contradictions(status: RESOLVED) {
+            verdict
+            claimKey
+          }
+        }
+      `),
+    );
     expect(c.contradictions).toEqual([{ verdict: 'ACCEPT_PROPOSED', claimKey: store.claimKeyOf(['facts'], 'p') }]);
     await expectInvariants(s.server.store);
   });
@@ -90,7 +128,15 @@ describe.each(engines())('RetractStore derivations, fleets and refusals on %s', 
     await Promise.all([1, 2, 3, 4].map((v) => store.put(['race'], 'k', { v })));
     expect([1, 2, 3, 4]).toContain((await store.get(['race'], 'k'))!.value.v);
     expect(await store.search(['race'])).toHaveLength(1);
-    const open = await store.client.request(graphql(`query O { contradictions(status: OPEN) { id } }`));
+    const open = await store.client.request(
+      graphql(`
+        query O {
+          contradictions(status: OPEN) {
+            id
+          }
+        }
+      `),
+    );
     expect(open.contradictions).toEqual([]);
     await expectInvariants(s.server.store);
   });
@@ -109,17 +155,55 @@ describe.each(engines())('RetractStore derivations, fleets and refusals on %s', 
     const admin = await agentWith(s.server.store, (await store.client.viewer()).fleet, ['admin'], 'ops');
     const { RetractClient } = await import('../../../src/client');
     const ops = new RetractClient({ url: s.server.http, token: admin.token });
-    await ops.request(graphql(`mutation K($input: RegisterEffectKindInput!) { registerEffectKind(input: $input) { kind } }`), { input: { kind: 'refund', reversible: true } });
+    await ops.request(
+      graphql(`
+        mutation K($input: RegisterEffectKindInput!) {
+          registerEffectKind(input: $input) {
+            kind
+          }
+        }
+      `),
+      { input: { kind: 'refund', reversible: true } },
+    );
     const dd = await store.beliefOf(['conclusions'], 'dd');
-    const pending = await ops.proposeEffect({ kind: 'refund', idempotencyKey: 'refund-1', amount: { amountMinor: 12_000, currency: 'USD' }, supportedBy: [dd!.id] });
-    const executed = await ops.proposeEffect({ kind: 'refund', idempotencyKey: 'refund-2', amount: { amountMinor: 5_000, currency: 'USD' }, supportedBy: [dd!.id] });
-    if (pending.__typename !== 'EffectProposed' || executed.__typename !== 'EffectProposed') throw new Error('not proposed');
+    const pending = await ops.proposeEffect({
+      kind: 'refund',
+      idempotencyKey: 'refund-1',
+      amount: { amountMinor: 12_000, currency: 'USD' },
+      supportedBy: [dd!.id],
+    });
+    const executed = await ops.proposeEffect({
+      kind: 'refund',
+      idempotencyKey: 'refund-2',
+      amount: { amountMinor: 5_000, currency: 'USD' },
+      supportedBy: [dd!.id],
+    });
+    if (pending.__typename !== 'EffectProposed' || executed.__typename !== 'EffectProposed')
+      throw new Error('not proposed');
     const claimed = await ops.claimEffect(['refund']);
     expect(claimed!.id).toBe(pending.effect.id);
     await ops.completeEffect(claimed!.id, 'psp-1');
     await store.delete(['facts'], 'p');
-    const after = await ops.request(graphql(`query E { effects { edges { node { idempotencyKey status reversal { status } } } } }`));
-    expect(after.effects.edges.map((e) => e.node).sort((a, b) => a.idempotencyKey.localeCompare(b.idempotencyKey))).toEqual([
+    const after = await ops.request(
+      graphql(`
+        query E {
+          effects {
+            edges {
+              node {
+                idempotencyKey
+                status
+                reversal {
+                  status
+                }
+              }
+            }
+          }
+        }
+      `),
+    );
+    expect(
+      after.effects.edges.map((e) => e.node).sort((a, b) => a.idempotencyKey.localeCompare(b.idempotencyKey)),
+    ).toEqual([
       { idempotencyKey: 'refund-1', status: 'EXECUTED', reversal: { status: 'OWED' } },
       { idempotencyKey: 'refund-2', status: 'CANCELLED', reversal: null },
     ]);
@@ -127,7 +211,7 @@ describe.each(engines())('RetractStore derivations, fleets and refusals on %s', 
     await expectInvariants(s.server.store);
   });
 
-  it('items live in the token\'s fleet: another fleet\'s store with the same namespace sees none of them', async () => {
+  it("items live in the token's fleet: another fleet's store with the same namespace sees none of them", async () => {
     const a = await s.retractStore();
     const b = await s.retractStore();
     await a.put(['shared', 'ns'], 'k', { owner: 'a' });
@@ -148,14 +232,20 @@ describe.each(engines())('RetractStore derivations, fleets and refusals on %s', 
     expect(await b.get(['n'], 'k')).toBeNull();
     expect(a.claimKeyOf(['n'], 'k')).toBe('memA/n/#k');
     await a.client.assertBelief({ claimKey: 'memA/not-an-item', statement: 'written by hand', value: 1 });
-    await a.client.assertBelief({ claimKey: 'memA/n/#b~ZZ', statement: 'not an encoding the store writes', value: { v: 1 } });
+    await a.client.assertBelief({
+      claimKey: 'memA/n/#b~ZZ',
+      statement: 'not an encoding the store writes',
+      value: { v: 1 },
+    });
     expect((await a.search([])).map((i) => i.key)).toEqual(['k']);
     expect(await a.listNamespaces()).toEqual([['n']]);
   });
 
   it('refusals name the field and the rule, and write nothing', async () => {
     const store = await s.retractStore();
-    await expect(store.put(['n'], 'x', { [DERIVED_FROM]: ['missing'] })).rejects.toThrow(new RetractStoreError('value.__derivedFrom[0]', 'no item "missing" in namespace ["n"]'));
+    await expect(store.put(['n'], 'x', { [DERIVED_FROM]: ['missing'] })).rejects.toThrow(
+      new RetractStoreError('value.__derivedFrom[0]', 'no item "missing" in namespace ["n"]'),
+    );
     await expect(store.put(['n'], 'x', { [DERIVED_FROM]: 'p' })).rejects.toBeInstanceOf(RetractStoreError);
     await expect(store.put(['n'], 'x', { [DERIVED_FROM]: [{ key: 'p' }] })).rejects.toThrow(/__derivedFrom\[0\]/);
     await expect(store.put(['n'], 'k'.repeat(300), { v: 1 })).rejects.toThrow(/at most 256/);
@@ -163,7 +253,10 @@ describe.each(engines())('RetractStore derivations, fleets and refusals on %s', 
     expect(await store.get(['n'], 'k'.repeat(300))).toBeNull();
     await expect(store.delete(['n'], 'k'.repeat(300))).resolves.toBeUndefined();
     expect(await store.search(['n'.repeat(300)])).toEqual([]);
-    await expect(store.put(['n'], 'big', { v: 'x'.repeat(20_000) })).rejects.toMatchObject({ code: 'BAD_USER_INPUT', field: 'value' });
+    await expect(store.put(['n'], 'big', { v: 'x'.repeat(20_000) })).rejects.toMatchObject({
+      code: 'BAD_USER_INPUT',
+      field: 'value',
+    });
     expect(await store.search([])).toEqual([]);
   });
 

@@ -27,28 +27,43 @@ describe.each(engines())('a LangGraph graph with its memory in RETRACT, on %s', 
     // Plain use: the same answers, turn by turn.
     expect(r.first).toEqual(m.first);
     expect(r.second).toEqual(m.second);
-    expect(r.first).toMatchObject({ remembered: ['eligible for an instant refund', 'passport checked and authentic'], instantRefund: true });
-    expect(r.second).toMatchObject({ remembered: ['eligible for an instant refund', 'lives in Lisbon', 'passport checked and authentic'], instantRefund: true });
+    expect(r.first).toMatchObject({
+      remembered: ['eligible for an instant refund', 'passport checked and authentic'],
+      instantRefund: true,
+    });
+    expect(r.second).toMatchObject({
+      remembered: ['eligible for an instant refund', 'lives in Lisbon', 'passport checked and authentic'],
+      instantRefund: true,
+    });
 
     // The passport memory was deleted: the conclusion derived from it fell in RETRACT, and stayed in memory.
     expect(r.after).toMatchObject({ remembered: ['lives in Lisbon'], instantRefund: false });
-    expect(m.after).toMatchObject({ remembered: ['eligible for an instant refund', 'lives in Lisbon'], instantRefund: true });
+    expect(m.after).toMatchObject({
+      remembered: ['eligible for an instant refund', 'lives in Lisbon'],
+      instantRefund: true,
+    });
 
     // And so for any reader of the stores, not only this graph.
     const conclusion = [['customers', 'c-4411', 'conclusions'], 'instant-refund'] as const;
     expect(await retract.get([...conclusion[0]], conclusion[1])).toBeNull();
-    expect(await memory.get([...conclusion[0]], conclusion[1])).toMatchObject({ value: { text: 'eligible for an instant refund' } });
+    expect(await memory.get([...conclusion[0]], conclusion[1])).toMatchObject({
+      value: { text: 'eligible for an instant refund' },
+    });
     expect((await retract.search(['customers'], { query: 'instant refund' })).map((i) => i.key)).toEqual(['address']);
     expect((await memory.search(['customers'])).map((i) => i.key).sort()).toEqual(['address', 'instant-refund']);
     await expectInvariants(s.server.store);
   });
 
-  it('the graph reaches the store through LangGraph\'s own batching wrapper (AsyncBatchedStore), not directly', async () => {
+  it("the graph reaches the store through LangGraph's own batching wrapper (AsyncBatchedStore), not directly", async () => {
     const retract = await s.retractStore();
     const seen: string[] = [];
     const batch = retract.batch.bind(retract);
     retract.batch = ((ops: Parameters<typeof batch>[0]) => {
-      seen.push(...ops.map((o) => ('namespacePrefix' in o ? 'search' : 'value' in o ? 'put' : 'namespace' in o ? 'get' : 'list')));
+      seen.push(
+        ...ops.map((o) =>
+          'namespacePrefix' in o ? 'search' : 'value' in o ? 'put' : 'namespace' in o ? 'get' : 'list',
+        ),
+      );
       return batch(ops);
     }) as typeof retract.batch;
     await memoryGraph(retract).invoke({ customer: 'c-1', learned: { key: 'passport', text: 'ok', verified: true } });

@@ -25,7 +25,12 @@ export async function startStoreServer(engine: EngineName): Promise<StoreServer>
   return {
     server,
     async retractStore(opts = {}) {
-      const agent = await agentWith(server.store, opts.fleet ?? `langgraph-${process.pid}-${++fleets}`, STORE_SCOPES, 'lg');
+      const agent = await agentWith(
+        server.store,
+        opts.fleet ?? `langgraph-${process.pid}-${++fleets}`,
+        STORE_SCOPES,
+        'lg',
+      );
       const store = new RetractStore({ url: server.http, token: agent.token, fields: opts.fields, root: opts.root });
       opened.push(store);
       return store;
@@ -52,5 +57,7 @@ class ServerEmbeddings extends Embeddings {
 
 /** An InMemoryStore that embeds `fields` with the server's embedder (for query search) or, without, embeds nothing. */
 export function inMemoryStore(fields?: string[]): InMemoryStore {
-  return fields ? new InMemoryStore({ index: { dims: embedder.dimensions, embeddings: new ServerEmbeddings(), fields } }) : new InMemoryStore();
+  return fields
+    ? new InMemoryStore({ index: { dims: embedder.dimensions, embeddings: new ServerEmbeddings(), fields } })
+    : new InMemoryStore();
 }

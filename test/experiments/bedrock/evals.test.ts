@@ -42,7 +42,11 @@ const fakeAws = (fake: FakeBedrock) => ({
   AWS_SECRET_ACCESS_KEY: 'fake-secret',
 });
 
-function run(script: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
+function run(
+  script: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(tsx, [path.join(root, script), ...args], { cwd: root, env, timeout: 30_000 }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
@@ -68,12 +72,20 @@ describe.concurrent('experiments against the fake Bedrock Runtime', () => {
     expect(byKey.size).toBe(cases.length); // claim keys identify cases in this test
     const fake = await newFake();
     fake.setDefault((call) => {
-      const text = (call.body as { messages: Array<{ content: Array<{ text: string }> }> }).messages[0]!.content[0]!.text;
+      const text = (call.body as { messages: Array<{ content: Array<{ text: string }> }> }).messages[0]!.content[0]!
+        .text;
       const key = /"claimKey": "([^"]+)"/.exec(text)?.[1] ?? '';
-      return { kind: 'converse', text: JSON.stringify({ verdict: byKey.get(key) ?? 'ESCALATE', rationale: 'fake oracle' }) };
+      return {
+        kind: 'converse',
+        text: JSON.stringify({ verdict: byKey.get(key) ?? 'ESCALATE', rationale: 'fake oracle' }),
+      };
     });
     const out = path.join(tmp, 'adj.json');
-    const r = await run('experiments/adjudicator_eval.ts', ['--adjudicator', 'bedrock', '--out', out], isolatedEnv(fakeAws(fake)));
+    const r = await run(
+      'experiments/adjudicator_eval.ts',
+      ['--adjudicator', 'bedrock', '--out', out],
+      isolatedEnv(fakeAws(fake)),
+    );
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`score: ${cases.length}/${cases.length} = 100.0%`);
@@ -85,7 +97,11 @@ describe.concurrent('experiments against the fake Bedrock Runtime', () => {
 
   it('adjudicator_eval exits 1 and lists misses when a case fails', async () => {
     const fake = await newFake(); // default reply: ESCALATE for everything
-    const r = await run('experiments/adjudicator_eval.ts', ['--adjudicator', 'bedrock', '--out', path.join(tmp, 'adj2.json')], isolatedEnv(fakeAws(fake)));
+    const r = await run(
+      'experiments/adjudicator_eval.ts',
+      ['--adjudicator', 'bedrock', '--out', path.join(tmp, 'adj2.json')],
+      isolatedEnv(fakeAws(fake)),
+    );
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/misses \(\d+\):/);
     expect(r.stdout).toContain('adjudicator: fake default reply');
@@ -95,7 +111,10 @@ describe.concurrent('experiments against the fake Bedrock Runtime', () => {
     const fake = await newFake();
     const env = isolatedEnv({ AWS_REGION: 'us-east-1', RETRACT_BEDROCK_ENDPOINT: fake.url });
     const [a, b] = await Promise.all([
-      run('experiments/adjudicator_eval.ts', ['--out', path.join(tmp, 'x.json')], { ...env, RETRACT_ADJUDICATOR: 'bedrock' }),
+      run('experiments/adjudicator_eval.ts', ['--out', path.join(tmp, 'x.json')], {
+        ...env,
+        RETRACT_ADJUDICATOR: 'bedrock',
+      }),
       run('experiments/identity_eval.ts', ['--embedder', 'bedrock', '--out', path.join(tmp, 'y.json')], env),
     ]);
     expect(a.code).toBe(2);
@@ -108,7 +127,11 @@ describe.concurrent('experiments against the fake Bedrock Runtime', () => {
   it('identity_eval --embedder bedrock embeds every text through InvokeModel and writes its report', async () => {
     const fake = await newFake();
     const out = path.join(tmp, 'id.json');
-    const r = await run('experiments/identity_eval.ts', ['--embedder', 'bedrock', '--out', out], isolatedEnv(fakeAws(fake)));
+    const r = await run(
+      'experiments/identity_eval.ts',
+      ['--embedder', 'bedrock', '--out', out],
+      isolatedEnv(fakeAws(fake)),
+    );
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('embedder: bedrock:amazon.titan-embed-text-v2:0 (512 dims)');
@@ -116,6 +139,8 @@ describe.concurrent('experiments against the fake Bedrock Runtime', () => {
     expect(doc.embedder).toBe('bedrock:amazon.titan-embed-text-v2:0');
     expect(doc.groups.negation!.n).toBeGreaterThanOrEqual(20);
     expect(fake.calls.length).toBeGreaterThan(60);
-    expect(fake.calls.every((c) => c.operation === 'invoke' && (c.body as { dimensions: number }).dimensions === 512)).toBe(true);
+    expect(
+      fake.calls.every((c) => c.operation === 'invoke' && (c.body as { dimensions: number }).dimensions === 512),
+    ).toBe(true);
   });
 });

@@ -1,20 +1,44 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodePart, encodePart, entityKey, observationKey, parseKey, relationKey } from '../../../src/mcp/memory-graph/claim-keys';
+import {
+  decodePart,
+  encodePart,
+  entityKey,
+  observationKey,
+  parseKey,
+  relationKey,
+} from '../../../src/mcp/memory-graph/claim-keys';
 import { claimKey } from '../../../src/validation';
 
 describe('memory-graph claim keys', () => {
   it('encode any name reversibly into a key the claim-key rule accepts unchanged', () => {
-    fc.assert(fc.property(fc.string({ unit: 'grapheme', maxLength: 40 }), fc.string({ maxLength: 20 }), fc.string({ unit: 'grapheme-ascii', maxLength: 30 }), (name, type, other) => {
-      expect(decodePart(encodePart(name))).toBe(name);
-      for (const key of [entityKey('f', name), observationKey('f', name, other), relationKey('f', { from: name, relationType: type, to: other })]) {
-        // Accepted as it is, so NFC normalisation cannot make two names one claim.
-        expect(claimKey('claimKey', key)).toBe(key);
-      }
-      expect(parseKey(entityKey('f', name))).toEqual({ kind: 'entity', name });
-      expect(parseKey(relationKey('f', { from: name, relationType: type, to: other }))).toEqual({ kind: 'relation', from: name, relationType: type, to: other });
-      expect(parseKey(observationKey('f', name, other))).toMatchObject({ kind: 'observation', entityName: name });
-    }), { numRuns: 500 });
+    fc.assert(
+      fc.property(
+        fc.string({ unit: 'grapheme', maxLength: 40 }),
+        fc.string({ maxLength: 20 }),
+        fc.string({ unit: 'grapheme-ascii', maxLength: 30 }),
+        (name, type, other) => {
+          expect(decodePart(encodePart(name))).toBe(name);
+          for (const key of [
+            entityKey('f', name),
+            observationKey('f', name, other),
+            relationKey('f', { from: name, relationType: type, to: other }),
+          ]) {
+            // Accepted as it is, so NFC normalisation cannot make two names one claim.
+            expect(claimKey('claimKey', key)).toBe(key);
+          }
+          expect(parseKey(entityKey('f', name))).toEqual({ kind: 'entity', name });
+          expect(parseKey(relationKey('f', { from: name, relationType: type, to: other }))).toEqual({
+            kind: 'relation',
+            from: name,
+            relationType: type,
+            to: other,
+          });
+          expect(parseKey(observationKey('f', name, other))).toMatchObject({ kind: 'observation', entityName: name });
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 
   it('keep separators, the escape and decomposed accents apart', () => {
@@ -26,7 +50,9 @@ describe('memory-graph claim keys', () => {
   });
 
   it('refuse, naming the field, a name too long to fit a claim key', () => {
-    expect(() => entityKey('entities[0].name', 'x'.repeat(252))).toThrow(/^entities\[0\]\.name: is too long for this memory: encoded as a claim key it takes 257 characters, at most 256 fit/);
+    expect(() => entityKey('entities[0].name', 'x'.repeat(252))).toThrow(
+      /^entities\[0\]\.name: is too long for this memory: encoded as a claim key it takes 257 characters, at most 256 fit/,
+    );
     expect(entityKey('f', 'x'.repeat(251))).toHaveLength(256);
   });
 });

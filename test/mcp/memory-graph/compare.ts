@@ -2,7 +2,11 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { expect } from 'vitest';
 import type { Step } from './usage';
 
-interface Answer { isError: boolean; texts: string[]; structured: Record<string, unknown> | undefined }
+interface Answer {
+  isError: boolean;
+  texts: string[];
+  structured: Record<string, unknown> | undefined;
+}
 
 async function ask(client: Client, step: Step): Promise<Answer> {
   const r = await client.callTool({ name: step.tool, arguments: step.args });
@@ -19,7 +23,11 @@ async function ask(client: Client, step: Step): Promise<Answer> {
  * (RETRACT may only add fields beside them); and the reference's text as the first content item.
  * An error must carry the reference's message inside RETRACT's (which adds the code and the field).
  */
-export async function compareUsage(reference: Client, retract: Client, steps: readonly Step[]): Promise<Array<{ step: Step; ours: Answer }>> {
+export async function compareUsage(
+  reference: Client,
+  retract: Client,
+  steps: readonly Step[],
+): Promise<Array<{ step: Step; ours: Answer }>> {
   const out = [];
   for (const [i, step] of steps.entries()) {
     const ref = await ask(reference, step);
@@ -56,8 +64,11 @@ export async function compareTools(reference: Client, retract: Client): Promise<
 /** `ours` cut down to what `ref` has, at every depth: RETRACT's added optional properties are left out, everything else must match. */
 function only(ours: unknown, ref: unknown): unknown {
   // A list of names (`required`): RETRACT's output requires its added fields too.
-  if (Array.isArray(ref) && Array.isArray(ours) && ref.every((x) => typeof x === 'string')) return ours.filter((x) => ref.includes(x));
+  if (Array.isArray(ref) && Array.isArray(ours) && ref.every((x) => typeof x === 'string'))
+    return ours.filter((x) => ref.includes(x));
   if (Array.isArray(ref) && Array.isArray(ours)) return ours.map((x, i) => only(x, ref[i]));
   if (!ref || typeof ref !== 'object' || !ours || typeof ours !== 'object') return ours;
-  return Object.fromEntries(Object.keys(ref).map((k) => [k, only((ours as Record<string, unknown>)[k], (ref as Record<string, unknown>)[k])]));
+  return Object.fromEntries(
+    Object.keys(ref).map((k) => [k, only((ours as Record<string, unknown>)[k], (ref as Record<string, unknown>)[k])]),
+  );
 }

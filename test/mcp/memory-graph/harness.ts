@@ -15,6 +15,15 @@ export async function referenceClient(): Promise<{ client: Client; file: string;
   const env: Record<string, string> = { MEMORY_FILE_PATH: file };
   for (const k of ['PATH', 'HOME', 'TMPDIR']) if (process.env[k]) env[k] = process.env[k]!;
   const client = new Client({ name: 'retract-test', version: '1.0.0' });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [REFERENCE_BIN], env, stderr: 'ignore' }));
-  return { client, file, close: async () => { await client.close(); fs.rmSync(dir, { recursive: true, force: true }); } };
+  await client.connect(
+    new StdioClientTransport({ command: process.execPath, args: [REFERENCE_BIN], env, stderr: 'ignore' }),
+  );
+  return {
+    client,
+    file,
+    close: async () => {
+      await client.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

@@ -15,9 +15,9 @@ describe('createProvider(env)', () => {
     expect(() => createProvider({ RETRACT_PROVIDER_URL: 'not a url sk_live_123' })).not.toThrow(/sk_live/);
     expect(() => createProvider({ RETRACT_PROVIDER_URL: 'mailto:ops@example.com' })).toThrow(/http or https/);
     for (const t of ['0', '-5', '1.5', 'fast']) {
-      expect(() => createProvider({ RETRACT_PROVIDER_URL: 'https://pay.example.com/r', RETRACT_PROVIDER_TIMEOUT_MS: t })).toThrow(
-        /RETRACT_PROVIDER_TIMEOUT_MS must be a positive integer/,
-      );
+      expect(() =>
+        createProvider({ RETRACT_PROVIDER_URL: 'https://pay.example.com/r', RETRACT_PROVIDER_TIMEOUT_MS: t }),
+      ).toThrow(/RETRACT_PROVIDER_TIMEOUT_MS must be a positive integer/);
     }
   });
 

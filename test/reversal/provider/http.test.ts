@@ -1,7 +1,11 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { HttpReversalProvider, parseRetryAfter, type HttpReversalProviderOptions } from '../../../src/reversal/provider/http';
+import {
+  HttpReversalProvider,
+  parseRetryAfter,
+  type HttpReversalProviderOptions,
+} from '../../../src/reversal/provider/http';
 import type { ProviderLogger, ReversalRequest } from '../../../src/reversal/provider/provider';
 import { gid } from '../../../src/kernel/ids';
 import { startFakeProvider, type FakeProvider } from '../../support/fake-provider';

@@ -69,7 +69,10 @@ describe('webhook signatures', () => {
 
 describe('parseConfirmation', () => {
   it('accepts { reversalId, providerRef } and { idempotencyKey, providerRef }, ignoring extra fields', () => {
-    expect(parseConfirmation(body)).toEqual({ ok: true, confirmation: { reversalId: 'rev-1', providerRef: 'prv_abc123' } });
+    expect(parseConfirmation(body)).toEqual({
+      ok: true,
+      confirmation: { reversalId: 'rev-1', providerRef: 'prv_abc123' },
+    });
     expect(
       parseConfirmation(Buffer.from(JSON.stringify({ idempotencyKey: 'reversal:k1', providerRef: 'prv_x', extra: 1 }))),
     ).toEqual({ ok: true, confirmation: { idempotencyKey: 'reversal:k1', providerRef: 'prv_x' } });

@@ -43,14 +43,21 @@ describe.each(engines())('GET /metrics on %s', (engine) => {
     await passportRetractedOverApi(s.base, s.core, actor);
     const m = samples((await scrape(s.base, TOKEN)).text);
     expect(m.get('retract_graphql_operations_total{operation="RetractPassport",type="mutation",outcome="ok"}')).toBe(1);
-    expect(m.get('retract_graphql_operation_duration_seconds_count{operation="RetractPassport",type="mutation",outcome="ok"}')).toBe(1);
+    expect(
+      m.get(
+        'retract_graphql_operation_duration_seconds_count{operation="RetractPassport",type="mutation",outcome="ok"}',
+      ),
+    ).toBe(1);
     expect(m.get('retract_retractions_total')).toBe(1);
     expect(m.get('retract_retraction_duration_seconds_count')).toBe(1);
     expect(m.get('retract_retraction_cascade_beliefs_sum')).toBe(4);
     expect(m.get('retract_retraction_cascade_beliefs_bucket{le="2"}')).toBe(0);
     expect(m.get('retract_retraction_cascade_beliefs_bucket{le="5"}')).toBe(1);
     // The story's writes (3 kinds, 4 beliefs, 3 proposals, 2 claims, 2 completions) and the retraction: 15 turns.
-    expect(m.get('retract_turns_total{outcome="committed"}')! - (before.get('retract_turns_total{outcome="committed"}') ?? 0)).toBeGreaterThanOrEqual(15);
+    expect(
+      m.get('retract_turns_total{outcome="committed"}')! -
+        (before.get('retract_turns_total{outcome="committed"}') ?? 0),
+    ).toBeGreaterThanOrEqual(15);
     expect(m.get('retract_turns_total{outcome="given_up"}')).toBe(0);
     expect(m.get('retract_open_money_minor_units{status="owed",currency="USD"}')).toBe(124000);
     expect(m.get('retract_open_money_minor_units{status="unreachable",currency="USD"}')).toBe(8900);
@@ -70,14 +77,27 @@ describe.each(engines())('GET /metrics on %s', (engine) => {
 
   it('labels a refused operation by its code and an unnamed one as anonymous', async () => {
     const actor = await actorIn(s.store, 'metrics-refusals');
-    const post = (body: unknown) => fetch(s.http, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${actor.token}` }, body: JSON.stringify(body) });
-    await post({ operationName: 'RetractMissing', query: 'mutation RetractMissing { retractBelief(input: { beliefId: "QmVsaWVmOjk5OTk5OTk=", reason: "x" }) { id } }' });
+    const post = (body: unknown) =>
+      fetch(s.http, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${actor.token}` },
+        body: JSON.stringify(body),
+      });
+    await post({
+      operationName: 'RetractMissing',
+      query:
+        'mutation RetractMissing { retractBelief(input: { beliefId: "QmVsaWVmOjk5OTk5OTk=", reason: "x" }) { id } }',
+    });
     await post({ query: '{ viewer { id } }' });
     const m = samples((await scrape(s.base, TOKEN)).text);
-    const refused = [...m.entries()].filter(([k]) => k.startsWith('retract_graphql_operations_total{operation="RetractMissing"'));
+    const refused = [...m.entries()].filter(([k]) =>
+      k.startsWith('retract_graphql_operations_total{operation="RetractMissing"'),
+    );
     expect(refused).toHaveLength(1);
     expect(refused[0]![0]).toMatch(/outcome="(not_found|bad_user_input)"/);
-    expect(m.get('retract_graphql_operations_total{operation="anonymous",type="query",outcome="ok"}')).toBeGreaterThanOrEqual(1);
+    expect(
+      m.get('retract_graphql_operations_total{operation="anonymous",type="query",outcome="ok"}'),
+    ).toBeGreaterThanOrEqual(1);
   });
 
   it('counts retried attempts by reason', async () => {
@@ -105,11 +125,19 @@ describe('GET /metrics switched off', () => {
 describe('metrics settings and labels', () => {
   it('reads the documented settings and refuses a mistyped one', () => {
     expect(metricsSettingsFromEnv({})).toEqual({ enabled: true, token: null, fleetLabel: false, maxOperations: 100 });
-    expect(metricsSettingsFromEnv({ RETRACT_METRICS: 'off', RETRACT_METRICS_FLEET_LABEL: 'on', RETRACT_METRICS_MAX_OPERATIONS: '7', RETRACT_METRICS_TOKEN: TOKEN }))
-      .toEqual({ enabled: false, token: TOKEN, fleetLabel: true, maxOperations: 7 });
+    expect(
+      metricsSettingsFromEnv({
+        RETRACT_METRICS: 'off',
+        RETRACT_METRICS_FLEET_LABEL: 'on',
+        RETRACT_METRICS_MAX_OPERATIONS: '7',
+        RETRACT_METRICS_TOKEN: TOKEN,
+      }),
+    ).toEqual({ enabled: false, token: TOKEN, fleetLabel: true, maxOperations: 7 });
     expect(() => metricsSettingsFromEnv({ RETRACT_METRICS: 'maybe' })).toThrow(ConfigError);
     expect(() => metricsSettingsFromEnv({ RETRACT_METRICS: 'maybe' })).toThrow(/RETRACT_METRICS must be on or off/);
-    expect(() => metricsSettingsFromEnv({ RETRACT_METRICS_MAX_OPERATIONS: '0' })).toThrow(/RETRACT_METRICS_MAX_OPERATIONS/);
+    expect(() => metricsSettingsFromEnv({ RETRACT_METRICS_MAX_OPERATIONS: '0' })).toThrow(
+      /RETRACT_METRICS_MAX_OPERATIONS/,
+    );
     expect(() => metricsSettingsFromEnv({ RETRACT_METRICS_TOKEN: 'short' })).toThrow(/at least 16/);
   });
 

@@ -9,7 +9,7 @@ import { type ApiServer, startApiServer } from '../../support/api-server';
 import { onPath, passportRetractedOverApi } from '../../support/metrics';
 
 const HAVE = onPath('prometheus');
-const WHY = HAVE ? '' : ' (skipped: prometheus is not on PATH; `bash scripts/ensure-prometheus.sh` installs Debian\'s)';
+const WHY = HAVE ? '' : " (skipped: prometheus is not on PATH; `bash scripts/ensure-prometheus.sh` installs Debian's)";
 if (!HAVE) console.warn(`test/server/metrics/prometheus.test.ts:${WHY}`);
 const TOKEN = 'prometheus-scrape-token-0123456789';
 // One engine is enough to prove the scrape: PostgreSQL when configured (as in CI), else PGlite.
@@ -41,26 +41,38 @@ describe.skipIf(!HAVE)(`a real Prometheus scrapes GET /metrics on ${ENGINE}${WHY
     const port = await freePort();
     promUrl = `http://127.0.0.1:${port}`;
     fs.copyFileSync('docs/prometheus/alerts.yml', path.join(dir, 'alerts.yml'));
-    fs.writeFileSync(path.join(dir, 'prometheus.yml'), [
-      'global: { scrape_interval: 1s, evaluation_interval: 1s }',
-      'rule_files: [alerts.yml]',
-      'scrape_configs:',
-      '  - job_name: retract',
-      '    scrape_interval: 1s',
-      '    scrape_timeout: 1s',
-      `    authorization: { type: Bearer, credentials: ${TOKEN} }`,
-      `    static_configs: [{ targets: ['${new URL(s.base).host}'] }]`,
-      '',
-    ].join('\n'));
-    prom = spawn('prometheus', [
-      `--config.file=${path.join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(dir, 'data')}`,
-      `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn',
-    ], { stdio: ['ignore', 'pipe', 'pipe'] });
+    fs.writeFileSync(
+      path.join(dir, 'prometheus.yml'),
+      [
+        'global: { scrape_interval: 1s, evaluation_interval: 1s }',
+        'rule_files: [alerts.yml]',
+        'scrape_configs:',
+        '  - job_name: retract',
+        '    scrape_interval: 1s',
+        '    scrape_timeout: 1s',
+        `    authorization: { type: Bearer, credentials: ${TOKEN} }`,
+        `    static_configs: [{ targets: ['${new URL(s.base).host}'] }]`,
+        '',
+      ].join('\n'),
+    );
+    prom = spawn(
+      'prometheus',
+      [
+        `--config.file=${path.join(dir, 'prometheus.yml')}`,
+        `--storage.tsdb.path=${path.join(dir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+        '--log.level=warn',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     prom.stdout!.on('data', (b: Buffer) => log.push(b.toString()));
     prom.stderr!.on('data', (b: Buffer) => log.push(b.toString()));
     for (let i = 0; ; i++) {
       if (prom.exitCode !== null) throw new Error(`prometheus exited ${prom.exitCode}:\n${log.join('')}`);
-      const ready = await fetch(`${promUrl}/-/ready`).then((r) => r.ok, () => false);
+      const ready = await fetch(`${promUrl}/-/ready`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ready) break;
       if (i > 300) throw new Error(`prometheus not ready on ${promUrl} after 30 s:\n${log.join('')}`);
       await new Promise((r) => setTimeout(r, 100));
@@ -102,11 +114,19 @@ describe.skipIf(!HAVE)(`a real Prometheus scrapes GET /metrics on ${ENGINE}${WHY
     const actor = await actorIn(s.store, 'prometheus-passport');
     await passportRetractedOverApi(s.base, s.core, actor);
     expect(await eventually('sum(retract_retractions_total{job="retract"})', 1)).toBe(1);
-    expect(await eventually('sum(retract_open_money_minor_units{job="retract",status="owed",currency="USD"})', 124_000)).toBe(124_000);
-    expect(await eventually('sum(retract_open_money_minor_units{job="retract",status="unreachable",currency="USD"})', 8_900)).toBe(8_900);
-    expect(await value('sum(retract_graphql_operations_total{job="retract",operation="RetractPassport",outcome="ok"})')).toBe(1);
+    expect(
+      await eventually('sum(retract_open_money_minor_units{job="retract",status="owed",currency="USD"})', 124_000),
+    ).toBe(124_000);
+    expect(
+      await eventually('sum(retract_open_money_minor_units{job="retract",status="unreachable",currency="USD"})', 8_900),
+    ).toBe(8_900);
+    expect(
+      await value('sum(retract_graphql_operations_total{job="retract",operation="RetractPassport",outcome="ok"})'),
+    ).toBe(1);
     // The rules loaded, and none fires on a healthy server.
-    const rules = (await (await fetch(`${promUrl}/api/v1/rules`)).json()) as { data: { groups: Array<{ rules: Array<{ name: string; state: string }> }> } };
+    const rules = (await (await fetch(`${promUrl}/api/v1/rules`)).json()) as {
+      data: { groups: Array<{ rules: Array<{ name: string; state: string }> }> };
+    };
     const loaded = rules.data.groups.flatMap((g) => g.rules);
     expect(loaded.map((r) => r.name)).toContain('RetractOwedReversalTooOld');
     expect(loaded.filter((r) => r.state === 'firing').map((r) => r.name)).toEqual([]);

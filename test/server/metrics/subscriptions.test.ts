@@ -6,7 +6,7 @@ import { type ApiServer, startApiServer } from '../../support/api-server';
 import { samples, scrape } from '../../support/metrics';
 import { belief } from '../../support/story';
 
-describe.each(engines())('open subscriptions and the slowest one\'s lag in GET /metrics on %s', (engine) => {
+describe.each(engines())("open subscriptions and the slowest one's lag in GET /metrics on %s", (engine) => {
   let s: ApiServer;
   let waker: Waker;
   beforeAll(async () => {
@@ -20,7 +20,7 @@ describe.each(engines())('open subscriptions and the slowest one\'s lag in GET /
     await s?.close();
   });
 
-  it('a subscriber that has not taken an event counts as behind by that event\'s age; a caught-up or closed one does not', async () => {
+  it("a subscriber that has not taken an event counts as behind by that event's age; a caught-up or closed one does not", async () => {
     const actor = await actorIn(s.store, 'metrics-subs');
     const root = await belief(s.core, actor, 'subs/root');
     const stop = new AbortController();
