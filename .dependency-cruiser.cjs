@@ -11,7 +11,7 @@ const DOMAIN =
  * the provider callback, and the adapters that call them.
  */
 const WRITE_PATH =
-  '(\\.service\\.ts$|^src/worker/|^src/effect/(executor|reach)\\.ts$|^src/derivation/cascade\\.ts$|^src/reversal/(dispatcher|callback)\\.ts$|^src/(api|server|cli|demo)/)';
+  '(\\.service\\.ts$|^src/worker/|^src/effect/(executor|reach)\\.ts$|^src/retraction/cascade\\.ts$|^src/reversal/(dispatcher|callback)\\.ts$|^src/(api|server|cli|demo)/)';
 const ADAPTERS = '^src/(api|server|mcp|cli|demo)/';
 /** The MCP modules that may reach writes: the write tools, and what registers and serves them. */
 const MCP_WRITERS = '^src/mcp/(write/|server\\.ts$|http\\.ts$|main\\.ts$)';
@@ -107,6 +107,15 @@ module.exports = {
         "Every statement of the product lives in a src/<lifecycle>/<aggregate>.repository.ts (store/ keeps transactions, engine and catalog queries; invariants/ is the checker): nothing else imports kysely's sql.",
       from: { path: '^src/', pathNot: '(\\.repository\\.ts$|^src/store/|^src/invariants/)' },
       to: { path: 'node_modules/kysely/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'no-folder-cycles',
+      severity: 'error',
+      comment:
+        "A folder that imports a folder importing it back (directly or around a longer loop) makes the two one layer: each lifecycle sits on the ones below it. Break the loop where the dependency is one way: hand a repository the SQL fragment of the layer above (reach.ts), put a loop's shared helper below both (store/rounds.ts), or move the orchestration up (adjudication.service.ts). A folder and its own sub-folders count as one.",
+      scope: 'folder',
+      from: { path: '^src/' },
+      to: { circular: true },
     },
   ],
   options: {

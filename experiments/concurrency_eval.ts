@@ -7,7 +7,7 @@
  * on which this script creates a fresh database and drops it at the end. Three arms, interleaved
  * trial by trial so machine load falls on all of them alike:
  *  A  the product's COMMIT as it is: assertBelief (claim row lock, premises locked FOR SHARE, SERIALIZABLE);
- *  B  the same COMMIT without the claim row lock (experimentFlags.skipClaimLock — experiment only);
+ *  B  the same COMMIT without the claim row lock (Core.skipClaimLock — experiment only);
  *  C  a naive check-then-write at READ COMMITTED, written here: read the premises and the ACTIVE
  *     belief with plain SELECTs; if the claim is free, insert. Same role and fleet setting (inTx).
  * Retractions in every arm are the product's retractBelief. Each trial starts from an emptied store and
@@ -39,7 +39,7 @@ import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import pg from 'pg';
 import type { Actor, Core } from '../src/core';
-import { assertBelief, experimentFlags, insertBelief } from '../src/belief/belief.service';
+import { assertBelief, insertBelief } from '../src/belief/belief.service';
 import { activeBeliefForClaim } from '../src/belief/belief.repository';
 import { LocalEmbedder } from '../src/embedding/local';
 import { appendEvent } from '../src/event/event.repository';
@@ -181,7 +181,7 @@ async function naiveAssert(
   }
 }
 
-/** Arms A and B: the product's assertBelief (B with the experiment-only switch set around the trial). */
+/** Arms A and B: the product's assertBelief (B on a Core with the experiment-only skipClaimLock). */
 async function productAssert(
   core: Core,
   actor: Actor,
@@ -318,6 +318,7 @@ async function runTrial(
   await retractBelief(core, setup, { beliefId: old.belief.id, reason: 'number disconnected' });
 
   const write = arm === 'C' ? naiveAssert : productAssert;
+  const writer: Core = arm === 'B' ? { ...core, skipClaimLock: true } : core;
   const streets = [
     '12 Elm St',
     '14 Elm St',
@@ -331,97 +332,92 @@ async function runTrial(
   const phones = ['+1 555 0111', '+1 555 0122', '+1 555 0133', '+1 555 0144'];
   const retries0 = store.tx.stats.retries;
   const exhausted0 = store.tx.stats.exhausted;
-  experimentFlags.skipClaimLock = arm === 'B';
   let outcomes: TrialResult['outcomes'];
-  try {
-    const on = (g: Group) => only === undefined || only === g;
-    // Signed offset: the writers wait when the retraction goes first, and the other way round.
-    const writersAt = sleep(Math.max(0, -offsetMs));
-    const later = (f: () => Promise<Outcome>) => writersAt.then(f);
-    const fresh: Array<Promise<Outcome>> = [];
-    const existing: Array<Promise<Outcome>> = [];
-    const adjacent: Array<Promise<Outcome>> = [];
-    const derived: Array<Promise<Outcome>> = [];
-    let a = 0;
-    // Interleave the groups so that no group always starts first.
-    for (let i = 0; i < Math.max(CONTESTED_WRITERS, ADJACENT_WRITERS, DERIVERS); i++) {
-      if (i < CONTESTED_WRITERS && on('fresh')) {
-        const agent = agents[a++]!;
-        fresh.push(
-          later(() =>
-            write(core, agent, {
-              claimKey: claims.fresh,
-              statement: `customer ${trial} lives at ${streets[i]}`,
-              value: streets[i],
-              derivedFrom: [],
-            }),
-          ),
-        );
-      }
-      if (i < CONTESTED_WRITERS && on('existing')) {
-        const agent = agents[a++]!;
-        existing.push(
-          later(() =>
-            write(core, agent, {
-              claimKey: claims.existing,
-              statement: `customer ${trial} can be reached at ${phones[i]}`,
-              value: phones[i],
-              derivedFrom: [],
-            }),
-          ),
-        );
-      }
-      if (i < ADJACENT_WRITERS && on('adjacent')) {
-        const agent = agents[a++]!;
-        const street = streets[CONTESTED_WRITERS + i];
-        adjacent.push(
-          later(() =>
-            write(core, agent, {
-              claimKey: `${claims.fresh}.${i + 1}`,
-              statement: `customer ${trial} lives at ${street}`,
-              value: street,
-              derivedFrom: [],
-            }),
-          ),
-        );
-      }
-      if (i < DERIVERS && on('derive')) {
-        const agent = agents[a++]!;
-        const from = i < DERIVERS / 2 ? p.belief.id : q.belief.id;
-        derived.push(
-          later(() =>
-            write(core, agent, {
-              claimKey: `${prefix}/derived.${i}`,
-              statement: `customer ${trial} may use service ${i}`,
-              value: true,
-              derivedFrom: [from],
-            }),
-          ),
-        );
-      }
+  const on = (g: Group) => only === undefined || only === g;
+  // Signed offset: the writers wait when the retraction goes first, and the other way round.
+  const writersAt = sleep(Math.max(0, -offsetMs));
+  const later = (f: () => Promise<Outcome>) => writersAt.then(f);
+  const fresh: Array<Promise<Outcome>> = [];
+  const existing: Array<Promise<Outcome>> = [];
+  const adjacent: Array<Promise<Outcome>> = [];
+  const derived: Array<Promise<Outcome>> = [];
+  let a = 0;
+  // Interleave the groups so that no group always starts first.
+  for (let i = 0; i < Math.max(CONTESTED_WRITERS, ADJACENT_WRITERS, DERIVERS); i++) {
+    if (i < CONTESTED_WRITERS && on('fresh')) {
+      const agent = agents[a++]!;
+      fresh.push(
+        later(() =>
+          write(writer, agent, {
+            claimKey: claims.fresh,
+            statement: `customer ${trial} lives at ${streets[i]}`,
+            value: streets[i],
+            derivedFrom: [],
+          }),
+        ),
+      );
     }
-    const retractor = agents[a++]!;
-    const retraction = (async (): Promise<Outcome> => {
-      if (!on('derive')) return { kind: 'ok', ms: 0 };
-      if (offsetMs > 0) await sleep(offsetMs);
-      const t0 = performance.now();
-      try {
-        await retractBelief(core, retractor, { beliefId: p.belief.id, reason: 'document check reversed' });
-        return { kind: 'ok', ms: performance.now() - t0 };
-      } catch (e) {
-        return errorOutcome(e, t0);
-      }
-    })();
-    outcomes = {
-      fresh: await Promise.all(fresh),
-      existing: await Promise.all(existing),
-      adjacent: await Promise.all(adjacent),
-      derived: await Promise.all(derived),
-      retraction: await retraction,
-    };
-  } finally {
-    experimentFlags.skipClaimLock = false;
+    if (i < CONTESTED_WRITERS && on('existing')) {
+      const agent = agents[a++]!;
+      existing.push(
+        later(() =>
+          write(writer, agent, {
+            claimKey: claims.existing,
+            statement: `customer ${trial} can be reached at ${phones[i]}`,
+            value: phones[i],
+            derivedFrom: [],
+          }),
+        ),
+      );
+    }
+    if (i < ADJACENT_WRITERS && on('adjacent')) {
+      const agent = agents[a++]!;
+      const street = streets[CONTESTED_WRITERS + i];
+      adjacent.push(
+        later(() =>
+          write(writer, agent, {
+            claimKey: `${claims.fresh}.${i + 1}`,
+            statement: `customer ${trial} lives at ${street}`,
+            value: street,
+            derivedFrom: [],
+          }),
+        ),
+      );
+    }
+    if (i < DERIVERS && on('derive')) {
+      const agent = agents[a++]!;
+      const from = i < DERIVERS / 2 ? p.belief.id : q.belief.id;
+      derived.push(
+        later(() =>
+          write(writer, agent, {
+            claimKey: `${prefix}/derived.${i}`,
+            statement: `customer ${trial} may use service ${i}`,
+            value: true,
+            derivedFrom: [from],
+          }),
+        ),
+      );
+    }
   }
+  const retractor = agents[a++]!;
+  const retraction = (async (): Promise<Outcome> => {
+    if (!on('derive')) return { kind: 'ok', ms: 0 };
+    if (offsetMs > 0) await sleep(offsetMs);
+    const t0 = performance.now();
+    try {
+      await retractBelief(core, retractor, { beliefId: p.belief.id, reason: 'document check reversed' });
+      return { kind: 'ok', ms: performance.now() - t0 };
+    } catch (e) {
+      return errorOutcome(e, t0);
+    }
+  })();
+  outcomes = {
+    fresh: await Promise.all(fresh),
+    existing: await Promise.all(existing),
+    adjacent: await Promise.all(adjacent),
+    derived: await Promise.all(derived),
+    retraction: await retraction,
+  };
   const retries = store.tx.stats.retries - retries0;
   const exhausted = store.tx.stats.exhausted - exhausted0;
 

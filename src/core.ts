@@ -17,6 +17,14 @@ import type { Store } from './store/engine';
 export interface Core {
   store: Store;
   embedder: Embedder;
+  /**
+   * EXPERIMENT ONLY (experiments/concurrency_eval.ts, arm B); never set by the product, the server or tests of the
+   * product. With it, a turn's COMMIT (assertBelief) still creates the claim row and bumps its version, but does not
+   * take the claim row lock (`SELECT … FOR UPDATE`) that serialises writers on one claim, so the experiment can
+   * measure what SERIALIZABLE alone does without it. A field of the Core the experiment builds, not a module flag:
+   * no other caller in the process can see it.
+   */
+  skipClaimLock?: boolean;
 }
 
 /** Who is acting: the agent and its fleet. Every service call takes one. */

@@ -286,7 +286,7 @@ async function rawTurn(
         [],
       );
       // One statement: create + lock the claim and read its ACTIVE belief with the value comparison
-      // (src/belief/belief.repository.ts lockClaimReadActive; no READ snapshot in this workload).
+      // (src/belief/claim.repository.ts lockClaimReadActive; no READ snapshot in this workload).
       const claim = await q(
         `WITH created AS (INSERT INTO claims (fleet_id, key) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING version, last_tx),
               locked AS (SELECT version, last_tx FROM claims WHERE fleet_id = $3 AND key = $4 AND NOT EXISTS (SELECT FROM created) FOR UPDATE),

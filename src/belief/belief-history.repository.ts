@@ -233,57 +233,55 @@ export async function statusIntervals(db: Db, fleet: string, beliefIds: readonly
      ORDER BY b.id`.execute(db);
   const out: StatusInterval[] = [];
   for (const b of r.rows) {
+    const at = (x: Omit<StatusInterval, 'belief_id' | 'current_status'>) =>
+      out.push({ belief_id: b.belief_id, current_status: b.status, ...x });
+    // Each RETRACTED interval, the closed ones and then the current one (open-ended), follows an ACTIVE one.
+    const down: Array<{
+      retraction_id: string;
+      retracted_by: string;
+      retracted_at: Date;
+      reinstatement_id: string | null;
+      reinstated_by: string;
+      reinstated_at: Date | null;
+    }> = b.episodes.map((e) => ({
+      ...e,
+      retracted_at: new Date(e.retracted_at),
+      reinstated_at: new Date(e.reinstated_at),
+    }));
+    if (b.status === 'RETRACTED')
+      down.push({
+        retraction_id: b.retraction_id!,
+        retracted_by: b.retracted_by!,
+        retracted_at: b.retracted_at!,
+        reinstatement_id: null,
+        reinstated_by: b.retracted_by!,
+        reinstated_at: null,
+      });
     let from = b.created_at;
     let opener = { by: b.author_id, reinstatement: null as string | null };
-    for (const e of b.episodes) {
-      out.push({
-        belief_id: b.belief_id,
-        current_status: b.status,
+    for (const e of down) {
+      const base = { retraction_id: e.retraction_id };
+      at({
+        ...base,
         status: 'ACTIVE',
         from,
-        to: new Date(e.retracted_at),
-        retraction_id: e.retraction_id,
+        to: e.retracted_at,
         reinstatement_id: opener.reinstatement,
         changed_by: opener.by,
       });
-      out.push({
-        belief_id: b.belief_id,
-        current_status: b.status,
+      at({
+        ...base,
         status: 'RETRACTED',
-        from: new Date(e.retracted_at),
-        to: new Date(e.reinstated_at),
-        retraction_id: e.retraction_id,
+        from: e.retracted_at,
+        to: e.reinstated_at,
         reinstatement_id: e.reinstatement_id,
         changed_by: e.retracted_by,
       });
-      from = new Date(e.reinstated_at);
+      if (e.reinstated_at) from = e.reinstated_at;
       opener = { by: e.reinstated_by, reinstatement: e.reinstatement_id };
     }
-    if (b.status === 'RETRACTED') {
-      out.push({
-        belief_id: b.belief_id,
-        current_status: b.status,
-        status: 'ACTIVE',
-        from,
-        to: b.retracted_at,
-        retraction_id: b.retraction_id,
-        reinstatement_id: opener.reinstatement,
-        changed_by: opener.by,
-      });
-      out.push({
-        belief_id: b.belief_id,
-        current_status: b.status,
-        status: 'RETRACTED',
-        from: b.retracted_at!,
-        to: null,
-        retraction_id: b.retraction_id,
-        reinstatement_id: null,
-        changed_by: b.retracted_by!,
-      });
-    } else {
-      out.push({
-        belief_id: b.belief_id,
-        current_status: b.status,
+    if (b.status !== 'RETRACTED')
+      at({
         status: 'ACTIVE',
         from,
         to: null,
@@ -291,33 +289,8 @@ export async function statusIntervals(db: Db, fleet: string, beliefIds: readonly
         reinstatement_id: opener.reinstatement,
         changed_by: opener.by,
       });
-    }
   }
   return out;
-}
-
-/** What a reinstatement closes: the RETRACTED intervals that retraction `retractionId` opened on `ids` (a bigint[] expression, e.g. a sub-select of one). */
-export interface Reinstated {
-  reinstatementId: string;
-  retractionId: string;
-  /** The reinstating agent. */
-  actorId: string;
-  ids: RawBuilder<unknown>;
-}
-
-/**
- * For the reinstatement: closes, as of now, the current RETRACTED interval of each belief of `r.ids` that
- * `r.retractionId` took down. A CTE of the reinstating statement, beside the UPDATE that sets them ACTIVE: every
- * part of one statement reads the rows as they were before it, so it still sees the retraction columns that clears.
- */
-export function reinstatedIntervals(fleet: string, r: Reinstated): RawBuilder<{ belief_id: string }> {
-  return sql`
-    INSERT INTO belief_status_history AS h (fleet_id, belief_id, retraction_id, retraction_depth, retracted_at, reinstatement_id, reinstated_by, reinstated_at)
-    SELECT b.fleet_id, b.id, b.retraction_id, b.retraction_depth, b.retracted_at, ${r.reinstatementId}, ${r.actorId}, now()
-      FROM unnest(${r.ids}) AS f(id)
-      JOIN beliefs b ON b.fleet_id = ${fleet} AND b.id = f.id
-     WHERE b.retraction_id = ${r.retractionId}
-    RETURNING h.belief_id`;
 }
 
 /** The search as of a past instant: exact ranking over the beliefs of that instant (nearestAsOf), each row as it stood then. */

@@ -1,6 +1,8 @@
-import { type Selectable, sql } from 'kysely';
-import { type Page, newestFirstPage } from '../kernel/page';
+import { type RawBuilder, type Selectable, sql } from 'kysely';
+import { type Page, encodeIdCursor, newestFirstPage, pageOf } from '../kernel/page';
 import type { BeliefTable } from '../store/schema';
+import { insertEvents, insertLevelEvents } from '../event/event.repository';
+import { intArray } from '../store/pg-array';
 import type { Db } from '../store/tx';
 
 /**
@@ -47,7 +49,7 @@ export async function beliefsByIds(db: Db, fleet: string, ids: readonly string[]
  * with the table, and its relation-wide read locks made concurrent writers fail serialization
  * (FINDINGS §6, turns).
  */
-function claimKeyEquals(key: string) {
+export function claimKeyEquals(key: string) {
   return sql<boolean>`(claim_key = ${key} AND claim_key COLLATE "C" = ${key})`;
 }
 
@@ -123,27 +125,6 @@ export async function lockBeliefs(
   return rows;
 }
 
-/**
- * Creates the claim row if needed and locks it: the serialisation point for writes on one claim.
- * One statement: the INSERT returns the row when it creates it (uncommitted, so no one else can
- * take it), else the `FOR UPDATE` read locks the existing one. A row another transaction created or
- * changed after this transaction's snapshot fails with SQLSTATE 40001 (retried by src/store/tx.ts),
- * exactly as the two separate statements would.
- */
-export async function lockClaim(db: Db, fleet: string, key: string): Promise<{ version: string }> {
-  const { rows } = await sql<{ version: string }>`
-    WITH created AS (
-      INSERT INTO claims (fleet_id, key) VALUES (${fleet}, ${key}) ON CONFLICT DO NOTHING RETURNING version
-    ), locked AS (
-      SELECT version FROM claims WHERE fleet_id = ${fleet} AND key = ${key} FOR UPDATE
-    )
-    SELECT version FROM created
-    UNION ALL
-    SELECT version FROM locked`.execute(db);
-  if (rows.length !== 1) throw new Error(`lockClaim: expected one claim row for ${key}, got ${rows.length}`);
-  return { version: String(rows[0]!.version) };
-}
-
 /** A new belief id from the beliefs' own identity sequence: what insertBeliefBumpClaim writes under. */
 export async function nextBeliefId(db: Db): Promise<string> {
   const { rows } = await sql<{ id: string }>`SELECT nextval('beliefs_id_seq')::text AS id`.execute(db);
@@ -179,135 +160,15 @@ export async function insertBeliefBumpClaim(
     ), bumped AS (
       UPDATE claims SET version = version + 1, last_tx = pg_current_xact_id() WHERE fleet_id = ${b.fleet} AND key = ${b.claimKey}
     ), event AS (
-      INSERT INTO events (fleet_id, type, actor_id, ids, data)
-      VALUES (${b.fleet}, 'BeliefAsserted', ${b.authorId}, ARRAY[${b.id}::bigint], ${JSON.stringify({ claimKey: b.claimKey })}::jsonb)
+      ${insertEvents(b.fleet, { type: 'BeliefAsserted', actorId: b.authorId, ids: sql`ARRAY[${b.id}::bigint]`, data: JSON.stringify({ claimKey: b.claimKey }) })}
     )
     SELECT * FROM b`.execute(db);
   return rows[0]!;
 }
 
-/** What a turn learns from its first statement: the locked claim, and the claim's ACTIVE belief. */
-export interface LockedClaim {
-  version: string;
-  /** Whether the claim's last write was visible in the given READ snapshot (true without one, or for a claim never written). */
-  visibleInSnapshot: boolean;
-  /** Whether the given READ snapshot is ahead of this node's current one: not a snapshot this database handed out (false without one). */
-  snapshotAhead: boolean;
-  /** The claim's ACTIVE belief, if any, and whether its value equals the turn's. */
-  active: { belief: BeliefRow; sameValue: boolean } | undefined;
-  /** Without an ACTIVE belief: an id drawn for the belief the turn will likely write (nextBeliefId, in the same round trip). */
-  nextBeliefId: string | null;
-}
-
-/**
- * lockClaim + activeBeliefComparedTo + the READ-snapshot check in ONE statement, a turn's first
- * round trip: creates the claim row if needed and locks it (as lockClaim), reads the claim's ACTIVE
- * belief comparing its value with `value` (JSON text), and, given `snapshot`, whether the claim's
- * last write was visible in it. Under SERIALIZABLE every statement reads the transaction's one
- * snapshot, and a claim row changed after it fails the lock with 40001, so the belief read here is
- * exactly what a statement after the lock would read.
- *
- * A claim row this statement creates is neither read back nor searched for beliefs: no belief can
- * exist without its claim row (foreign key) and every belief is written under the claim's lock, so
- * both reads would find nothing — and under SERIALIZABLE an index search that finds nothing still
- * takes a predicate lock on the index page of the gap, where concurrent turns on neighbouring keys
- * insert: a serialization failure for many of them (FINDINGS §6, turns).
- */
-export async function lockClaimReadActive(
-  db: Db,
-  fleet: string,
-  key: string,
-  value: string | null,
-  snapshot: string | null,
-): Promise<LockedClaim> {
-  const { rows } = await lockClaimReadActiveQuery(fleet, key, value, snapshot).execute(db);
-  if (rows.length !== 1) throw new Error(`lockClaimReadActive: expected one row for claim ${key}, got ${rows.length}`);
-  const { claim_version, claim_visible, snapshot_ahead, same_value, next_belief_id, ...belief } = rows[0]!;
-  return {
-    version: claim_version,
-    visibleInSnapshot: claim_visible,
-    snapshotAhead: snapshot_ahead,
-    active: belief.id === null ? undefined : { belief, sameValue: same_value === true },
-    nextBeliefId: next_belief_id,
-  };
-}
-
-/** Whether a claim's last write (its `last_tx` column) was visible in a READ snapshot; true without one or for a claim never written. */
-function lastWriteVisibleIn(lastTx: string, snapshot: string | null) {
-  return sql<boolean>`(${sql.ref(lastTx)} IS NULL OR ${snapshot}::pg_snapshot IS NULL OR pg_visible_in_snapshot(${sql.ref(lastTx)}, ${snapshot}::pg_snapshot))`;
-}
-
-/**
- * Whether a READ snapshot is from the future: its xmax beyond this node's next transaction id. Only a forged
- * or foreign snapshot is, and every write would look visible in it, hiding the change basedOn exists to catch.
- */
-function snapshotAheadOf(snapshot: string | null) {
-  return sql<boolean>`(${snapshot}::pg_snapshot IS NOT NULL AND pg_snapshot_xmax(${snapshot}::pg_snapshot) > pg_snapshot_xmax(pg_current_snapshot()))`;
-}
-
-/** The statement of lockClaimReadActive (exported for plan tests). */
-export function lockClaimReadActiveQuery(fleet: string, key: string, value: string | null, snapshot: string | null) {
-  return sql<
-    BeliefRow & {
-      claim_version: string;
-      claim_visible: boolean;
-      snapshot_ahead: boolean;
-      same_value: boolean | null;
-      next_belief_id: string | null;
-    }
-  >`
-    WITH created AS (
-      INSERT INTO claims (fleet_id, key) VALUES (${fleet}, ${key}) ON CONFLICT DO NOTHING RETURNING version, last_tx
-    ), locked AS (
-      SELECT version, last_tx FROM claims WHERE fleet_id = ${fleet} AND key = ${key} AND NOT EXISTS (SELECT FROM created) FOR UPDATE
-    ), active AS MATERIALIZED (
-      SELECT ${sql.join(BELIEF_COLUMNS.map((col) => sql.ref(col)))}, (${value}::jsonb IS NOT DISTINCT FROM value) AS same_value
-        FROM beliefs WHERE NOT EXISTS (SELECT FROM created) AND fleet_id = ${fleet} AND ${claimKeyEquals(key)} AND status = 'ACTIVE'
-    )
-    SELECT c.version::text AS claim_version,
-           ${lastWriteVisibleIn('c.last_tx', snapshot)} AS claim_visible,
-           ${snapshotAheadOf(snapshot)} AS snapshot_ahead,
-           CASE WHEN a.id IS NULL THEN nextval('beliefs_id_seq')::text END AS next_belief_id,
-           a.*
-      FROM (SELECT version, last_tx FROM created UNION ALL SELECT version, last_tx FROM locked) c
-      LEFT JOIN active a ON true`;
-}
-
-/**
- * The claim row created if needed and read, NOT locked, with the claim's ACTIVE belief: what
- * lockClaimReadActive does without its row lock. Only for experiments/concurrency_eval.ts (arm B),
- * which measures what SERIALIZABLE alone does without the lock.
- */
-export async function claimReadUnlocked(
-  db: Db,
-  fleet: string,
-  key: string,
-  value: string | null,
-  snapshot: string | null,
-): Promise<LockedClaim> {
-  await db
-    .insertInto('claims')
-    .values({ fleet_id: fleet, key })
-    .onConflict((oc) => oc.doNothing())
-    .execute();
-  const row = await db
-    .selectFrom('claims')
-    .select(['version', lastWriteVisibleIn('last_tx', snapshot).as('visible'), snapshotAheadOf(snapshot).as('ahead')])
-    .where('fleet_id', '=', fleet)
-    .where('key', '=', key)
-    .executeTakeFirstOrThrow();
-  return {
-    version: String(row.version),
-    visibleInSnapshot: row.visible,
-    snapshotAhead: row.ahead,
-    active: await activeBeliefComparedTo(db, fleet, key, value),
-    nextBeliefId: null,
-  };
-}
-
 /**
  * Marks the beliefs a cascade settled to fall (`ids`, each at its level in `levels`) as retracted by
- * `retractionId`, and writes their BeliefRetracted rows (`events`, in cascade order), in one
+ * `retractionId`, and writes their BeliefRetracted rows (in cascade order, insertLevelEvents), in one
  * statement; returns how many were ACTIVE to mark. unnest of a sub-select: the planner cannot see
  * the array's length and estimates a few rows, so it probes the primary key per fallen belief
  * instead of hashing the whole table (a seq scan of every belief would tie the cost to the store).
@@ -317,25 +178,88 @@ export async function markRetracted(
   fleet: string,
   retractionId: string,
   actorId: string,
-  fell: { ids: string; levels: string },
-  events: { depth: string; ids: string; sizes: string },
+  ids: readonly number[],
+  levels: readonly number[],
 ): Promise<number> {
   const r = await sql<{ n: number }>`
     WITH fell AS (
       UPDATE beliefs b SET status = 'RETRACTED', retraction_id = ${retractionId}, retraction_depth = f.depth, retracted_at = now()
-        FROM unnest((SELECT ${fell.ids}::bigint[]), (SELECT ${fell.levels}::int[])) AS f(id, depth)
+        FROM unnest((SELECT ${intArray(ids)}::bigint[]), (SELECT ${intArray(levels)}::int[])) AS f(id, depth)
        WHERE b.fleet_id = ${fleet} AND b.id = f.id AND b.status = 'ACTIVE'
       RETURNING b.id
     ), ev AS (
-      INSERT INTO events (fleet_id, type, retraction_id, depth, ids, data, actor_id)
-      SELECT ${fleet}, 'BeliefRetracted', ${retractionId}, e.depth, e.ids::bigint[],
-             CASE WHEN e.sizes IS NULL THEN NULL ELSE jsonb_build_object('levels', e.sizes::jsonb) END, ${actorId}
-        FROM unnest(${events.depth}::int[], ${events.ids}::text[], ${events.sizes}::text[]) WITH ORDINALITY AS e(depth, ids, sizes, ord)
-       ORDER BY e.ord
-      RETURNING seq
+      ${insertLevelEvents(fleet, { type: 'BeliefRetracted', actorId, retractionId }, ids, levels)}
     )
     SELECT count(*)::int AS n FROM fell`.execute(db);
   return r.rows[0]!.n;
+}
+
+/** What a reinstatement closes: the RETRACTED intervals that retraction `retractionId` opened on `ids` (a bigint[] expression, e.g. a sub-select of one). */
+interface Reinstated {
+  reinstatementId: string;
+  retractionId: string;
+  /** The reinstating agent. */
+  actorId: string;
+  ids: RawBuilder<unknown>;
+}
+
+/**
+ * For bringBack: closes (in belief_status_history, read by belief-history.repository.ts), as of now, the current RETRACTED interval of each belief of `r.ids` that
+ * `r.retractionId` took down. A CTE of the reinstating statement, beside the UPDATE that sets them ACTIVE: every
+ * part of one statement reads the rows as they were before it, so it still sees the retraction columns that clears.
+ */
+function reinstatedIntervals(fleet: string, r: Reinstated): RawBuilder<{ belief_id: string }> {
+  return sql`
+    INSERT INTO belief_status_history AS h (fleet_id, belief_id, retraction_id, retraction_depth, retracted_at, reinstatement_id, reinstated_by, reinstated_at)
+    SELECT b.fleet_id, b.id, b.retraction_id, b.retraction_depth, b.retracted_at, ${r.reinstatementId}, ${r.actorId}, now()
+      FROM unnest(${r.ids}) AS f(id)
+      JOIN beliefs b ON b.fleet_id = ${fleet} AND b.id = f.id
+     WHERE b.retraction_id = ${r.retractionId}
+    RETURNING h.belief_id`;
+}
+
+/**
+ * The inverse of markRetracted, for a reinstatement: the beliefs `ids` come back ACTIVE (only those still down
+ * under `retractionId`), the RETRACTED interval each one leaves is closed now (belief-history.repository.ts), and
+ * their BeliefReinstated rows are written in order: one statement; returns how many came back. The history CTE
+ * reads the rows as they were before this statement (every part of one statement does), and runs though nothing
+ * selects from it.
+ */
+export async function bringBack(
+  db: Db,
+  fleet: string,
+  r: { reinstatementId: string; retractionId: string; actorId: string },
+  ids: readonly number[],
+  levels: readonly number[],
+): Promise<number> {
+  const set = sql`(SELECT ${intArray(ids)}::bigint[])`;
+  const n = await sql<{ n: number }>`
+    WITH history AS (
+      ${reinstatedIntervals(fleet, { ...r, ids: set })}
+    ), up AS (
+      UPDATE beliefs b SET status = 'ACTIVE', retraction_id = NULL, retraction_depth = NULL, retracted_at = NULL
+        FROM unnest(${set}) AS f(id)
+       WHERE b.fleet_id = ${fleet} AND b.id = f.id AND b.retraction_id = ${r.retractionId}
+      RETURNING b.id
+    ), ev AS (
+      ${insertLevelEvents(fleet, { type: 'BeliefReinstated', actorId: r.actorId, retractionId: r.retractionId, data: { reinstatementId: r.reinstatementId } }, ids, levels)}
+    )
+    SELECT count(*)::int AS n FROM up`.execute(db);
+  return n.rows[0]!.n;
+}
+
+/** The claim's ACTIVE belief, if any, other than `beliefId` (whose claim it shares). */
+export async function activeRivalOf(
+  db: Db,
+  fleet: string,
+  beliefId: string,
+): Promise<{ id: string; claim_key: string } | undefined> {
+  return (
+    await sql<{ id: string; claim_key: string }>`
+    SELECT a.id::text AS id, a.claim_key FROM beliefs b
+      JOIN beliefs a ON a.fleet_id = b.fleet_id AND a.claim_key = b.claim_key AND a.status = 'ACTIVE' AND a.id <> b.id
+     WHERE b.fleet_id = ${fleet} AND b.id = ${beliefId}`.execute(db)
+  ).rows[0];
 }
 
 /** A newest-first page of the fleet's beliefs, of a claim-key prefix (literally) and a status when given. */
@@ -365,4 +289,25 @@ export async function beliefPage(
         .execute(),
     async () => (await listed.select((e) => e.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n,
   );
+}
+
+/** A newest-first page of the beliefs that cite `beliefId` as a premise, with their count. */
+export async function dependentPage(
+  db: Db,
+  fleet: string,
+  beliefId: string,
+  first: number,
+  after: string | null,
+): Promise<Page<BeliefRow>> {
+  const rows = await sql<BeliefRow>`
+    SELECT DISTINCT ${sql.join(BELIEF_COLUMNS.map((c) => sql.ref(`b.${c}`)))} FROM beliefs b
+      JOIN justifications j ON j.fleet_id = b.fleet_id AND j.belief_id = b.id
+      JOIN justification_premises p ON p.fleet_id = j.fleet_id AND p.justification_id = j.id
+     WHERE b.fleet_id = ${fleet} AND p.premise_id = ${beliefId} ${after ? sql`AND b.id < ${after}::bigint` : sql``}
+     ORDER BY b.id DESC LIMIT ${first + 1}`.execute(db);
+  const total = await sql<{ n: number }>`
+    SELECT count(DISTINCT j.belief_id)::int AS n FROM justifications j
+      JOIN justification_premises p ON p.fleet_id = j.fleet_id AND p.justification_id = j.id
+     WHERE j.fleet_id = ${fleet} AND p.premise_id = ${beliefId}`.execute(db);
+  return pageOf(rows.rows, first, (r) => encodeIdCursor(r.id), total.rows[0]!.n);
 }

@@ -6,15 +6,10 @@ import { DomainError, badInput, notFound } from '../errors/domain-error';
 import { appendEvent } from '../event/event.repository';
 import { type Tx, inTx, writeTx } from '../store/tx';
 import * as v from '../validation';
-import {
-  type BeliefRow,
-  claimReadUnlocked,
-  insertBeliefBumpClaim,
-  lockBeliefs,
-  lockClaimReadActive,
-  nextBeliefId,
-} from './belief.repository';
+import { type BeliefRow, insertBeliefBumpClaim, lockBeliefs, nextBeliefId } from './belief.repository';
+import { lockClaimReadActive } from './claim.repository';
 import { decodeReadPoint } from './snapshot';
+import { Refusal, answerRefusal } from '../kernel/refusal';
 
 export interface AssertBeliefInput {
   claimKey: string;
@@ -67,28 +62,17 @@ export async function assertBelief(core: Core, actor: Actor, input: AssertBelief
   const [embedding] = await core.embedder.embed([i.statement]);
   const vector = `[${embedding!.join(',')}]`;
 
-  try {
-    // 'soon': a turn appends BeliefAsserted, BeliefCorroborated or ContradictionRaised, which no
-    // subscription streams and no worker claims.
-    return await writeTx(core.store, actor.fleet, (tx) => commitTurn(tx, actor, i, vector, readPoint), 'soon');
-  } catch (e) {
-    if (e instanceof Refused) return e.result;
-    throw e;
-  }
+  // 'soon': a turn appends BeliefAsserted, BeliefCorroborated or ContradictionRaised, which no
+  // subscription streams and no worker claims. A COMMIT that refuses rolls back (not even the claim row it created
+  // stays).
+  const lock = core.skipClaimLock !== true;
+  return answerRefusal(() =>
+    writeTx(core.store, actor.fleet, (tx) => commitTurn(tx, actor, i, vector, readPoint, lock), 'soon'),
+  );
 }
 
-/**
- * EXPERIMENT ONLY (experiments/concurrency_eval.ts, arm B). Never set in the product, the server
- * or tests of the product: with `skipClaimLock` COMMIT still creates the claim row and bumps its
- * version, but does not take the claim row lock (`SELECT … FOR UPDATE`) that serialises writers on
- * one claim — so the experiment can measure what SERIALIZABLE alone does without it.
- */
-export const experimentFlags = { skipClaimLock: false };
-
-/** A COMMIT that refuses: thrown to roll back its transaction (so not even the claim row it created stays), caught in assertBelief. */
-class Refused {
-  constructor(readonly result: AssertBeliefResult) {}
-}
+/** A COMMIT that refuses. */
+class Refused extends Refusal<AssertBeliefResult> {}
 
 async function commitTurn(
   tx: Tx,
@@ -96,11 +80,10 @@ async function commitTurn(
   i: ReturnType<typeof validateAssert>,
   vector: string,
   readPoint: ReturnType<typeof decodeReadPoint> | null,
+  lock: boolean,
 ): Promise<AssertBeliefResult> {
   const snapshot = readPoint?.snapshot ?? null;
-  const claim = experimentFlags.skipClaimLock
-    ? await claimReadUnlocked(tx, actor.fleet, i.claimKey, i.value, snapshot)
-    : await lockClaimReadActive(tx, actor.fleet, i.claimKey, i.value, snapshot);
+  const claim = await lockClaimReadActive(tx, actor.fleet, i.claimKey, i.value, snapshot, lock);
   if (claim.snapshotAhead)
     throw badInput(
       'basedOn',

@@ -1,5 +1,7 @@
 import { type Insertable, type Selectable, type Updateable, sql } from 'kysely';
 import type { ContradictionStatus, ContradictionTable } from '../store/schema';
+import { insertEvents } from '../event/event.repository';
+import { intArray, textArray } from '../store/pg-array';
 import type { Db } from '../store/tx';
 
 /**
@@ -103,4 +105,35 @@ export async function releaseLease(db: Db, fleet: string, claimKey: string, fenc
   await sql`DELETE FROM adjudication_leases WHERE fleet_id = ${fleet} AND claim_key = ${claimKey} AND fencing_token = ${fencingToken}::bigint`.execute(
     db,
   );
+}
+
+/**
+ * For a reinstatement: a contradiction for each retracted belief that would come back but whose claim holds another
+ * ACTIVE belief: the retracted belief is the proposal (its statement, value, evidence, author, and the premises of
+ * the justification that holds), the ACTIVE one the existing side; with a ContradictionRaised row each. One
+ * statement; returns the ids, ascending.
+ */
+export async function raiseContradictions(
+  db: Db,
+  fleet: string,
+  r: { reinstatementId: string; actorId: string },
+  items: ReadonlyArray<{ belief: number; premises: number[] }>,
+): Promise<string[]> {
+  if (items.length === 0) return [];
+  const data = sql`jsonb_build_object('claimKey', claim_key, 'reinstatementId', ${r.reinstatementId}::text)`;
+  const raised = await sql<{ id: string }>`
+    WITH raised AS (
+      INSERT INTO contradictions (fleet_id, claim_key, existing_id, proposed_statement, proposed_value, proposed_evidence, proposed_author_id,
+                                  proposed_derived_from, reinstatement_id, reinstates_id)
+      SELECT ${fleet}, s.claim_key, a.id, s.statement, s.value, s.evidence, s.author_id, x.premises::bigint[], ${r.reinstatementId}, s.id
+        FROM unnest(${intArray(items.map((i) => i.belief))}::bigint[], ${textArray(items.map((i) => intArray(i.premises)))}::text[]) WITH ORDINALITY AS x(id, premises, ord)
+        JOIN beliefs s ON s.fleet_id = ${fleet} AND s.id = x.id
+        JOIN beliefs a ON a.fleet_id = s.fleet_id AND a.claim_key = s.claim_key AND a.status = 'ACTIVE'
+       ORDER BY x.ord
+      RETURNING id, claim_key
+    ), ev AS (
+      ${insertEvents(fleet, { type: 'ContradictionRaised', actorId: r.actorId, ids: sql`ARRAY[id]`, data }, sql`FROM raised`)}
+    )
+    SELECT id::text AS id FROM raised ORDER BY raised.id`.execute(db);
+  return raised.rows.map((x) => x.id);
 }

@@ -1,7 +1,6 @@
 import { sql } from 'kysely';
-import { encodeIdCursor, type Page, pageOf } from '../kernel/page';
-import { BELIEF_COLUMNS, type BeliefRow } from '../belief/belief.repository';
 import type { Db } from '../store/tx';
+import type { ReverseRow } from './resettle';
 import type { SupportRow } from './settle';
 
 /**
@@ -162,23 +161,65 @@ export async function dependentsOf(
   return r.rows;
 }
 
-/** A newest-first page of the beliefs that cite `beliefId` as a premise, with their count. */
-export async function dependentPage(
+/**
+ * The reverse closure, statement 1 of a reinstatement's reverse cascade: for every belief still down under this retraction (the root
+ * left out), each justification with each premise's state, and whether its claim now holds another
+ * ACTIVE belief. One read through the retraction's index, whatever the depth.
+ */
+export async function reverseClosure(
   db: Db,
   fleet: string,
-  beliefId: string,
-  first: number,
-  after: string | null,
-): Promise<Page<BeliefRow>> {
-  const rows = await sql<BeliefRow>`
-    SELECT DISTINCT ${sql.join(BELIEF_COLUMNS.map((c) => sql.ref(`b.${c}`)))} FROM beliefs b
-      JOIN justifications j ON j.fleet_id = b.fleet_id AND j.belief_id = b.id
-      JOIN justification_premises p ON p.fleet_id = j.fleet_id AND p.justification_id = j.id
-     WHERE b.fleet_id = ${fleet} AND p.premise_id = ${beliefId} ${after ? sql`AND b.id < ${after}::bigint` : sql``}
-     ORDER BY b.id DESC LIMIT ${first + 1}`.execute(db);
-  const total = await sql<{ n: number }>`
-    SELECT count(DISTINCT j.belief_id)::int AS n FROM justifications j
-      JOIN justification_premises p ON p.fleet_id = j.fleet_id AND p.justification_id = j.id
-     WHERE j.fleet_id = ${fleet} AND p.premise_id = ${beliefId}`.execute(db);
-  return pageOf(rows.rows, first, (r) => encodeIdCursor(r.id), total.rows[0]!.n);
+  retractionId: string,
+  rootId: string,
+): Promise<{ rows: ReverseRow[]; blocked: Set<number> }> {
+  const r = await sql<{
+    b: string;
+    j: string;
+    p: string | null;
+    st: 'set' | 'active' | 'down' | null;
+    blocked: boolean;
+  }>`
+    WITH down AS MATERIALIZED (
+      SELECT s.id, EXISTS (SELECT 1 FROM beliefs a WHERE a.fleet_id = ${fleet} AND a.claim_key = s.claim_key AND a.status = 'ACTIVE') AS blocked
+        FROM beliefs s WHERE s.fleet_id = ${fleet} AND s.retraction_id = ${retractionId} AND s.id <> ${rootId}::bigint
+    )
+    SELECT d.id::text AS b, j.id::text AS j, p.premise_id::text AS p, d.blocked,
+           CASE WHEN p.premise_id IS NULL THEN NULL WHEN pb.status = 'ACTIVE' THEN 'active' WHEN pb.retraction_id = ${retractionId} THEN 'set' ELSE 'down' END AS st
+      FROM down d
+      JOIN justifications j ON j.fleet_id = ${fleet} AND j.belief_id = d.id
+      LEFT JOIN justification_premises p ON p.fleet_id = j.fleet_id AND p.justification_id = j.id
+      LEFT JOIN beliefs pb ON pb.fleet_id = p.fleet_id AND pb.id = p.premise_id`.execute(db);
+  const blocked = new Set<number>();
+  const rows = r.rows.map((x) => {
+    if (x.blocked) blocked.add(Number(x.b));
+    return {
+      belief: Number(x.b),
+      justification: Number(x.j),
+      premise: x.p === null ? null : Number(x.p),
+      state: x.st ?? 'active',
+    };
+  });
+  return { rows, blocked };
+}
+
+/** The root's justifications, each as its premises' states (an empty list: a justification without premises). */
+export async function reverseClosureOfRoot(
+  db: Db,
+  fleet: string,
+  rootId: string,
+): Promise<{ rows: Array<Array<{ premise: string; state: 'active' | 'down' }>> }> {
+  const r = await sql<{ j: string; p: string | null; active: boolean | null }>`
+    SELECT j.id::text AS j, p.premise_id::text AS p, pb.status = 'ACTIVE' AS active
+      FROM justifications j
+      LEFT JOIN justification_premises p ON p.fleet_id = j.fleet_id AND p.justification_id = j.id
+      LEFT JOIN beliefs pb ON pb.fleet_id = p.fleet_id AND pb.id = p.premise_id
+     WHERE j.fleet_id = ${fleet} AND j.belief_id = ${rootId}
+     ORDER BY j.id, p.premise_id`.execute(db);
+  const by = new Map<string, Array<{ premise: string; state: 'active' | 'down' }>>();
+  for (const x of r.rows) {
+    const list = by.get(x.j) ?? [];
+    by.set(x.j, list);
+    if (x.p !== null) list.push({ premise: x.p, state: x.active ? 'active' : 'down' });
+  }
+  return { rows: [...by.values()] };
 }

@@ -1,6 +1,8 @@
-import { type Selectable, type Updateable, sql } from 'kysely';
+import { type RawBuilder, type Selectable, type Updateable, sql } from 'kysely';
 import { type Page, newestFirstPage } from '../kernel/page';
 import type { EffectStatus, EffectTable } from '../store/schema';
+import { insertEvents } from '../event/event.repository';
+import { intArray } from '../store/pg-array';
 import type { Db } from '../store/tx';
 
 /**
@@ -195,7 +197,7 @@ export async function reachingRetraction(
   return r.rows[0]!.rid;
 }
 
-/** The effects resting on a belief `retractionId` took down, as a subquery of effect ids. */
+/** The effects resting on a belief `retractionId` took down, as a subquery of effect ids (reach.ts hands it to recordReversals). */
 export function restingOnRetraction(fleet: string, retractionId: string) {
   return sql`SELECT s.effect_id FROM effect_supports s JOIN beliefs b ON b.fleet_id = s.fleet_id AND b.id = s.belief_id
               WHERE s.fleet_id = ${fleet} AND b.retraction_id = ${retractionId}`;
@@ -209,9 +211,9 @@ export async function cancelPendingOn(db: Db, fleet: string, retractionId: strin
        WHERE e.fleet_id = ${fleet} AND e.status = 'PENDING' AND e.id IN (${restingOnRetraction(fleet, retractionId)})
       RETURNING e.id
     )
-    INSERT INTO events (fleet_id, type, retraction_id, ids, actor_id)
-    SELECT ${fleet}, 'EffectCancelled', ${retractionId}, array_agg(id ORDER BY id), ${actorId} FROM cancelled HAVING count(*) > 0
-    RETURNING seq`.execute(db);
+    ${insertEvents(fleet, { type: 'EffectCancelled', actorId, retractionId, ids: sql`array_agg(id ORDER BY id)` }, sql`FROM cancelled HAVING count(*) > 0`)}`.execute(
+    db,
+  );
 }
 
 /** Marks the EXECUTING effects resting on a belief the retraction took down as reached by it (completeEffect records their reversal). */
@@ -295,4 +297,75 @@ export async function effectsRestingOn(
        WHERE fleet_id = ${fleet} AND belief_id = ANY(${beliefIds.map(String)}::bigint[]) GROUP BY effect_id ORDER BY effect_id LIMIT ${limit}) s
     JOIN effects e ON e.fleet_id = ${fleet} AND e.id = s.effect_id ORDER BY e.id`.execute(db);
   return r.rows;
+}
+
+/**
+ * The effects a reinstatement settles the money of: those resting on one of `beliefIds` (brought back now) and on
+ * no belief that is not ACTIVE, as a subquery of effect ids (the reinstatement hands it to recordMoneyLines).
+ */
+export function effectsBackOn(fleet: string, beliefIds: readonly number[]): RawBuilder<unknown> {
+  return sql`SELECT DISTINCT s.effect_id FROM effect_supports s
+       WHERE s.fleet_id = ${fleet} AND s.belief_id IN (SELECT unnest(${intArray(beliefIds)}::bigint[]))
+         AND NOT EXISTS (SELECT 1 FROM effect_supports o JOIN beliefs b ON b.fleet_id = o.fleet_id AND b.id = o.belief_id
+                          WHERE o.fleet_id = ${fleet} AND o.effect_id = s.effect_id AND b.status <> 'ACTIVE')`;
+}
+
+/**
+ * The inverse of markReachedBy, for a reinstatement: EXECUTING effects reached by `retractionId` are reached by
+ * none now, or by the first retraction still holding one of their supports down (completeEffect records their
+ * reversal there).
+ */
+export async function reachAgain(db: Db, fleet: string, retractionId: string): Promise<void> {
+  await sql`
+    UPDATE effects e SET reached_by = (
+             SELECT min(b.retraction_id) FROM effect_supports o JOIN beliefs b ON b.fleet_id = o.fleet_id AND b.id = o.belief_id
+              WHERE o.fleet_id = ${fleet} AND o.effect_id = e.id AND b.status = 'RETRACTED')
+     WHERE e.fleet_id = ${fleet} AND e.reached_by = ${retractionId} AND e.status = 'EXECUTING'`.execute(db);
+}
+
+/** The ids of the PENDING effects `retractionId` cancelled whose supports are all ACTIVE again, as a bigint[] expression ('{}' for none). */
+export function restorableAfter(fleet: string, retractionId: string): RawBuilder<unknown> {
+  return sql`coalesce((
+      SELECT array_agg(e.id ORDER BY e.id) FROM effects e
+       WHERE e.fleet_id = ${fleet} AND e.cancelled_by = ${retractionId} AND e.status = 'CANCELLED'
+         AND NOT EXISTS (SELECT 1 FROM effect_supports s JOIN beliefs b ON b.fleet_id = s.fleet_id AND b.id = s.belief_id
+                          WHERE s.fleet_id = ${fleet} AND s.effect_id = e.id AND b.status <> 'ACTIVE')), '{}')`;
+}
+
+/** How many effects a reinstatement restored (`id`: the reinstatement's id column of the statement it is part of). */
+export function restoredCount(fleet: string, id: RawBuilder<unknown>): RawBuilder<number> {
+  return sql<number>`(SELECT count(*)::int FROM effects e WHERE e.fleet_id = ${fleet} AND e.restored_by = ${id})`;
+}
+
+/** The first support of the effect (by id) that is not ACTIVE, or null. */
+export async function firstDownSupport(db: Db, fleet: string, effectId: string): Promise<string | null> {
+  return (
+    (
+      await sql<{ id: string }>`
+    SELECT b.id::text AS id FROM effect_supports s JOIN beliefs b ON b.fleet_id = s.fleet_id AND b.id = s.belief_id
+     WHERE s.fleet_id = ${fleet} AND s.effect_id = ${effectId} AND b.status <> 'ACTIVE' ORDER BY b.id LIMIT 1`.execute(
+        db,
+      )
+    ).rows[0]?.id ?? null
+  );
+}
+
+/**
+ * The inverse of cancelPendingOn, for restoreEffect: a CANCELLED effect is PENDING again under its own key,
+ * restored by `reinstatementId`, with its EffectRestored row.
+ */
+export async function restoreCancelled(
+  db: Db,
+  fleet: string,
+  effectId: string,
+  r: { reinstatementId: string; retractionId: string; actorId: string },
+): Promise<void> {
+  await sql`
+    WITH restored AS (
+      UPDATE effects SET status = 'PENDING', cancelled_by = NULL, cancelled_at = NULL, restored_by = ${r.reinstatementId}
+       WHERE fleet_id = ${fleet} AND id = ${effectId} AND status = 'CANCELLED'
+      RETURNING id)
+    ${insertEvents(fleet, { type: 'EffectRestored', actorId: r.actorId, retractionId: r.retractionId, ids: sql`ARRAY[id]`, data: JSON.stringify({ reinstatementId: r.reinstatementId }) }, sql`FROM restored`)}`.execute(
+    db,
+  );
 }

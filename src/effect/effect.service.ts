@@ -5,6 +5,7 @@ import { appendEvent } from '../event/event.repository';
 import { lockBeliefs, type BeliefRow } from '../belief/belief.repository';
 import { recordReversals } from '../reversal/reversal.repository';
 import { gid } from '../kernel/ids';
+import { Refusal, answerRefusal } from '../kernel/refusal';
 import { type Tx, writeTx } from '../store/tx';
 import * as v from '../validation';
 import {
@@ -69,8 +70,8 @@ export async function proposeEffect(core: Core, actor: Actor, input: ProposeEffe
   const payload = v.json('payload', input.payload, v.LIMITS.payloadBytesMax);
   const supports = v.ids('supportedBy', input.supportedBy, 1, v.LIMITS.supportsMax);
   const key = v.idempotencyKey('idempotencyKey', input.idempotencyKey);
-  try {
-    return await writeTx(core.store, actor.fleet, async (tx) => {
+  return answerRefusal(() =>
+    writeTx(core.store, actor.fleet, async (tx) => {
       const known = await effectKind(tx, actor.fleet, kind);
       const effect = known
         ? await insertEffect(tx, { fleet: actor.fleet, kind, amount, payload, key, proposedBy: actor.agentId })
@@ -102,17 +103,12 @@ export async function proposeEffect(core: Core, actor: Actor, input: ProposeEffe
       await insertSupports(tx, actor.fleet, effect.id, supports);
       await appendEvent(tx, { fleet: actor.fleet, type: 'EffectProposed', actorId: actor.agentId, ids: [effect.id] });
       return { kind: 'proposed', effect, created: true };
-    });
-  } catch (e) {
-    if (e instanceof Refused) return e.result;
-    throw e;
-  }
+    }),
+  );
 }
 
-/** A proposal that refuses after writing its effect: thrown to roll the transaction back, caught in proposeEffect. */
-class Refused {
-  constructor(readonly result: ProposeEffectResult) {}
-}
+/** A proposal that refuses after writing its effect: thrown to roll the transaction back, answered by proposeEffect. */
+class Refused extends Refusal<ProposeEffectResult> {}
 
 /** Which of kind, amount, currency, payload and supports a reuse of `existing`'s key changes (payload compared as jsonb). */
 async function reuseDiffers(

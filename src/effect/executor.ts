@@ -2,7 +2,9 @@ import type { Actor, Core } from '../core';
 import { DomainError } from '../errors/domain-error';
 import { readTx } from '../store/tx';
 import * as v from '../validation';
-import { type WorkerLogger, errorText, pause, runRounds, silentLogger } from '../worker/wake';
+import { type WorkerLogger, errorText, silentLogger } from '../kernel/worker-logger';
+import { pause } from '../kernel/sleep';
+import { runRounds } from '../store/rounds';
 import { type EffectRow, anyPending as anyPendingIn } from './effect.repository';
 import { claimEffect, completeEffect, failEffect } from './effect.service';
 

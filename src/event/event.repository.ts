@@ -1,11 +1,13 @@
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import {
   decodeCursor as decodeKernelCursor,
   encodeCursor as encodeKernelCursor,
   tryDecodeCursor,
 } from '../kernel/cursor';
 import { fleetNode } from '../store/fleet-node';
+import { intArray, textArray } from '../store/pg-array';
 import type { Db } from '../store/tx';
+import { levelRows } from './level-rows';
 
 /**
  * The ordered event log.
@@ -52,20 +54,69 @@ export interface NewEvent {
   data?: unknown;
 }
 
+/**
+ * The columns of new event rows. Each is a value (sent as a parameter) or, for rows selected `from` something, an
+ * expression over those rows (`sql\`array_agg(id ORDER BY id)\``).
+ */
+export interface EventColumns {
+  type: EventType;
+  actorId: string | null;
+  retractionId?: string | null;
+  depth?: number | RawBuilder<unknown> | null;
+  /** The row's ids: a list of ids, or a bigint[] expression. */
+  ids: readonly string[] | RawBuilder<unknown>;
+  /** The row's data: JSON text, or a jsonb expression. */
+  data?: string | RawBuilder<unknown> | null;
+}
+
+/**
+ * THE insert of event rows: every writer of the log appends through it, alone (appendEvent) or as a CTE of its own
+ * statement, so the change and its event rows cost one round trip. Without `from`, one row of constants (VALUES: on
+ * Citus a statement of constants stays on the fleet's worker); with `from` (a FROM clause, with its WHERE, HAVING or
+ * ORDER BY), a row per row it selects, RETURNING seq (an INSERT … SELECT without RETURNING is a COPY on Citus, which
+ * row-level security refuses).
+ */
+export function insertEvents(fleet: string, e: EventColumns, from?: RawBuilder<unknown>): RawBuilder<{ seq: string }> {
+  const ids = Array.isArray(e.ids) ? [...e.ids] : e.ids;
+  const row = sql`${fleet}, ${e.type}, ${e.actorId}, ${e.retractionId ?? null}, ${e.depth ?? null}, ${ids}, ${e.data ?? null}`;
+  const columns = sql`INSERT INTO events (fleet_id, type, actor_id, retraction_id, depth, ids, data)`;
+  return from ? sql`${columns} SELECT ${row} ${from} RETURNING seq` : sql`${columns} VALUES (${row})`;
+}
+
+/**
+ * The event rows of a cascade's levels (BeliefRetracted, BeliefReinstated: `levelRows`), in cascade order, as a CTE
+ * of the statement that marks the beliefs: `data` (when given) with each row's `levels` added.
+ */
+export function insertLevelEvents(
+  fleet: string,
+  e: Omit<EventColumns, 'ids' | 'depth' | 'data'> & { data?: Record<string, unknown> },
+  ids: readonly number[],
+  levels: readonly number[],
+): RawBuilder<{ seq: string }> {
+  const rows = levelRows(ids, levels);
+  const sized = sql`jsonb_build_object('levels', e.sizes::jsonb)`;
+  const data =
+    e.data === undefined
+      ? sql`CASE WHEN e.sizes IS NULL THEN NULL ELSE ${sized} END`
+      : sql`${JSON.stringify(e.data)}::jsonb || CASE WHEN e.sizes IS NULL THEN '{}'::jsonb ELSE ${sized} END`;
+  return insertEvents(
+    fleet,
+    { ...e, depth: sql`e.depth`, ids: sql`e.ids::bigint[]`, data },
+    sql`FROM unnest(${intArray(rows.depth)}::int[], ${textArray(rows.ids)}::text[], ${textArray(rows.sizes)}::text[]) WITH ORDINALITY AS e(depth, ids, sizes, ord)
+       ORDER BY e.ord`,
+  );
+}
+
 /** Appends one event row. */
 export async function appendEvent(db: Db, e: NewEvent): Promise<void> {
-  await db
-    .insertInto('events')
-    .values({
-      fleet_id: e.fleet,
-      type: e.type,
-      actor_id: e.actorId ?? null,
-      retraction_id: e.retractionId ?? null,
-      depth: e.depth ?? null,
-      ids: e.ids ?? [],
-      data: e.data === undefined ? null : JSON.stringify(e.data),
-    })
-    .execute();
+  await insertEvents(e.fleet, {
+    type: e.type,
+    actorId: e.actorId ?? null,
+    retractionId: e.retractionId ?? null,
+    depth: e.depth ?? null,
+    ids: e.ids ?? [],
+    data: e.data === undefined ? null : JSON.stringify(e.data),
+  }).execute(db);
 }
 
 /**

@@ -89,7 +89,7 @@ export class Waker {
 /**
  * The cascade levels a row's ids span, as runs [start, end) of the row. A BeliefRetracted row holds
  * one level (`depth`), or consecutive small levels from `depth` on whose sizes `data.levels` lists
- * (src/derivation/cascade.ts eventRows). Other rows are one run.
+ * (src/event/level-rows.ts levelRows). Other rows are one run.
  */
 function levelsOf(row: EventRow): Array<{ depth: number; start: number; end: number }> {
   const sizes = (row.data as { levels?: number[] } | null)?.levels;

@@ -1,12 +1,8 @@
 import { z } from 'zod';
 import { gid } from '../kernel/ids';
 import { badInput, DomainError, notFound } from '../errors/domain-error';
-import {
-  moneyLines,
-  reinstatementPage,
-  reinstatementTotals,
-  reinstatementsByIds,
-} from '../reinstatement/reinstatement.repository';
+import { reinstatementPage, reinstatementTotals, reinstatementsByIds } from '../reinstatement/reinstatement.repository';
+import { moneyLines } from '../reversal/money-line.repository';
 import type { Tx } from '../store/tx';
 import { money, parseAnyId } from './receipts';
 import { Money, anyId } from './schemas';

@@ -1,11 +1,22 @@
 import type { Actor, Core } from '../core';
 import { DomainError, notFound } from '../errors/domain-error';
 import { appendEvent } from '../event/event.repository';
-import { lockBeliefs } from '../belief/belief.repository';
-import { eventRows } from '../derivation/cascade';
+import { activeRivalOf, bringBack, lockBeliefs } from '../belief/belief.repository';
+import { raiseContradictions } from '../contradiction/contradiction.repository';
+import { reverseClosure, reverseClosureOfRoot } from '../derivation/justification.repository';
 import { resettle } from '../derivation/resettle';
-import { type EffectRow, lockEffect } from '../effect/effect.repository';
+import {
+  type EffectRow,
+  effectsBackOn,
+  firstDownSupport,
+  lockEffect,
+  reachAgain,
+  restorableAfter,
+  restoreCancelled,
+} from '../effect/effect.repository';
+import { lockRetraction, markRetractionReinstated } from '../retraction/retraction.repository';
 import { RETRACTION_ATTEMPTS } from '../retraction/retraction.service';
+import { recordMoneyLines } from '../reversal/money-line.repository';
 import { observeCascade } from '../store/observe';
 import { type Tx, inTx, writeTx } from '../store/tx';
 import * as v from '../validation';
@@ -19,7 +30,7 @@ export type ReinstateResult =
  * Takes a retraction back, in the caller's transaction. The root returns to ACTIVE unless its claim
  * has since gained another ACTIVE belief: then a contradiction is raised between them and nothing
  * else changes (BLOCKED) until it is adjudicated — ACCEPT_PROPOSED retracts the rival and completes
- * this reinstatement in the same transaction (src/contradiction/contradiction.service.ts),
+ * this reinstatement in the same transaction (src/adjudication/adjudication.service.ts),
  * KEEP_EXISTING leaves it BLOCKED for good. A second call returns the first receipt and writes
  * nothing. A derived root none of whose justifications holds cannot be ACTIVE: CONFLICT, nothing written.
  */
@@ -30,14 +41,14 @@ async function reinstateInTx(
   reason: string,
   moved: { beliefs: number },
 ): Promise<ReinstateResult> {
-  const rt = await repo.lockRetraction(tx, actor.fleet, retractionId);
+  const rt = await lockRetraction(tx, actor.fleet, retractionId);
   if (!rt) throw notFound('retraction', retractionId, 'retractionId');
   const known = await repo.lockReinstatementOf(tx, actor.fleet, retractionId);
   if (known) return answer(known, false);
   const [root] = await lockBeliefs(tx, actor.fleet, [rt.root_id], 'update');
   if (!root || root.retraction_id !== retractionId)
     throw new Error(`retraction ${retractionId} does not hold its root ${rt.root_id}`);
-  const { rows } = await repo.reverseClosureOfRoot(tx, actor.fleet, root.id);
+  const { rows } = await reverseClosureOfRoot(tx, actor.fleet, root.id);
   const unsupported = !root.grounded && !rows.some((j) => j.every((p) => p.state === 'active'));
   if (unsupported) {
     throw new DomainError(
@@ -55,14 +66,17 @@ async function reinstateInTx(
     ids: [id],
     data: { reinstatementId: id, reason },
   });
-  const rival = await repo.activeRivalOf(tx, actor.fleet, root.id);
+  const rival = await activeRivalOf(tx, actor.fleet, root.id);
   if (rival) {
     const premises = root.grounded
       ? []
       : rows.find((j) => j.every((p) => p.state === 'active'))!.map((p) => Number(p.premise));
-    const [contradictionId] = await repo.raiseContradictions(tx, actor.fleet, id, actor.agentId, [
-      { belief: Number(root.id), premises },
-    ]);
+    const [contradictionId] = await raiseContradictions(
+      tx,
+      actor.fleet,
+      { reinstatementId: id, actorId: actor.agentId },
+      [{ belief: Number(root.id), premises }],
+    );
     await repo.setBlocked(tx, actor.fleet, id, contradictionId!);
     await commitEvent(tx, actor, id, retractionId);
     return { kind: 'blocked', reinstatementId: id, created: true, contradictionId: contradictionId! };
@@ -73,21 +87,30 @@ async function reinstateInTx(
 
 /**
  * The reverse cascade and its money, once the root may come back: one closure read, the fixpoint
- * in memory (src/derivation/resettle.ts), one UPDATE with its events, then the money lines,
- * restorable effects and the commit event: constant statements whatever the depth.
+ * in memory (src/derivation/resettle.ts), one UPDATE with its events, then the contradictions, the
+ * money lines, the effects reached again, the receipt and the commit event: constant statements
+ * whatever the depth.
  */
 async function bringBackInTx(tx: Tx, actor: Actor, id: string, retractionId: string, rootId: string): Promise<number> {
-  await repo.markRetractionReinstated(tx, actor.fleet, retractionId);
-  const { rows, blocked } = await repo.reverseClosure(tx, actor.fleet, retractionId, rootId);
+  const fleet = actor.fleet;
+  const by = { reinstatementId: id, retractionId, actorId: actor.agentId };
+  await markRetractionReinstated(tx, fleet, retractionId);
+  const { rows, blocked } = await reverseClosure(tx, fleet, retractionId, rootId);
   const { ids, levels, contradicted } = resettle(Number(rootId), rows, blocked);
-  const n = await repo.bringBack(tx, actor.fleet, id, retractionId, actor.agentId, ids, levels, eventRows(ids, levels));
+  const n = await bringBack(tx, fleet, by, ids, levels);
   if (n !== ids.length)
     throw new Error(
       `reinstatement: ${ids.length} beliefs settled to return but ${n} were down under retraction ${retractionId}`,
     );
-  await repo.raiseContradictions(tx, actor.fleet, id, actor.agentId, contradicted);
-  await repo.settleMoney(tx, actor.fleet, id, retractionId, actor.agentId, ids);
-  await repo.recordRestorable(tx, actor.fleet, id, retractionId);
+  const contradictionIds = await raiseContradictions(tx, fleet, by, contradicted);
+  await recordMoneyLines(tx, fleet, by, effectsBackOn(fleet, ids));
+  await reachAgain(tx, fleet, retractionId);
+  await repo.recordReceipt(tx, fleet, id, {
+    ids,
+    levels,
+    contradictionIds,
+    restorable: restorableAfter(fleet, retractionId),
+  });
   await commitEvent(tx, actor, id, retractionId);
   return n;
 }
@@ -123,7 +146,7 @@ export async function resumeBlocked(
   if (!contradiction.reinstatement_id) return null;
   const [r] = await repo.reinstatementsByIds(tx, actor.fleet, [contradiction.reinstatement_id]);
   if (!r || r.status !== 'BLOCKED' || r.contradiction_id !== contradiction.id) return null;
-  const rt = await repo.lockRetraction(tx, actor.fleet, r.retraction_id);
+  const rt = await lockRetraction(tx, actor.fleet, r.retraction_id);
   await repo.setBlocked(tx, actor.fleet, r.id, null);
   await bringBackInTx(tx, actor, r.id, r.retraction_id, rt!.root_id);
   return rt!.root_id;
@@ -172,21 +195,25 @@ export async function restoreEffect(core: Core, actor: Actor, input: { effectId:
         'effectId',
       );
     }
-    const by = await repo.restorableBy(tx, actor.fleet, effectId);
+    const by = await repo.restorableBy(tx, actor.fleet, e);
     if (!by)
       throw new DomainError(
         'CONFLICT',
         `effectId: effect ${effectId} was cancelled by retraction ${e.cancelled_by}, which no reinstatement took back`,
         'effectId',
       );
-    const down = await repo.firstDownSupport(tx, actor.fleet, effectId);
+    const down = await firstDownSupport(tx, actor.fleet, effectId);
     if (down)
       throw new DomainError(
         'CONFLICT',
         `effectId: effect ${effectId} rests on belief ${down}, which is RETRACTED`,
         'effectId',
       );
-    await repo.restore(tx, actor.fleet, effectId, by.reinstatement_id, by.retraction_id, actor.agentId);
+    await restoreCancelled(tx, actor.fleet, effectId, {
+      reinstatementId: by.reinstatement_id,
+      retractionId: by.retraction_id,
+      actorId: actor.agentId,
+    });
     return (await lockEffect(tx, actor.fleet, effectId))!;
   });
 }

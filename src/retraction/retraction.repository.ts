@@ -142,3 +142,24 @@ export async function retractedBeliefPage(
     .executeTakeFirst();
   return pageOf(rows.rows, first, (b) => encodeDepthCursor(b.depth, b.id), total?.beliefs_retracted ?? 0);
 }
+
+/** The retraction to reinstate, locked (FOR UPDATE): root and whether it was already taken back. */
+export async function lockRetraction(
+  db: Db,
+  fleet: string,
+  retractionId: string,
+): Promise<{ id: string; root_id: string; reinstated_at: Date | null } | undefined> {
+  return (
+    await sql<{ id: string; root_id: string; reinstated_at: Date | null }>`
+    SELECT id::text AS id, root_id::text AS root_id, reinstated_at FROM retractions WHERE fleet_id = ${fleet} AND id = ${retractionId} FOR UPDATE`.execute(
+      db,
+    )
+  ).rows[0];
+}
+
+/** The inverse of a retraction's commit: it is taken back (one reinstatement per retraction, enforced by lockRetraction's caller). */
+export async function markRetractionReinstated(db: Db, fleet: string, retractionId: string): Promise<void> {
+  await sql`UPDATE retractions SET reinstated_at = now() WHERE fleet_id = ${fleet} AND id = ${retractionId}`.execute(
+    db,
+  );
+}

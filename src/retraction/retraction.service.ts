@@ -2,7 +2,7 @@ import { observeCascade } from '../store/observe';
 import { pausePoint } from '../store/pause';
 import type { Actor, Core } from '../core';
 import { notFound } from '../errors/domain-error';
-import { cascade } from '../derivation/cascade';
+import { cascade } from './cascade';
 import { survivorIds } from '../derivation/justification.repository';
 import { effectsTouchedBy } from '../effect/effect.repository';
 import { reachEffects } from '../effect/reach';

@@ -6,7 +6,8 @@ import * as v from '../validation';
 import type { ProviderOutcome } from './provider/provider';
 import { MAX_REASON_CHARS, MAX_REFERENCE_CHARS } from './provider/http';
 import { assertProvidersOwnRef } from './provider-ref';
-import { recordWatchedOutcome, voidedConflict } from '../reinstatement/reinstatement.repository';
+import { recordWatchedOutcome } from './money-line.repository';
+import { confirmLocked } from './reversal.service';
 import {
   type ReversalRow,
   dispatchFleets,
@@ -178,7 +179,12 @@ export async function recordOutcome(
     }
     case 'retry_later': {
       const reason = clip(outcome.reason) || 'inconclusive provider answer';
-      return writeTx(core.store, fleet, (tx) => retryLaterInTx(tx, fleet, id, fence, reason));
+      // Inconclusive: the reversal stays DISPATCHED (its lease runs out and it is re-sent under the same key); only
+      // `last_error` is noted, fenced like a failure. No state changes, so no event.
+      return writeTx(core.store, fleet, async (tx) => {
+        const u = await setUnderLease(tx, fleet, id, fence, { last_error: reason });
+        return 'stale' in u ? u.stale : { applied: true, status: 'DISPATCHED', reversal: u.done };
+      });
     }
     default:
       throw badInput('outcome', 'must be confirmed, failed or retry_later');
@@ -264,30 +270,10 @@ async function confirmInTx(
       'reversalId',
     );
   }
-  if (r.status === 'UNREACHABLE') {
-    throw new DomainError(
-      'CONFLICT',
-      `reversalId: reversal ${reversalId} is UNREACHABLE: no compensation exists for its effect`,
-      'reversalId',
-    );
-  }
-  if (r.status === 'VOIDED') throw voidedConflict(reversalId);
-  await assertProvidersOwnRef(tx, fleet, providerRef);
-  const done = await updateReversal(tx, fleet, reversalId, {
-    status: 'CONFIRMED',
-    provider_ref: providerRef,
-    confirmed_at: new Date(),
-    lease_expires_at: null,
-  });
-  await appendEvent(tx, {
-    fleet,
-    type: 'ReversalConfirmed',
-    actorId,
-    retractionId: r.retraction_id,
-    ids: [reversalId],
+  const done = await confirmLocked(tx, fleet, actorId, r, providerRef, {
+    refuseIssued: () => assertProvidersOwnRef(tx, fleet, providerRef),
     data: { providerRef, via, previousStatus: r.status },
   });
-  await recordWatchedOutcome(tx, fleet, actorId, reversalId, 'CONFIRMED');
   return { applied: true, status: 'CONFIRMED', reversal: done };
 }
 
@@ -304,6 +290,21 @@ async function lockUnderLease(
   return holds ? { held: r } : { stale: { applied: false, why: 'stale-lease', reversal: r } };
 }
 
+/**
+ * The reversal's columns set under its lease, fenced: when the lease was taken over (or the reversal settled) since
+ * this take, the stale-lease answer and nothing changes.
+ */
+async function setUnderLease(
+  tx: Tx,
+  fleet: string,
+  reversalId: string,
+  lease: Lease,
+  set: Parameters<typeof updateReversal>[3],
+): Promise<{ held: ReversalRow; done: ReversalRow } | { stale: RecordResult }> {
+  const l = await lockUnderLease(tx, fleet, reversalId, lease);
+  return 'stale' in l ? l : { held: l.held, done: await updateReversal(tx, fleet, reversalId, set) };
+}
+
 /** FAILED with the provider's reason, fenced: a late worker whose lease was taken over gets `stale-lease` and changes nothing. */
 async function failInTx(
   tx: Tx,
@@ -313,43 +314,17 @@ async function failInTx(
   lease: Lease,
   reason: string,
 ): Promise<RecordResult> {
-  const l = await lockUnderLease(tx, fleet, reversalId, lease);
-  if ('stale' in l) return l.stale;
-  const done = await updateReversal(tx, fleet, reversalId, {
-    status: 'FAILED',
-    reason,
-    last_error: reason,
-    failed_at: new Date(),
-    lease_expires_at: null,
-  });
+  const set = { status: 'FAILED' as const, reason, last_error: reason, failed_at: new Date(), lease_expires_at: null };
+  const u = await setUnderLease(tx, fleet, reversalId, lease, set);
+  if ('stale' in u) return u.stale;
   await appendEvent(tx, {
     fleet,
     type: 'ReversalFailed',
     actorId,
-    retractionId: l.held.retraction_id,
+    retractionId: u.held.retraction_id,
     ids: [reversalId],
     data: { reason, holder: lease.holder, attempt: lease.attempt },
   });
-  await recordWatchedOutcome(tx, fleet, actorId, reversalId, 'FAILED');
-  return { applied: true, status: 'FAILED', reversal: done };
-}
-
-/**
- * An inconclusive answer, fenced like failInTx: the reversal stays DISPATCHED (its lease runs out and it is re-sent
- * under the same key); only `last_error` is noted. No state changes, so no event.
- */
-async function retryLaterInTx(
-  tx: Tx,
-  fleet: string,
-  reversalId: string,
-  lease: Lease,
-  reason: string,
-): Promise<RecordResult> {
-  const l = await lockUnderLease(tx, fleet, reversalId, lease);
-  if ('stale' in l) return l.stale;
-  return {
-    applied: true,
-    status: 'DISPATCHED',
-    reversal: await updateReversal(tx, fleet, reversalId, { last_error: reason }),
-  };
+  await recordWatchedOutcome(tx, fleet, actorId, u.held, 'FAILED');
+  return { applied: true, status: 'FAILED', reversal: u.done };
 }

@@ -9,7 +9,9 @@ import {
   takeOwedReversals,
 } from './dispatch.service';
 import type { ProviderOutcome, ReversalProvider, ReversalRequest } from './provider/provider';
-import { type WorkerLogger, errorText, pause, runRounds, silentLogger } from '../worker/wake';
+import { type WorkerLogger, errorText, silentLogger } from '../kernel/worker-logger';
+import { pause } from '../kernel/sleep';
+import { runRounds } from '../store/rounds';
 
 /** Points a test (or an operator's tracer) can hook; awaited in line with the send. */
 export interface DispatcherHooks {

@@ -1,6 +1,7 @@
 import { type RawBuilder, type Selectable, type Updateable, sql } from 'kysely';
 import { type Page, newestFirstPage } from '../kernel/page';
-import { restingOnRetraction } from '../effect/effect.repository';
+import { DomainError } from '../errors/domain-error';
+import { insertEvents } from '../event/event.repository';
 import type { ReversalStatus, ReversalTable } from '../store/schema';
 import type { Db } from '../store/tx';
 
@@ -21,8 +22,8 @@ export function reversalKey(effectIdempotencyKey: string): string {
 }
 
 /**
- * Records the reversal of every EXECUTED effect that rests on a belief `retractionId` took down (or
- * of the one effect named), OWED under the reversal key, or UNREACHABLE when its kind is not
+ * Records the reversal of every EXECUTED effect among `of` (a subquery of effect ids: effect.repository's
+ * restingOnRetraction, the effects resting on a belief `retractionId` took down; or the one effect named), OWED under the reversal key, or UNREACHABLE when its kind is not
  * reversible, at most once per effect (ON CONFLICT DO NOTHING: an effect already reversed by an
  * earlier retraction keeps its one reversal), with one ReversalRecorded row for those it recorded.
  */
@@ -31,9 +32,9 @@ export async function recordReversals(
   fleet: string,
   retractionId: string,
   actorId: string | null,
-  of: 'reached' | { effectId: string },
+  of: RawBuilder<unknown> | { effectId: string },
 ): Promise<number> {
-  const effectIds = of === 'reached' ? restingOnRetraction(fleet, retractionId) : sql`SELECT ${of.effectId}::bigint`;
+  const effectIds = 'effectId' in of ? sql`SELECT ${of.effectId}::bigint` : of;
   const r = await sql<{ n: number }>`
     WITH recorded AS (
       INSERT INTO reversals (fleet_id, effect_id, retraction_id, status, idempotency_key, amount_minor, currency, reason)
@@ -51,12 +52,41 @@ export async function recordReversals(
         lease_expires_at = NULL WHERE reversals.status = 'VOIDED'
       RETURNING id
     ), ev AS (
-      INSERT INTO events (fleet_id, type, retraction_id, ids, actor_id)
-      SELECT ${fleet}, 'ReversalRecorded', ${retractionId}, array_agg(id ORDER BY id), ${actorId} FROM recorded HAVING count(*) > 0
-      RETURNING seq
+      ${insertEvents(fleet, { type: 'ReversalRecorded', actorId, retractionId, ids: sql`array_agg(id ORDER BY id)` }, sql`FROM recorded HAVING count(*) > 0`)}
     )
     SELECT count(*)::int AS n FROM recorded`.execute(db);
   return r.rows[0]!.n;
+}
+
+/**
+ * The inverse of recordReversals, for a reinstatement: these reversals become VOIDED (nothing is owed; a lease is
+ * dropped), with one ReversalVoided row naming them. Nothing to void, no statement.
+ */
+export async function voidReversals(
+  db: Db,
+  fleet: string,
+  ids: readonly string[],
+  e: { retractionId: string; actorId: string | null; data: Record<string, unknown> },
+): Promise<void> {
+  if (ids.length === 0) return;
+  await sql`
+    WITH voided AS (
+      UPDATE reversals r SET status = 'VOIDED', lease_expires_at = NULL
+       WHERE r.fleet_id = ${fleet} AND r.id = ANY(${ids as string[]}::bigint[])
+      RETURNING r.id
+    )
+    ${insertEvents(fleet, { type: 'ReversalVoided', actorId: e.actorId, retractionId: e.retractionId, ids: sql`array_agg(id ORDER BY id)`, data: JSON.stringify(e.data) }, sql`FROM voided HAVING count(*) > 0`)}`.execute(
+    db,
+  );
+}
+
+/** The refusal of a confirmation for a VOIDED reversal: nothing was sent, nothing is owed. */
+export function voidedConflict(reversalId: string): DomainError {
+  return new DomainError(
+    'CONFLICT',
+    `reversalId: reversal ${reversalId} is VOIDED: a reinstatement took its retraction back, so nothing is owed; reconcile a provider's payment by hand`,
+    'reversalId',
+  );
 }
 
 export async function lockReversal(db: Db, fleet: string, id: string): Promise<ReversalRow | undefined> {

@@ -1,11 +1,11 @@
 import type { Actor, Core } from '../core';
 import { DomainError, notFound } from '../errors/domain-error';
 import { appendEvent } from '../event/event.repository';
-import { writeTx } from '../store/tx';
+import { type Tx, writeTx } from '../store/tx';
 import * as v from '../validation';
 import { issuedRefBefore, refuseIssuedRef } from './provider-ref';
-import { type ReversalRow, lockReversal, updateReversal } from './reversal.repository';
-import { recordWatchedOutcome, voidedConflict } from '../reinstatement/reinstatement.repository';
+import { recordWatchedOutcome } from './money-line.repository';
+import { type ReversalRow, lockReversal, updateReversal, voidedConflict } from './reversal.repository';
 
 /**
  * Records a provider's confirmation: the reversal becomes CONFIRMED carrying the provider's
@@ -33,29 +33,47 @@ export async function confirmReversal(
         'reversalId',
       );
     }
-    if (r.status === 'UNREACHABLE') {
-      throw new DomainError(
-        'CONFLICT',
-        `reversalId: reversal ${reversalId} is UNREACHABLE: no compensation exists for its effect`,
-        'reversalId',
-      );
-    }
-    if (r.status === 'VOIDED') throw voidedConflict(reversalId);
-    refuseIssuedRef(issued);
-    const done = await updateReversal(tx, actor.fleet, reversalId, {
-      status: 'CONFIRMED',
-      provider_ref: ref,
-      confirmed_at: new Date(),
-      lease_expires_at: null,
-    });
-    await appendEvent(tx, {
-      fleet: actor.fleet,
-      type: 'ReversalConfirmed',
-      actorId: actor.agentId,
-      retractionId: r.retraction_id,
-      ids: [reversalId],
-    });
-    await recordWatchedOutcome(tx, actor.fleet, actor.agentId, reversalId, 'CONFIRMED');
-    return done;
+    return confirmLocked(tx, actor.fleet, actor.agentId, r, ref, { refuseIssued: () => refuseIssuedRef(issued) });
   });
+}
+
+/**
+ * The confirmation itself, of a locked reversal not CONFIRMED yet, on every path (confirmReversal, the provider's
+ * callback, the dispatcher): refused for an UNREACHABLE or VOIDED reversal and, by `refuseIssued`, for a reference
+ * RETRACT issued; else CONFIRMED under `ref`, its ReversalConfirmed row (with `data`), and the reinstatement money
+ * line that watches it, if any.
+ */
+export async function confirmLocked(
+  tx: Tx,
+  fleet: string,
+  actorId: string | null,
+  r: ReversalRow,
+  ref: string,
+  o: { refuseIssued: () => unknown; data?: unknown },
+): Promise<ReversalRow> {
+  if (r.status === 'UNREACHABLE') {
+    throw new DomainError(
+      'CONFLICT',
+      `reversalId: reversal ${r.id} is UNREACHABLE: no compensation exists for its effect`,
+      'reversalId',
+    );
+  }
+  if (r.status === 'VOIDED') throw voidedConflict(r.id);
+  await o.refuseIssued();
+  const done = await updateReversal(tx, fleet, r.id, {
+    status: 'CONFIRMED',
+    provider_ref: ref,
+    confirmed_at: new Date(),
+    lease_expires_at: null,
+  });
+  await appendEvent(tx, {
+    fleet,
+    type: 'ReversalConfirmed',
+    actorId,
+    retractionId: r.retraction_id,
+    ids: [r.id],
+    data: o.data,
+  });
+  await recordWatchedOutcome(tx, fleet, actorId, r, 'CONFIRMED');
+  return done;
 }

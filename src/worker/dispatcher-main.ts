@@ -6,7 +6,7 @@ import { type DispatcherHooks, type DispatcherStats, runDispatcher } from '../re
 import { ConfigError } from '../kernel/config-error';
 import { defaultHolder, intFromEnv } from './env';
 import { exitWithMain, runWorkerProcess } from './process';
-import { type WorkerLogger, errorText } from './wake';
+import { type WorkerLogger, errorText } from '../kernel/worker-logger';
 
 /**
  * The dispatcher as its own process (`retract worker dispatcher`). Environment:

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import pino from 'pino';
 import { ConfigError } from '../kernel/config-error';
-import type { WorkerLogger } from './wake';
+import type { WorkerLogger } from '../kernel/worker-logger';
 
 type Env = Record<string, string | undefined>;
 

@@ -6,9 +6,9 @@ import * as v from '../validation';
 import { ConfigError } from '../kernel/config-error';
 import { intFromEnv } from './env';
 import { type EffectAdapter, runExecutor } from '../effect/executor';
-import { httpExecutorAdapter } from './http-executor';
+import { httpExecutorAdapter } from '../effect/http-executor';
 import { exitWithMain, runWorkerProcess } from './process';
-import { type WorkerLogger, errorText } from './wake';
+import { type WorkerLogger, errorText } from '../kernel/worker-logger';
 
 /**
  * The effect executor as its own process (`retract worker executor`). Environment:
@@ -17,7 +17,7 @@ import { type WorkerLogger, errorText } from './wake';
  *   and effects are claimed in its fleet.
  * - Adapters, one of:
  *   - RETRACT_EXECUTOR_URL + RETRACT_EXECUTOR_KINDS (comma-separated): each kind is POSTed to
- *     `<RETRACT_EXECUTOR_URL>/<kind>` under the effect's Idempotency-Key (src/worker/http-executor.ts);
+ *     `<RETRACT_EXECUTOR_URL>/<kind>` under the effect's Idempotency-Key (src/effect/http-executor.ts);
  *     RETRACT_EXECUTOR_TIMEOUT_MS (default 10000).
  *   - RETRACT_EXECUTOR_MODULE: path of an ES module whose `adapters` export (or default export) is a
  *     `Record<kind, EffectAdapter>`.

@@ -1,7 +1,7 @@
 import { type Store, openStoreFromEnv } from '../store/engine';
 import { ConfigError } from '../kernel/config-error';
 import { isMainModule, stderrLogger, stopOnSignals } from './env';
-import { type WorkerLogger, errorText } from './wake';
+import { type WorkerLogger, errorText } from '../kernel/worker-logger';
 
 type Env = Record<string, string | undefined>;
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gid } from '../../src/kernel/ids';
 import { assertBelief } from '../../src/belief/belief.service';
-import { resolveContradiction } from '../../src/contradiction/contradiction.service';
+import { resolveContradiction } from '../../src/adjudication/adjudication.service';
 import { retractBelief } from '../../src/retraction/retraction.service';
 import { reinstateRetraction } from '../../src/reinstatement/reinstatement.service';
 import { confirmReversal } from '../../src/reversal/reversal.service';

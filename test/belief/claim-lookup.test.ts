@@ -1,11 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  activeBeliefComparedTo,
-  activeOnClaim,
-  lockClaimReadActive,
-  lockClaimReadActiveQuery,
-} from '../../src/belief/belief.repository';
+import { activeBeliefComparedTo, activeOnClaim } from '../../src/belief/belief.repository';
+import { lockClaimReadActive, lockClaimReadActiveQuery } from '../../src/belief/claim.repository';
 import { inTx, readTx, type Tx } from '../../src/store/tx';
 import { actorIn, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
 

@@ -92,7 +92,7 @@ async function seedTree(
     );
   });
   // A bulk load is analyzed before use, as any PostgreSQL bulk load should be: planning a cascade over
-  // tables the planner believes empty is the slow path (src/derivation/cascade.ts), not what this drill measures.
+  // tables the planner believes empty is the slow path (src/retraction/cascade.ts), not what this drill measures.
   await sql`ANALYZE beliefs, justifications, justification_premises, effects, effect_supports, events`.execute(db);
   const root = await sql<{ id: string }>`SELECT id::text FROM beliefs WHERE claim_key = ${`t${tag}:0`}`.execute(db);
   return { rootId: root.rows[0]!.id, effects: 40 };

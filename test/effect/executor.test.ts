@@ -4,7 +4,7 @@ import { proposeEffect, registerEffectKind } from '../../src/effect/effect.servi
 import { retractBelief } from '../../src/retraction/retraction.service';
 import { inTx } from '../../src/store/tx';
 import { type EffectAdapter, type ExecutorStats, runExecutor } from '../../src/effect/executor';
-import { httpExecutorAdapter } from '../../src/worker/http-executor';
+import { httpExecutorAdapter } from '../../src/effect/http-executor';
 import { runDispatcher } from '../../src/reversal/dispatcher';
 import { actorIn, coreOf, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider';

@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { erfc, fisherExact, normalTwoSided, percentile, twoProportionZ, wilson } from '../../experiments/lib/stats';
 import { money, table } from '../../experiments/lib/report';
-import { experimentFlags } from '../../src/belief/belief.service';
+import { readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
 
 describe('wilson', () => {
   it('matches the closed form at 0, n and in between', () => {
@@ -85,7 +86,11 @@ describe('report helpers', () => {
 });
 
 describe('experiment-only switch', () => {
-  it('is off unless an experiment turns it on', () => {
-    expect(experimentFlags.skipClaimLock).toBe(false);
+  it('is set by no module of the product: only an experiment builds a Core with skipClaimLock', () => {
+    const src = path.resolve(__dirname, '../../src');
+    const setters = (readdirSync(src, { recursive: true }) as string[])
+      .filter((f) => f.endsWith('.ts'))
+      .filter((f) => /skipClaimLock\s*(:\s*true|=(?!=))/.test(readFileSync(path.join(src, f), 'utf8')));
+    expect(setters).toEqual([]);
   });
 });

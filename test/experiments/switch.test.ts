@@ -1,22 +1,22 @@
 /**
- * The experiment-only switch behind concurrency_eval's arm B does what the eval claims: with it on,
+ * The experiment-only Core option behind concurrency_eval's arm B (skipClaimLock) does what the eval claims: with it on,
  * COMMIT holds no lock on the claim row; with it off (the product), it does. Observed from a second
  * connection with FOR UPDATE NOWAIT while the COMMIT is held open at a pause point. PostgreSQL only
  * (PGlite has one connection).
  */
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { assertBelief, experimentFlags } from '../../src/belief/belief.service';
+import type { Core } from '../../src/core';
+import { assertBelief } from '../../src/belief/belief.service';
 import { clearPausePoints, setPausePoint } from '../../src/store/pause';
 import { actorIn, coreOf, expectInvariants, testStore, type TestDb } from '../support/engines';
 
-describe.runIf(process.env.RETRACT_TEST_DATABASE_URL)('experimentFlags.skipClaimLock (postgres)', () => {
+describe.runIf(process.env.RETRACT_TEST_DATABASE_URL)('Core.skipClaimLock (postgres)', () => {
   let db: TestDb;
   beforeAll(async () => {
     db = await testStore('postgres');
   });
   afterEach(() => {
-    experimentFlags.skipClaimLock = false;
     clearPausePoints();
   });
   afterAll(async () => {
@@ -25,7 +25,10 @@ describe.runIf(process.env.RETRACT_TEST_DATABASE_URL)('experimentFlags.skipClaim
   });
 
   /** Asserts a second value on an existing claim and, mid-COMMIT, asks another connection for the claim row with NOWAIT. */
-  async function lockedMidCommit(claimKey: string): Promise<{ locked: boolean; kind: string }> {
+  async function lockedMidCommit(
+    claimKey: string,
+    o: Pick<Core, 'skipClaimLock'> = {},
+  ): Promise<{ locked: boolean; kind: string }> {
     const core = coreOf(db.store);
     const actor = await actorIn(db.store, 'switch');
     const first = await assertBelief(core, actor, { claimKey, statement: 'first value', value: 1 });
@@ -48,7 +51,7 @@ describe.runIf(process.env.RETRACT_TEST_DATABASE_URL)('experimentFlags.skipClaim
         await other.query('ROLLBACK');
       }
     });
-    const second = await assertBelief(core, actor, { claimKey, statement: 'second value', value: 2 });
+    const second = await assertBelief({ ...core, ...o }, actor, { claimKey, statement: 'second value', value: 2 });
     await other.end();
     expect(locked).not.toBeNull();
     return { locked: locked!, kind: second.kind };
@@ -59,7 +62,9 @@ describe.runIf(process.env.RETRACT_TEST_DATABASE_URL)('experimentFlags.skipClaim
   });
 
   it('on: the claim row is not locked, and COMMIT still decides the same way', async () => {
-    experimentFlags.skipClaimLock = true;
-    expect(await lockedMidCommit('switch:2/claim')).toEqual({ locked: false, kind: 'contradiction' });
+    expect(await lockedMidCommit('switch:2/claim', { skipClaimLock: true })).toEqual({
+      locked: false,
+      kind: 'contradiction',
+    });
   });
 });

@@ -11,7 +11,7 @@ import {
 } from '../../src/reversal/dispatch.service';
 import type { ReversalProvider } from '../../src/reversal/provider';
 import { type DispatcherOptions, type DispatcherStats, requestOf, runDispatcher } from '../../src/reversal/dispatcher';
-import type { WorkerLogger } from '../../src/worker/wake';
+import type { WorkerLogger } from '../../src/kernel/worker-logger';
 import { inTx } from '../../src/store/tx';
 import { totalsFor } from '../../src/retraction/retraction.repository';
 import { actorIn, coreOf, engines, expectInvariants, testStore, type TestDb } from '../support/engines';

@@ -5,7 +5,7 @@ import { type PausePoint, clearPausePoints, setPausePoint } from '../../src/stor
 import { assertBelief } from '../../src/belief/belief.service';
 import { claimEffect, completeEffect, registerEffectKind } from '../../src/effect/effect.service';
 import { retractBelief } from '../../src/retraction/retraction.service';
-import { adjudicateContradiction } from '../../src/contradiction/contradiction.service';
+import { adjudicateContradiction } from '../../src/adjudication/adjudication.service';
 import { actorIn, coreOf, expectInvariants, testStore, type TestDb } from '../support/engines';
 import { belief, proposed } from '../support/story';
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dispatcherConfigFromEnv, dispatcherMain } from '../../src/worker/dispatcher-main';
 import { executorMain, loadAdapters } from '../../src/worker/executor-main';
 import { ConfigError } from '../../src/kernel/config-error';
-import type { WorkerLogger } from '../../src/worker/wake';
+import type { WorkerLogger } from '../../src/kernel/worker-logger';
 import { proposeEffect, registerEffectKind } from '../../src/effect/effect.service';
 import { inTx } from '../../src/store/tx';
 import { actorIn, coreOf, expectInvariants, testStore, type TestDb } from '../support/engines';

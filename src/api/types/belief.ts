@@ -1,11 +1,17 @@
-import { type BeliefRow, activeBeliefIdForClaim, beliefPage, beliefsByIds } from '../../belief/belief.repository';
+import {
+  type BeliefRow,
+  activeBeliefIdForClaim,
+  beliefPage,
+  beliefsByIds,
+  dependentPage,
+} from '../../belief/belief.repository';
 import { addJustification } from '../../belief/belief.service';
 import type { BeliefAsOfRow } from '../../belief/belief-history.repository';
 import { activeOnClaimAsOf, beliefPageAsOf } from '../../belief/belief-history.repository';
 import { badInput } from '../../errors/domain-error';
 import { decodeIdCursor, encodeIdCursor, pageOf } from '../../kernel/page';
 import { beliefReadable } from '../../agent/access';
-import { type JustificationShape, dependentPage, justificationsOf } from '../../derivation/justification.repository';
+import { type JustificationShape, justificationsOf } from '../../derivation/justification.repository';
 import { supportsOf } from '../../effect/effect.repository';
 import { gid, parseGids } from '../../kernel/ids';
 import * as v from '../../validation';

@@ -3,7 +3,7 @@ import {
   contradictionIds,
   contradictionsByIds,
 } from '../../contradiction/contradiction.repository';
-import { adjudicateContradiction, resolveContradiction } from '../../contradiction/contradiction.service';
+import { adjudicateContradiction, resolveContradiction } from '../../adjudication/adjudication.service';
 import { parseGid } from '../../kernel/ids';
 import { type Context, actorOf, builder, grantRead, readRule } from '../builder';
 import { type FleetNodeRef, fleetNode, fleetRead } from '../loaders';

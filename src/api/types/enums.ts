@@ -2,7 +2,8 @@ import type { BeliefRow } from '../../belief/belief.repository';
 import type { ContradictionRow } from '../../contradiction/contradiction.repository';
 import type { EffectRow } from '../../effect/effect.repository';
 import { type Granularity, LEVEL_BATCH } from '../../event/tailer';
-import type { MoneyLineRow, ReinstatementRow } from '../../reinstatement/reinstatement.repository';
+import type { ReinstatementRow } from '../../reinstatement/reinstatement.repository';
+import type { MoneyLineRow } from '../../reversal/money-line.repository';
 import type { ReversalRow } from '../../reversal/reversal.repository';
 import { enumOf } from '../shapes';
 

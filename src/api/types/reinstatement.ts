@@ -1,15 +1,14 @@
 import { encodeCursor, decodeCursor } from '../../kernel/cursor';
 import { parseGid } from '../../kernel/ids';
 import {
-  type MoneyLineRow,
   type ReinstatementRow,
   type ReinstatementTotals,
-  moneyLines,
   reinstatedBeliefPage,
   reinstatementPage,
   reinstatementTotals,
   reinstatementsByIds,
 } from '../../reinstatement/reinstatement.repository';
+import { type MoneyLineRow, moneyLines } from '../../reversal/money-line.repository';
 import { reinstateRetraction, restoreEffect } from '../../reinstatement/reinstatement.service';
 import { actorOf, builder, grantRead, readRule } from '../builder';
 import { carrier, inputArg, typedUnion } from '../shapes';

@@ -8,7 +8,7 @@ import {
   commitVerdict,
   resolveContradiction,
   takeLease,
-} from '../../src/contradiction/contradiction.service';
+} from '../../src/adjudication/adjudication.service';
 import { DomainError } from '../../src/errors/domain-error';
 import { actorIn, coreOf, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
 import { asserted, belief } from '../support/story';

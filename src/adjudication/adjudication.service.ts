@@ -1,10 +1,11 @@
 import { pausePoint } from '../store/pause';
 import type { Actor, Core } from '../core';
-import type { Adjudicator, AdjudicationCase, Verdict } from '../adjudication/adjudicator';
+import type { Adjudicator, AdjudicationCase, Verdict } from './adjudicator';
 import { agentNames } from '../agent/agent.repository';
 import { DomainError, badInput, notFound } from '../errors/domain-error';
 import { appendEvent } from '../event/event.repository';
-import { activeBeliefForClaim, lockBeliefs, lockClaim } from '../belief/belief.repository';
+import { activeBeliefForClaim, lockBeliefs } from '../belief/belief.repository';
+import { lockClaim } from '../belief/claim.repository';
 import { insertBelief } from '../belief/belief.service';
 import { retractInTx } from '../retraction/retraction.service';
 import { resumeBlocked } from '../reinstatement/reinstatement.service';
@@ -18,7 +19,15 @@ import {
   releaseLease,
   takeLease as takeLeaseRow,
   updateContradiction,
-} from './contradiction.repository';
+} from '../contradiction/contradiction.repository';
+
+/**
+ * Deciding contradictions: the claim's fenced adjudication lease, the adjudicator's call outside any transaction,
+ * and the verdict. It sits above the lifecycles a verdict drives — ACCEPT_PROPOSED retracts the existing belief
+ * (retraction/), writes the proposal (belief/) or completes the reinstatement the contradiction blocks
+ * (reinstatement/) — while the contradictions themselves (contradiction/contradiction.repository.ts) sit below
+ * them all, raised by a turn and by a reinstatement.
+ */
 
 export interface Lease {
   contradictionId: string;
@@ -105,13 +114,7 @@ async function applyVerdict(
 ): Promise<void> {
   if (verdict === 'ESCALATE') {
     await updateContradiction(tx, actor.fleet, c.id, { status: 'OPEN', verdict, rationale, adjudicator });
-    await appendEvent(tx, {
-      fleet: actor.fleet,
-      type: 'ContradictionResolved',
-      actorId: actor.agentId,
-      ids: [c.id],
-      data: { verdict },
-    });
+    await resolvedEvent(tx, actor, c, verdict);
     return;
   }
   let resolution: string | null = null;
@@ -172,6 +175,11 @@ async function applyVerdict(
     accepted_id: accepted,
     resolved_at: new Date(),
   });
+  await resolvedEvent(tx, actor, c, verdict);
+}
+
+/** The ContradictionResolved row of a verdict (ESCALATE too: the contradiction was looked at, and stays OPEN). */
+async function resolvedEvent(tx: Tx, actor: Actor, c: ContradictionRow, verdict: Verdict): Promise<void> {
   await appendEvent(tx, {
     fleet: actor.fleet,
     type: 'ContradictionResolved',

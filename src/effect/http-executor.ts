@@ -1,5 +1,5 @@
 import { parseProviderUrl } from '../reversal/provider/http';
-import type { EffectAdapter } from '../effect/executor';
+import type { EffectAdapter } from './executor';
 
 export interface HttpExecutorOptions {
   /** Base URL; an effect of kind K is posted to `<baseUrl>/K`. */

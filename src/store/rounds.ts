@@ -1,14 +1,10 @@
-import type { Store } from '../store/engine';
+import { pause } from '../kernel/sleep';
+import type { Store } from './engine';
 
-/** Structured logger the workers write to (pino fits). */
-export interface WorkerLogger {
-  debug(obj: object, msg?: string): void;
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
-export const silentLogger: WorkerLogger = { debug() {}, info() {}, warn() {}, error() {} };
+/**
+ * The loop of every worker (the effect executor, the reversal dispatcher): rounds woken by the store's commit
+ * notices, with a poll as the floor and a backoff on errors. Below the domain, so both loops share it one way.
+ */
 
 /**
  * A poll timer that commits can cut short: `wait(ms)` resolves after `ms`, on the next commit notice (this process's
@@ -82,22 +78,4 @@ export async function runRounds(
   } finally {
     await waker.close();
   }
-}
-
-/** Sleeps `ms`, or less when `signal` aborts. Never rejects. */
-export function pause(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
-
-export function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
