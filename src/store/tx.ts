@@ -122,19 +122,35 @@ export async function inTx<T>(store: Store, opts: TxOptions, fn: (tx: Tx) => Pro
   // Citus sends the settings a worker needs with each statement it routes there only when they are SET LOCAL
   // (set_config is not propagated), and replays the whole string they came in on every worker connection it
   // opens: so a string of SET LOCALs alone, after BEGIN's.
+  //
+  // enable_seqscan off in a SERIALIZABLE transaction there: a shard holds a few fleets' rows, so for a long
+  // time it is one page, and the planner's cheapest path to one key of a 1-page table is a sequential scan —
+  // which under SERIALIZABLE predicate-locks the whole shard and checks every row on it against concurrent
+  // writers, the other fleets of the shard included. The foreign-key check of every new belief against its
+  // claim (a plan the worker caches) was one, and co-tenant fleets' turns failed each other on "conflict out
+  // to pivot" (docs/findings-log.md, "Citus: turns given up"). An index scan locks the key's index page and
+  // its row. PostgreSQL's manual (Serializable Isolation Level) names table-scan plans as a cause of serialization
+  // failures. The setting only steers plans: a statement with no other path still scans. Read-only transactions
+  // (REPEATABLE READ) take no predicate locks and keep the planner's choice.
   const workerSettings =
     store.engine === 'citus'
       ? sql.raw(
-          `SET LOCAL citus.propagate_set_commands = 'local'; SET LOCAL retract.fleet = ${pg.escapeLiteral(opts.fleet ?? '')}; SET LOCAL jit = off`,
+          `SET LOCAL citus.propagate_set_commands = 'local'; SET LOCAL retract.fleet = ${pg.escapeLiteral(opts.fleet ?? '')}; SET LOCAL jit = off` +
+            (isolation === 'serializable' ? '; SET LOCAL enable_seqscan = off' : ''),
         )
       : null;
   // A write that lost a serialization conflict retries holding its fleet's lock exclusively: it
   // then runs alone among the fleet's writers and cannot lose again, so a hot fleet pays at most one
   // retry per write instead of a storm of them, and an uncontended one never takes the exclusive lock.
+  // On Citus the writers it can lose to are those of every fleet in its shard group (SHARD_LOCK_CLASS below), so
+  // a retry takes that lock exclusively too; a first attempt, a retraction's included, holds it shared.
   let mode: 'shared' | 'exclusive' = opts.fleetLock ?? 'shared';
+  let retried = false;
   for (let attempt = 1; ; attempt++) {
     try {
-      const lock = locking ? fleetLock(opts.fleet!, mode) : null;
+      const lock = locking
+        ? writeLocks(opts.fleet!, mode, store.engine === 'citus' ? (retried ? 'exclusive' : 'shared') : null)
+        : null;
       const result = await store.db.connection().execute(async (tx) => {
         try {
           await beginWith(lock).execute(tx);
@@ -184,6 +200,7 @@ export async function inTx<T>(store: Store, opts: TxOptions, fn: (tx: Tx) => Pro
       store.tx.stats.retriesByReason[reason] = (store.tx.stats.retriesByReason[reason] ?? 0) + 1;
       store.tx.onRetry?.(e, attempt);
       mode = 'exclusive';
+      retried = true;
       const cap = Math.min(1000, 4 * 2 ** attempt);
       await sleep(Math.random() * cap);
     }
@@ -208,12 +225,39 @@ export async function inTx<T>(store: Store, opts: TxOptions, fn: (tx: Tx) => Pro
  */
 const FLEET_LOCK_CLASS = 0x52_54_46_4c;
 
-function fleetLock(fleet: string, mode: 'shared' | 'exclusive'): { before: string; inside: string } {
+/**
+ * On Citus, the lock of the fleet's shard group: every write of a fleet holds it shared, a retried one
+ * exclusively. Fleets whose distribution values hash into one shard share its tables, and under SERIALIZABLE
+ * they conflict there as one fleet's transactions do: a 1-page shard is read by a sequential scan (the planner's
+ * cheapest path; the foreign-key check of a new belief against its claim is one), which predicate-locks the
+ * whole shard, and the writes of a co-tenant fleet's turn then form dangerous structures with it
+ * (docs/findings-log.md, "Citus: turns given up"). The fleet's exclusive lock does not keep a co-tenant out, so
+ * a retried turn lost to the same co-tenant up to ten times in a row and was given up. Keyed by the shard id of
+ * the fleet's `claims` rows (its co-located tables hold the same fleets). Taken after the fleet lock, always:
+ * one order, no deadlock between the two. A shard moved or split meanwhile only changes the key.
+ */
+const SHARD_LOCK_CLASS = 0x52_54_53_47;
+
+type LockMode = 'shared' | 'exclusive';
+
+/** One advisory lock in BEGIN's round trip: waited for at session level before the snapshot, held to the commit. */
+function advisory(key: string, mode: LockMode): { before: string; inside: string } {
   const suffix = mode === 'shared' ? '_shared' : '';
-  const key = `${FLEET_LOCK_CLASS}, hashtext(${pg.escapeLiteral(fleet)})`;
   return {
-    before: `SELECT pg_advisory_lock${suffix}(${key}); COMMIT; `,
+    before: `SELECT pg_advisory_lock${suffix}(${key}); `,
     inside: `SELECT pg_advisory_xact_lock${suffix}(${key}); SELECT pg_advisory_unlock${suffix}(${key}); `,
+  };
+}
+
+function writeLocks(fleet: string, mode: LockMode, shardMode: LockMode | null): { before: string; inside: string } {
+  const locks = [advisory(`${FLEET_LOCK_CLASS}, hashtext(${pg.escapeLiteral(fleet)})`, mode)];
+  if (shardMode) {
+    const shard = `get_shard_id_for_distribution_column('claims', ${pg.escapeLiteral(fleet)}::text)::int`;
+    locks.push(advisory(`${SHARD_LOCK_CLASS}, ${shard}`, shardMode));
+  }
+  return {
+    before: locks.map((l) => l.before).join('') + 'COMMIT; ',
+    inside: locks.map((l) => l.inside).join(''),
   };
 }
 

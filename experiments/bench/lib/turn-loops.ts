@@ -14,6 +14,8 @@ export interface TurnLoopsResult {
   retries: Record<string, number>;
   /** Each turn given up: why each of its attempts failed, counted. */
   givenUp: Array<Record<string, number>>;
+  /** Serialization retries by the attempt that failed (1: a first attempt; 2: the first retry, which runs alone; …). */
+  byAttempt: Record<string, number>;
 }
 
 /** Counts as `n × reason; …`, for a note. */
@@ -36,12 +38,13 @@ export async function turnLoops(
   seconds: number,
   claimKey: (f: number, i: number) => string,
 ): Promise<TurnLoopsResult> {
-  const result: TurnLoopsResult = { kinds: {}, turns: 0, retries: {}, givenUp: [] };
+  const result: TurnLoopsResult = { kinds: {}, turns: 0, retries: {}, givenUp: [], byAttempt: {} };
   // Each turn's failed attempts, so that a turn given up can say why every one of its attempts failed.
   const attempts = new AsyncLocalStorage<Record<string, number>>();
   const observed = core.store.tx.onRetry;
-  core.store.tx.onRetry = (e) => {
+  core.store.tx.onRetry = (e, attempt) => {
     count(result.retries, retryReason(e));
+    count(result.byAttempt, String(attempt));
     count(attempts.getStore() ?? {}, retryReason(e));
   };
   const end = Date.now() + seconds * 1000;
