@@ -260,11 +260,14 @@ export async function runClients(
     Array.from({ length: opts.clients }, async (_, i) => {
       const p = (opts.firstProcess ?? 0) + i;
       const steps = plan(opts.seed + p, opts.ops);
+      let unknown = 0;
       for (let n = 0; n < steps.length; n++) {
         const r = await step(s, p, n, steps[n]!.f, steps[n]!.r);
         out.push(r);
-        // A client backs off while the server is unreachable (restarting), as a real one would.
-        if (r.outcome === 'unknown') await new Promise((res) => setTimeout(res, 250));
+        // A client backs off while the server is unreachable (restarting), as a real one would: longer each time,
+        // so that its operations are not all spent before a server that takes seconds to start answers again.
+        unknown = r.outcome === 'unknown' ? unknown + 1 : 0;
+        if (unknown) await new Promise((res) => setTimeout(res, Math.min(4_000, 250 * 2 ** (unknown - 1))));
       }
     }),
   );

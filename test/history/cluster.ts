@@ -17,23 +17,34 @@ export interface Cluster {
   url: (db?: string) => string;
   /** SIGKILL the postmaster alone, as the OOM killer would; returns its pid and its backends' (left to die on their own). */
   kill9(): number[];
+  /** SIGSTOP (or, `false`, SIGCONT) the postmaster and every process it forked: the whole node frozen, its sockets open. */
+  freeze(on: boolean): number;
   start(): Promise<void>;
   drop(): void;
 }
 
 /** The postgres user's uid and gid (initdb and the server refuse to run as root), from /etc/passwd. */
-function postgresUser(): { uid: number; gid: number } | null {
+function postgresUser(): { uid: number; gid: number; home: string } | null {
   const line = fs
     .readFileSync('/etc/passwd', 'utf8')
     .split('\n')
     .find((l) => l.startsWith('postgres:'));
   if (!line) return null;
-  const [, , uid, gid] = line.split(':');
-  return { uid: Number(uid), gid: Number(gid) };
+  const [, , uid, gid, , home] = line.split(':');
+  return { uid: Number(uid), gid: Number(gid), home: home || '/tmp' };
 }
 
 const asPostgres = (args: string[], opts: { allowFail?: boolean } = {}) => {
-  const r = spawnSync(args[0]!, args.slice(1), { encoding: 'utf8', ...postgresUser()!, cwd: '/tmp' });
+  // The postgres user's own HOME: a server inherits the environment, and libpq inside it (Citus' connections
+  // between nodes) reads ~/.postgresql for client certificates, which root's HOME would make unreadable.
+  const { uid, gid, home } = postgresUser()!;
+  const r = spawnSync(args[0]!, args.slice(1), {
+    encoding: 'utf8',
+    uid,
+    gid,
+    cwd: '/tmp',
+    env: { ...process.env, HOME: home },
+  });
   if (r.status !== 0 && !opts.allowFail) throw new Error(`${args.join(' ')}: ${r.stderr || r.stdout}`);
   return r;
 };
@@ -51,7 +62,7 @@ export function postgresAvailable(): boolean {
   return fs.existsSync(path.join(BIN, 'initdb')) && postgresUser() !== null && process.getuid?.() === 0;
 }
 
-export async function createCluster(opts: { maxConnections?: number } = {}): Promise<Cluster> {
+export async function createCluster(opts: { maxConnections?: number; conf?: string[] } = {}): Promise<Cluster> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `hist-${process.pid}-`));
   fs.chmodSync(dir, 0o755);
   const data = path.join(dir, 'data');
@@ -74,6 +85,7 @@ export async function createCluster(opts: { maxConnections?: number } = {}): Pro
       'synchronous_commit = on',
       `log_min_messages = warning`,
       'restart_after_crash = on',
+      ...(opts.conf ?? []),
     ].join('\n') + '\n',
   );
   let dropped = false;
@@ -85,6 +97,11 @@ export async function createCluster(opts: { maxConnections?: number } = {}): Pro
       return null;
     }
   };
+  const children = (pm: number) =>
+    spawnSync('ps', ['-o', 'pid=', '--ppid', String(pm)], { encoding: 'utf8' })
+      .stdout.split('\n')
+      .map(Number)
+      .filter((n) => n > 0);
   const cluster: Cluster = {
     port,
     url: (db = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${db}`,
@@ -94,12 +111,23 @@ export async function createCluster(opts: { maxConnections?: number } = {}): Pro
       // This cluster's own processes only: its postmaster, and the backends it forked, remembered so start()
       // can wait for them (they notice their postmaster's death and exit; PostgreSQL will not start while they
       // still hold its shared memory).
-      orphans = spawnSync('ps', ['-o', 'pid=', '--ppid', String(pm)], { encoding: 'utf8' })
-        .stdout.split('\n')
-        .map(Number)
-        .filter((n) => n > 0);
+      orphans = children(pm);
       process.kill(pm, 'SIGKILL');
       return [pm, ...orphans];
+    },
+    freeze(on) {
+      const pm = postmasterPid();
+      if (!pm) return 0;
+      // The postmaster first, so that it forks nothing new while its children are stopped; continued in reverse.
+      const pids = [pm, ...children(pm)];
+      for (const p of on ? pids : pids.reverse()) {
+        try {
+          process.kill(p, on ? 'SIGSTOP' : 'SIGCONT');
+        } catch {
+          /* a backend that ended meanwhile */
+        }
+      }
+      return pids.length;
     },
     async start() {
       const alive = (p: number) => {
@@ -129,6 +157,7 @@ export async function createCluster(opts: { maxConnections?: number } = {}): Pro
     drop() {
       if (dropped) return;
       dropped = true;
+      cluster.freeze(false);
       asPostgres([`${BIN}/pg_ctl`, '-D', data, '-m', 'immediate', 'stop'], { allowFail: true });
       fs.rmSync(dir, { recursive: true, force: true });
     },

@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import type { Sql } from './collect';
 import { gid } from '../../src/kernel/ids';
 
 /**
@@ -7,7 +7,7 @@ import { gid } from '../../src/kernel/ids';
  * and it records reversals (money) in the same transaction.
  */
 export async function seedTree(
-  db: pg.Client,
+  db: Sql,
   fleet: string,
   prefix: string,
   n: number,
