@@ -7,6 +7,7 @@ import { type App, createApp } from '../../src/server/app';
 import type { Store } from '../../src/store/engine';
 import type { Bench, BenchOptions, BenchResult, Cell } from './lib/bench';
 import { fmtMs } from './lib/report';
+import { armCells, roundsFlags } from './lib/rounds';
 import { freshDb } from './lib/stores';
 import { type ArmResult, TOKEN, childArm } from './turns';
 
@@ -58,11 +59,7 @@ function scrapeEverySecond(base: string): { stop(): Promise<number> } {
 }
 
 async function run(opts: BenchOptions): Promise<BenchResult> {
-  const seconds = Number(opts.flags.seconds ?? 10);
-  const clients = Number(opts.flags.clients ?? opts.size ?? 8);
-  const rounds = Number(opts.flags.rounds ?? 2);
-  if (!(seconds > 0) || !(clients >= 1) || !(rounds >= 1))
-    throw new Error('--seconds, --clients and --rounds must be positive numbers');
+  const { seconds, clients, rounds } = roundsFlags(opts);
   const db = await freshDb(opts.engine, opts.serverUrl, 'retract_bench_metrics');
   const results: Array<{ metrics: 'off' | 'on'; round: number; scrapes: number; r: ArmResult }> = [];
   try {
@@ -118,17 +115,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
     return rs.reduce((n, x) => n + x.r.commits, 0) / rs.reduce((n, x) => n + x.r.seconds, 0);
   };
   const ratio = rate('on') / rate('off');
-  const rows: Cell[][] = results.map(({ metrics, round, scrapes, r }) => [
-    metrics,
-    round,
-    r.clients,
-    r.commits,
-    r.perSecond.toFixed(1),
-    fmtMs(r.p50),
-    fmtMs(r.p99),
-    r.errors,
-    scrapes,
-  ]);
+  const rows: Cell[][] = results.map(({ metrics, round, scrapes, r }) => [metrics, round, ...armCells(r), scrapes]);
   return {
     targets: [
       {

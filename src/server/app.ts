@@ -121,7 +121,9 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
   if (config.bootstrapToken) await ensureBootstrap(store, config.bootstrapToken);
   const waker = new Waker(store);
   await waker.start();
-  const metrics: Metrics | null = metricsSettings.enabled ? createMetrics(store, metricsSettings) : null;
+  const metrics: Metrics | null = metricsSettings.enabled
+    ? createMetrics(store, metricsSettings, async () => (await readiness(store, draining)).ready)
+    : null;
   const yoga = buildYoga({
     core,
     adjudicator,

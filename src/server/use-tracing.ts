@@ -4,7 +4,7 @@ import type { Tracing } from './tracing-sdk';
  * OpenTelemetry traces (docs/tracing.md), on when the standard OTEL_EXPORTER_OTLP_ENDPOINT (or
  * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set, and then only: this module names types alone, and the SDK
  * (src/server/tracing-sdk.ts, its own chunk of the build) is imported only when a variable is set, so a
- * server without one loads no OpenTelemetry module and pays one `if` per request.
+ * server without one loads no OpenTelemetry module and pays nothing per request (createApp checks once, at start).
  */
 
 /** Whether the environment asks for traces. */

@@ -1,7 +1,9 @@
 import { sql } from 'kysely';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiServer, startApiServer } from '../support/api-server';
 import { engines, expectInvariants } from '../support/engines';
+import { samples, scrape } from '../support/metrics';
 
 /**
  * GET /ready, what a load balancer or orchestrator asks before sending work: 200 when the database answers and has
@@ -28,6 +30,7 @@ describe.each(engines())('/ready on %s', (engine) => {
       status: 200,
       body: { status: 'ready', engine, database: true, migrations: true, accepting: true },
     });
+    expect(samples((await scrape(s.base)).text).get('retract_ready')).toBe(1);
   });
 
   it('answers 503 "migrations not current" while the database records a migration this build does not carry', async () => {
@@ -40,10 +43,54 @@ describe.each(engines())('/ready on %s', (engine) => {
         status: 503,
         body: { status: 'migrations not current', engine, database: true, migrations: false, accepting: true },
       });
+      // GET /metrics says the same, for a dashboard's readiness panel.
+      expect(samples((await scrape(s.base)).text).get('retract_ready')).toBe(0);
       expect((await fetch(`${s.base}/health`)).status).toBe(200);
     } finally {
       await sql`DELETE FROM kysely_migration WHERE name = ${name}`.execute(s.db.store.db);
     }
     expect((await ready()).status).toBe(200);
   });
+});
+
+/**
+ * A real outage: PostgreSQL refuses every connection to the server's database (ALLOW_CONNECTIONS false, its sessions
+ * ended), then takes them again. PostgreSQL only: the embedded engine has no connection to lose.
+ */
+describe.skipIf(!engines().includes('postgres'))('/ready while PostgreSQL refuses the database', () => {
+  it('answers 503 "database unavailable" (so does /health; retract_ready and retract_metrics_database_up are 0), and 200 again once PostgreSQL accepts connections', async () => {
+    const s = await startApiServer('postgres');
+    const name = new URL(s.db.url!).pathname.slice(1);
+    const admin = new pg.Client({ connectionString: process.env.RETRACT_TEST_DATABASE_URL });
+    await admin.connect();
+    try {
+      await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
+      await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [name]);
+      const r = await fetch(`${s.base}/ready`);
+      expect({ status: r.status, body: await r.json() }).toEqual({
+        status: 503,
+        body: {
+          status: 'database unavailable',
+          engine: 'postgres',
+          database: false,
+          migrations: null,
+          accepting: true,
+        },
+      });
+      expect((await fetch(`${s.base}/health`)).status).toBe(503);
+      const m = samples((await scrape(s.base)).text);
+      expect([m.get('retract_ready'), m.get('retract_metrics_database_up')]).toEqual([0, 0]);
+
+      await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
+      let again = 0;
+      for (const until = Date.now() + 20_000; Date.now() < until; await new Promise((w) => setTimeout(w, 200)))
+        if ((again = (await fetch(`${s.base}/ready`)).status) === 200) break;
+      expect(again).toBe(200);
+      await expectInvariants(s.db.store);
+    } finally {
+      await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`).catch(() => {});
+      await admin.end();
+      await s.close();
+    }
+  }, 60_000);
 });

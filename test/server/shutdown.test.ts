@@ -206,6 +206,8 @@ describe('stopping the server', () => {
       const ready = await fetch(`${base}/ready`);
       expect(ready.status).toBe(200);
       expect(await ready.json()).toMatchObject({ status: 'ready', database: true, migrations: true, accepting: true });
+      // The same answer in GET /metrics (RETRACT_METRICS is on by default), for a dashboard.
+      expect(await (await fetch(`${base}/metrics`)).text()).toMatch(/^retract_ready 1$/m);
 
       // Both subscriptions are live: each sees a retraction made now.
       const ws = await wsSubscribe(base);
@@ -248,6 +250,7 @@ describe('stopping the server', () => {
       const draining = await fetch(`${base}/ready`);
       expect(draining.status).toBe(503);
       expect(await draining.json()).toMatchObject({ status: 'draining', accepting: false });
+      expect(await (await fetch(`${base}/metrics`)).text()).toMatch(/^retract_ready 0$/m);
       const refused = await fetch(`${base}/graphql`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },

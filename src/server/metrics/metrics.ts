@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
 import type { Plugin } from 'graphql-yoga';
-import { Registry, collectDefaultMetrics } from 'prom-client';
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Store } from '../../store/engine';
 import { useMetrics } from './graphql';
 import { registerOpenMoneyMetrics } from './open-money';
@@ -18,9 +18,21 @@ export interface Metrics {
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
-/** GET /metrics for one app: its own registry, so two apps in one process (tests) never mix their figures. */
-export function createMetrics(store: Store, settings: MetricsSettings): Metrics {
+/**
+ * GET /metrics for one app: its own registry, so two apps in one process (tests) never mix their figures. `ready` is
+ * what GET /ready would answer, asked at scrape time: a dashboard shows readiness (draining included) from the same
+ * scrape, without a blackbox prober beside it.
+ */
+export function createMetrics(store: Store, settings: MetricsSettings, ready: () => Promise<boolean>): Metrics {
   const registry = new Registry();
+  new Gauge({
+    name: 'retract_ready',
+    help: '1 when GET /ready would answer 200 (the database answers, migrations are current, not draining), else 0.',
+    registers: [registry],
+    async collect() {
+      this.set((await ready()) ? 1 : 0);
+    },
+  });
   const plugin = useMetrics(registry, settings.maxOperations);
   const stop = registerProcessMetrics(registry, store);
   const open = registerOpenMoneyMetrics(registry, store, settings.fleetLabel);

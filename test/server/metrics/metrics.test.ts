@@ -109,6 +109,25 @@ describe.each(engines())('GET /metrics on %s', (engine) => {
     expect(m.get('retract_tx_retries_total{reason="citus_commit_conflict"}')).toBe(0);
     await expectInvariants(s.db.store);
   });
+
+  it('counts a turn given up once every attempt conflicted, and retries for lack of shared memory under their reason', async () => {
+    const actor = await actorIn(s.store, 'metrics-given-up');
+    const before = samples((await scrape(s.base, TOKEN)).text);
+    // Ten attempts (the bound in src/store/tx.ts), each failing: the client gets CONFLICT and nothing is written.
+    s.store.tx.faults.serializationFailures += 10;
+    await expect(
+      assertBelief(s.core, actor, { claimKey: 'given-up/claim', statement: 'never written', value: true }),
+    ).rejects.toMatchObject({ code: 'CONFLICT' });
+    s.store.tx.faults.sharedMemoryFailures += 1;
+    await assertBelief(s.core, actor, { claimKey: 'shared-memory/claim', statement: 'retried once', value: true });
+    const m = samples((await scrape(s.base, TOKEN)).text);
+    const delta = (k: string) => m.get(k)! - (before.get(k) ?? 0);
+    expect(delta('retract_turns_total{outcome="given_up"}')).toBe(1);
+    expect(delta('retract_tx_retries_total{reason="serialization_failure"}')).toBe(9);
+    expect(delta('retract_tx_retries_total{reason="out_of_shared_memory"}')).toBe(1);
+    expect(delta('retract_turns_total{outcome="committed"}')).toBeGreaterThanOrEqual(1);
+    await expectInvariants(s.db.store);
+  });
 });
 
 describe('GET /metrics switched off', () => {
