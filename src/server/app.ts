@@ -27,6 +27,7 @@ import {
   timeoutOptions,
 } from './edge';
 import { GRAPHIQL_ASSETS, serveGraphiqlAsset } from './graphiql';
+import { answerPost } from './graphql-post';
 import { logSink } from './log-sink';
 import { readiness } from './readiness';
 import { type Metrics, createMetrics } from './metrics/metrics';
@@ -234,6 +235,13 @@ export async function createApp(opts: AppOptions = {}): Promise<App> {
           return json(res, 400, {
             errors: [{ message: 'an empty batch is not a request', extensions: { code: 'BAD_USER_INPUT' } }],
           });
+        }
+        // A single operation in JSON: the same envelop without Yoga's fetch-API request pipeline (src/server/graphql-post.ts).
+        const answer =
+          req.method === 'POST' && type === 'application/json' ? await answerPost(yoga, req.headers, b) : null;
+        if (answer) {
+          res.writeHead(answer.status, { ...answer.headers, 'content-length': String(Buffer.byteLength(answer.body)) });
+          return res.end(answer.body);
         }
       }
       const request = new Request(new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`), {
