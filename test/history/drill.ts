@@ -19,13 +19,13 @@ import { seedTree } from './seed';
  * is reached offline, which faults it has) is a Target. Sizes come from the environment (`npm run test:faults --
  * --minutes N` repeats the drills for N minutes with larger ones).
  */
-export const CLIENTS = Number(process.env.RETRACT_HISTORY_CLIENTS ?? 6);
-export const OPS = Number(process.env.RETRACT_HISTORY_OPS ?? 25);
+const CLIENTS = Number(process.env.RETRACT_HISTORY_CLIENTS ?? 6);
+const OPS = Number(process.env.RETRACT_HISTORY_OPS ?? 25);
 export const TREE = Number(process.env.RETRACT_HISTORY_TREE ?? 3_000);
 export const MINUTES = Number(process.env.RETRACT_FAULTS_MINUTES ?? 0);
-export const SEED = Number(process.env.RETRACT_HISTORY_SEED ?? Date.now() % 100_000);
+const SEED = Number(process.env.RETRACT_HISTORY_SEED ?? Date.now() % 100_000);
 const START = Buffer.from('e1:0:0:-1').toString('base64url');
-export const TOKEN = 'history-operator-token-0123456789';
+const TOKEN = 'history-operator-token-0123456789';
 
 export interface Totals {
   runs: number;
