@@ -1,18 +1,20 @@
 /**
  * The layering, checked by `npm run lint:deps` (part of `npm test`'s pretest):
- * adapters (api, server, mcp, cli, demo) sit on the domain; the domain sits on the store; the store
- * knows no domain; the client is a pure consumer of the schema.
+ * adapters (api, server, mcp, cli) sit on the domain; the domain sits on the store; the store
+ * knows no domain; the kernel and the errors sit below everything; the client is a pure consumer of the
+ * schema. Every folder of src/ is named by at least one rule, and every folder or file a rule names exists:
+ * test/repo/dependency-rules.test.ts reads this file and fails otherwise.
  */
 const DOMAIN =
-  '^src/(agent|belief|contradiction|derivation|effect|event|invariants|retraction|reversal|adjudication|embedding|worker)/';
+  '^src/(agent|belief|contradiction|derivation|effect|event|invariants|reinstatement|retraction|reversal|adjudication|embedding|worker)/';
 /**
  * What opens write transactions or drives writes: the services (every writeTx of the product), the
  * worker loops and their processes, the cascade and what it does to effects, reversal dispatch and
  * the provider callback, and the adapters that call them.
  */
 const WRITE_PATH =
-  '(\\.service\\.ts$|^src/worker/|^src/effect/(executor|reach)\\.ts$|^src/derivation/cascade\\.ts$|^src/reversal/(dispatcher|callback)\\.ts$|^src/(api|server|cli|demo)/)';
-const ADAPTERS = '^src/(api|server|mcp|cli|demo)/';
+  '(\\.service\\.ts$|^src/worker/|^src/effect/(executor|reach)\\.ts$|^src/derivation/cascade\\.ts$|^src/reversal/(dispatcher|callback)\\.ts$|^src/(api|server|cli)/)';
+const ADAPTERS = '^src/(api|server|mcp|cli)/';
 /** The MCP modules that may reach writes: the write tools, and what registers and serves them. */
 const MCP_WRITERS = '^src/mcp/(write/|server\\.ts$|http\\.ts$|main\\.ts$)';
 
@@ -43,7 +45,7 @@ module.exports = {
     {
       name: 'domain-not-adapters',
       severity: 'error',
-      comment: 'The domain never imports api, server, mcp, cli or demo.',
+      comment: 'The domain never imports api, server, mcp or cli.',
       from: { path: DOMAIN },
       to: { path: ADAPTERS },
     },
@@ -62,18 +64,19 @@ module.exports = {
       to: { path: `${DOMAIN}|${ADAPTERS}` },
     },
     {
+      name: 'errors-below-all',
+      severity: 'error',
+      comment:
+        'The error classes (a refusal and its extensions.code) are thrown from every layer, the kernel too; they import nothing of src.',
+      from: { path: '^src/errors/' },
+      to: { path: '^src/(?!errors/)' },
+    },
+    {
       name: 'client-standalone',
       severity: 'error',
       comment: 'The client talks GraphQL; it imports neither server nor store.',
       from: { path: '^src/client/' },
       to: { path: '^src/(?!client/)' },
-    },
-    {
-      name: 'cli-not-demo-cycle',
-      severity: 'error',
-      comment: 'The demo is a CLI command; it does not import the CLI back.',
-      from: { path: '^src/demo/' },
-      to: { path: '^src/cli/' },
     },
     { name: 'no-tests-in-src', severity: 'error', from: { path: '^src/' }, to: { path: '^(test|experiments)/' } },
     {
