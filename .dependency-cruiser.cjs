@@ -1,8 +1,8 @@
 /**
- * The layering, checked by `npm run lint:deps` (part of `npm test`'s pretest):
+ * The layering, checked by `npm run lint:deps` (part of `npm test`'s pretest) over src/ and dashboard/src/:
  * adapters (api, server, mcp, cli) sit on the domain; the domain sits on the store; the store
- * knows no domain; the kernel and the errors sit below everything; the client is a pure consumer of the
- * schema. Every folder of src/ is named by at least one rule, and every folder or file a rule names exists:
+ * knows no domain; the kernel and the errors sit below everything; the client and the dashboard are pure consumers of
+ * the schema. Every folder of src/ is named by at least one rule, and every folder or file a rule names exists:
  * test/repo/dependency-rules.test.ts reads this file and fails otherwise.
  */
 const DOMAIN =
@@ -27,6 +27,22 @@ module.exports = {
         'A cycle makes two modules one. GraphQL object types refer to each other by nature: src/api/types is exempt.',
       from: { path: '^src/', pathNot: '^src/api/types/' },
       to: { circular: true },
+    },
+    {
+      name: 'dashboard-no-circular',
+      severity: 'error',
+      comment:
+        'The dashboard has no exemption: a panel asks another part of the page for something through dashboard/src/page-events.ts, and main.ts wires who answers, so no panel imports one that imports it back.',
+      from: { path: '^dashboard/src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'dashboard-speaks-graphql',
+      severity: 'error',
+      comment:
+        'The dashboard is an agent like any other: of src/ it imports only the browser-safe typed client (src/client/index.ts), never the server, the store or the client for Node.',
+      from: { path: '^dashboard/src/' },
+      to: { path: '^src/', pathNot: '^src/client/(?!node\\.ts$)' },
     },
     {
       name: 'event-log-below-domain',

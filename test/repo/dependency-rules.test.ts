@@ -62,6 +62,13 @@ function named(pattern: string): { dirs: string[]; files: string[] } {
 }
 
 describe('.dependency-cruiser.cjs', () => {
+  it('npm run lint:deps cruises src/ and dashboard/src/', () => {
+    const script = (JSON.parse(fs.readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts[
+      'lint:deps'
+    ]!;
+    expect(script.split(/\s+/)).toEqual(expect.arrayContaining(['depcruise', 'src', 'dashboard/src']));
+  });
+
   it('every folder of src/ is named by a rule', () => {
     // A pattern names a folder when it tells one of the folder's files apart from the same file in a folder that does
     // not exist: `^src/` names no folder in particular; `^src/(?!client/)` names client.
