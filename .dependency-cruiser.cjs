@@ -1,18 +1,20 @@
 /**
- * The layering, checked by `npm run lint:deps` (part of `npm test`'s pretest):
- * adapters (api, server, mcp, cli, demo) sit on the domain; the domain sits on the store; the store
- * knows no domain; the client is a pure consumer of the schema.
+ * The layering, checked by `npm run lint:deps` (part of `npm test`'s pretest) over src/ and dashboard/src/:
+ * adapters (api, server, mcp, cli) sit on the domain; the domain sits on the store; the store
+ * knows no domain; the kernel and the errors sit below everything; the client and the dashboard are pure consumers of
+ * the schema. Every folder of src/ is named by at least one rule, and every folder or file a rule names exists:
+ * test/repo/dependency-rules.test.ts reads this file and fails otherwise.
  */
 const DOMAIN =
-  '^src/(agent|belief|contradiction|derivation|effect|event|invariants|retraction|reversal|adjudication|embedding|worker)/';
+  '^src/(agent|belief|contradiction|derivation|effect|event|invariants|reinstatement|retraction|reversal|adjudication|embedding|worker)/';
 /**
  * What opens write transactions or drives writes: the services (every writeTx of the product), the
  * worker loops and their processes, the cascade and what it does to effects, reversal dispatch and
  * the provider callback, and the adapters that call them.
  */
 const WRITE_PATH =
-  '(\\.service\\.ts$|^src/worker/|^src/effect/(executor|reach)\\.ts$|^src/retraction/cascade\\.ts$|^src/reversal/(dispatcher|callback)\\.ts$|^src/(api|server|cli|demo)/)';
-const ADAPTERS = '^src/(api|server|mcp|cli|demo)/';
+  '(\\.service\\.ts$|^src/worker/|^src/effect/(executor|reach)\\.ts$|^src/retraction/cascade\\.ts$|^src/reversal/(dispatcher|callback)\\.ts$|^src/(api|server|cli)/)';
+const ADAPTERS = '^src/(api|server|mcp|cli)/';
 /** The MCP modules that may reach writes: the write tools, and what registers and serves them. */
 const MCP_WRITERS = '^src/mcp/(write/|server\\.ts$|http\\.ts$|main\\.ts$)';
 
@@ -25,6 +27,22 @@ module.exports = {
         'A cycle makes two modules one. GraphQL object types refer to each other by nature: src/api/types is exempt.',
       from: { path: '^src/', pathNot: '^src/api/types/' },
       to: { circular: true },
+    },
+    {
+      name: 'dashboard-no-circular',
+      severity: 'error',
+      comment:
+        'The dashboard has no exemption: a panel asks another part of the page for something through dashboard/src/page-events.ts, and main.ts wires who answers, so no panel imports one that imports it back.',
+      from: { path: '^dashboard/src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'dashboard-speaks-graphql',
+      severity: 'error',
+      comment:
+        'The dashboard is an agent like any other: of src/ it imports only the browser-safe typed client (src/client/index.ts), never the server, the store or the client for Node.',
+      from: { path: '^dashboard/src/' },
+      to: { path: '^src/', pathNot: '^src/client/(?!node\\.ts$)' },
     },
     {
       name: 'event-log-below-domain',
@@ -43,7 +61,7 @@ module.exports = {
     {
       name: 'domain-not-adapters',
       severity: 'error',
-      comment: 'The domain never imports api, server, mcp, cli or demo.',
+      comment: 'The domain never imports api, server, mcp or cli.',
       from: { path: DOMAIN },
       to: { path: ADAPTERS },
     },
@@ -62,18 +80,19 @@ module.exports = {
       to: { path: `${DOMAIN}|${ADAPTERS}` },
     },
     {
+      name: 'errors-below-all',
+      severity: 'error',
+      comment:
+        'The error classes (a refusal and its extensions.code) are thrown from every layer, the kernel too; they import nothing of src.',
+      from: { path: '^src/errors/' },
+      to: { path: '^src/(?!errors/)' },
+    },
+    {
       name: 'client-standalone',
       severity: 'error',
       comment: 'The client talks GraphQL; it imports neither server nor store.',
       from: { path: '^src/client/' },
       to: { path: '^src/(?!client/)' },
-    },
-    {
-      name: 'cli-not-demo-cycle',
-      severity: 'error',
-      comment: 'The demo is a CLI command; it does not import the CLI back.',
-      from: { path: '^src/demo/' },
-      to: { path: '^src/cli/' },
     },
     { name: 'no-tests-in-src', severity: 'error', from: { path: '^src/' }, to: { path: '^(test|experiments)/' } },
     {

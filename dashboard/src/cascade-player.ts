@@ -1,16 +1,14 @@
 // Plays a retraction's cascade onto the graph as its events arrive, one depth level at a time, and a reinstatement
 // as the same cascade running back: the root returns first, then each reverse-cascade level (a belief returns one
-// level after the last premise it needed), then the voided reversals. Without the events, applies a retraction's
-// result in one step (a reinstatement's: reinstatement-panel.ts).
+// level after the last premise it needed), then the voided reversals. Without the events, applies a retraction's or
+// a reinstatement's result in one step. What the search list and the selection show of a change, they draw themselves
+// when asked (page-events.ts).
 import { sleep } from './dom';
 import { el } from './elements';
-import { refreshSelectedIf } from './graph-panel';
 import { announce, showError } from './notices';
+import { ask } from './page-events';
 import { page } from './page-state';
-import { showReceipt } from './receipt-panel';
-import { loadReinstatement, reinstatementsCommitted } from './reinstatement-panel';
-import { markSearchItem } from './search-panel';
-import type { BeliefDetail, BeliefStatus, RetractionEvent, RetractionResult } from './types';
+import type { BeliefDetail, BeliefStatus, ReinstatementReceipt, RetractionEvent, RetractionResult } from './types';
 
 const CASCADE_STEP_MS = 450;
 const cascadeQueue: RetractionEvent[] = [];
@@ -65,7 +63,7 @@ async function applyEvent(ev: RetractionEvent, step: (phase: string) => Promise<
         await step('effects');
         page.graph.setStatus(e.effect.id, 'CANCELLED', true);
         announce(`Effect ${e.effect.kind} cancelled.`);
-        refreshSelectedIf(e.effect.id);
+        ask('nodeChanged', e.effect.id);
       }
       return;
     }
@@ -81,7 +79,7 @@ async function applyEvent(ev: RetractionEvent, step: (phase: string) => Promise<
     }
     case 'RetractionCommitted': {
       const e = ev as Extract<RetractionEvent, { __typename: 'RetractionCommitted' }>;
-      if (page.receiptShown?.id === e.retraction.id) showReceipt({ ...page.receiptShown, totals: e.totals });
+      if (page.receiptShown?.id === e.retraction.id) ask('showReceipt', { ...page.receiptShown, totals: e.totals });
       if (page.graph?.has(e.retraction.root.id)) {
         await step('committed');
         announce(
@@ -111,8 +109,8 @@ async function applyEvent(ev: RetractionEvent, step: (phase: string) => Promise<
     }
     case 'ReinstatementCommitted': {
       const e = ev as Extract<RetractionEvent, { __typename: 'ReinstatementCommitted' }>;
-      reinstatementsCommitted.add(e.reinstatement.id);
-      if (el.receipt.dataset.reinstatementId === e.reinstatement.id) void loadReinstatement(e.reinstatement.id);
+      page.reinstatementsSeen.add(e.reinstatement.id);
+      if (el.receipt.dataset.reinstatementId === e.reinstatement.id) ask('openReinstatement', e.reinstatement.id);
       if (page.graph?.has(e.retraction.root.id)) {
         await step('reinstated');
         announce(
@@ -133,26 +131,60 @@ async function moveBelief(
   step: () => Promise<void>,
   message: string,
 ): Promise<void> {
-  markSearchItem(id, change.status);
-  const d = page.details.get(id);
-  if (d) Object.assign(d, change);
+  setBelief(id, change);
   if (!page.graph?.has(id)) return;
   await step();
   page.graph.setStatus(id, change.status, true);
   announce(message);
-  refreshSelectedIf(id);
+  ask('nodeChanged', id);
 }
 
-/** Without the socket's events (disconnected, or an idempotent re-retraction that writes none), apply the receipt. */
-export function applyRetractionResult(r: RetractionResult): void {
-  if (!page.graph) return;
-  for (const { node } of r.beliefs.edges) {
-    page.graph.setStatus(node.id, 'RETRACTED');
-    markSearchItem(node.id, 'RETRACTED');
-    const d = page.details.get(node.id);
-    if (d) d.status = 'RETRACTED';
-  }
-  for (const e of r.cancelledEffects ?? []) page.graph.setStatus(e.id, e.status);
-  for (const rev of r.reversals ?? []) page.graph.addReversal(rev, rev.effect.id);
-  if (page.selected) refreshSelectedIf(page.selected.id);
+/** A belief's new status where the page holds it off the graph: the search list and the fetched details. */
+function setBelief(id: string, change: Partial<BeliefDetail> & { status: BeliefStatus }): void {
+  ask('beliefStatus', { id, status: change.status });
+  const d = page.details.get(id);
+  if (d) Object.assign(d, change);
+}
+
+/**
+ * A retraction's cascade normally arrives over the socket and plays; when its RetractionCommitted event has not come
+ * (disconnected, or an idempotent re-retraction that writes none), the receipt is applied in one step.
+ */
+export function applyRetractionUnlessPlayed(r: RetractionResult): void {
+  unlessPlayed(page.committedSeen, r.id, () => {
+    const g = page.graph;
+    if (!g) return;
+    for (const { node } of r.beliefs.edges) {
+      g.setStatus(node.id, 'RETRACTED');
+      setBelief(node.id, { status: 'RETRACTED' });
+    }
+    for (const e of r.cancelledEffects ?? []) g.setStatus(e.id, e.status);
+    for (const rev of r.reversals ?? []) g.addReversal(rev, rev.effect.id);
+    if (page.selected) ask('nodeChanged', page.selected.id);
+  });
+}
+
+/** The same for a reinstatement: without its events, the receipt's beliefs come back and its reversals are voided at once. */
+export function applyReinstatementUnlessPlayed(r: ReinstatementReceipt): void {
+  unlessPlayed(page.reinstatementsSeen, r.id, () => {
+    const g = page.graph;
+    if (!g) return;
+    for (const { node } of r.beliefs.edges) {
+      g.setStatus(node.id, node.status);
+      setBelief(node.id, { status: node.status });
+    }
+    for (const l of r.moneyLines ?? []) if (l.line === 'VOIDED') g.setStatus(l.reversal.id, 'VOIDED');
+    if (page.selected) ask('nodeChanged', page.selected.id);
+  });
+}
+
+/** Runs `apply` unless the commit event of `id` arrives first: within 5 s on a live socket, at once without one. */
+function unlessPlayed(seen: ReadonlySet<string>, id: string, apply: () => void): void {
+  if (seen.has(id)) return;
+  setTimeout(
+    () => {
+      if (!seen.has(id)) apply();
+    },
+    page.feed?.state === 'connected' ? 5_000 : 0,
+  );
 }

@@ -2,13 +2,13 @@
 import { breakable, formatTime, h } from './dom';
 import { el } from './elements';
 import { formatMoney } from './money';
+import { ask } from './page-events';
 import { page } from './page-state';
-import { loadReceipt } from './receipt-panel';
 import { canReadReceipts, canRetract } from './scopes';
 import { dlRow, statusBadge } from './widgets';
 
-/** Draws the selected node; `recenter` loads the graph around another belief. */
-export function renderDetail(recenter: (beliefId: string) => void): void {
+/** Draws the selected node, with its receipt and the graph around it a click away. */
+export function renderDetail(): void {
   const node = page.selected;
   if (!node) return;
   const dl = h('dl');
@@ -48,7 +48,11 @@ export function renderDetail(recenter: (beliefId: string) => void): void {
             null,
             `“${d.retraction.reason}” `,
             canReadReceipts()
-              ? h('button', { type: 'button', className: 'link', onclick: () => void loadReceipt(rid) }, 'Show receipt')
+              ? h(
+                  'button',
+                  { type: 'button', className: 'link', onclick: () => ask('openReceipt', rid) },
+                  'Show receipt',
+                )
               : null,
           ),
         );
@@ -59,7 +63,7 @@ export function renderDetail(recenter: (beliefId: string) => void): void {
       parts.push(
         h(
           'button',
-          { type: 'button', 'data-testid': 'recenter', onclick: () => recenter(node.id) },
+          { type: 'button', 'data-testid': 'recenter', onclick: () => ask('openGraph', node.id) },
           'Centre graph on this belief',
         ),
       );

@@ -7,9 +7,8 @@ import { LiveFeed, type ConnInfo, type ConnState } from './live';
 import { loadHistory } from './history-panel';
 import { formatMoney, formatMoneyList } from './money';
 import { showError } from './notices';
+import { ask } from './page-events';
 import { page } from './page-state';
-import { showReceipt } from './receipt-panel';
-import { loadReinstatement } from './reinstatement-panel';
 import { canReadReceipts } from './scopes';
 import type { RetractionEvent } from './types';
 
@@ -110,7 +109,7 @@ function renderFeedItem(ev: RetractionEvent): void {
         {
           type: 'button',
           className: 'link',
-          onclick: () => showReceipt({ ...e.retraction, createdAt: e.at, totals: e.totals }),
+          onclick: () => ask('showReceipt', { ...e.retraction, createdAt: e.at, totals: e.totals }),
         },
         'Show receipt',
       ),
@@ -122,7 +121,7 @@ function renderFeedItem(ev: RetractionEvent): void {
     li.append(
       h(
         'button',
-        { type: 'button', className: 'link', onclick: () => void loadReinstatement(e.reinstatement.id) },
+        { type: 'button', className: 'link', onclick: () => ask('openReinstatement', e.reinstatement.id) },
         'Show receipt',
       ),
     );

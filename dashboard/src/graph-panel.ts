@@ -5,13 +5,12 @@ import { el } from './elements';
 import type { GraphNode } from './graph-model';
 import { GraphView } from './graph-view';
 import { announce, showError } from './notices';
+import { ask } from './page-events';
 import { page } from './page-state';
-import { onGraphLoaded } from './time-slider';
 import type { BeliefRef } from './types';
 
 const MAX_EXPANDED = 120;
 let graphSeq = 0;
-const recenter = (beliefId: string) => void loadGraph(beliefId);
 
 function ensureGraph(): GraphView {
   if (!page.graph) {
@@ -60,7 +59,10 @@ export async function loadGraph(rootId: string): Promise<void> {
     if (!(await walk(first.premises, up, -1))) return;
 
     g.render(true);
-    onGraphLoaded([...page.details.values()].filter((d) => g.has(d.id)).map((d) => d.createdAt));
+    ask(
+      'graphLoaded',
+      [...page.details.values()].filter((d) => g.has(d.id)).map((d) => d.createdAt),
+    );
     const rootNode = g.nodes.get(rootId)!;
     g.choose(rootId);
     select(rootNode);
@@ -83,7 +85,7 @@ function select(node: GraphNode): void {
       page.graph?.setPreview(null);
     }
   }
-  renderDetail(recenter);
+  renderDetail();
   if (node.kind === 'belief' && !page.details.has(node.id)) {
     void fetchBelief(node.id)
       .then(() => refreshSelectedIf(node.id))
@@ -96,6 +98,6 @@ export function refreshSelectedIf(id: string): void {
   const node = page.graph.nodes.get(id);
   if (node) {
     page.selected = node;
-    renderDetail(recenter);
+    renderDetail();
   }
 }

@@ -7,8 +7,7 @@ import { breakable, byId, clear, formatTime, h } from './dom';
 import { formatMoneyList } from './money';
 import { showError } from './notices';
 import { HISTORY } from './operations';
-import { showReceipt } from './receipt-panel';
-import { loadReinstatement } from './reinstatement-panel';
+import { ask } from './page-events';
 import { canReadReceipts } from './scopes';
 import type { Money } from './types';
 
@@ -92,73 +91,69 @@ function render(data: Awaited<ReturnType<typeof gql<typeof HISTORY>>>): void {
     r.totalCount === 0
       ? 'No retraction yet.'
       : `${r.totalCount} retraction${r.totalCount === 1 ? '' : 's'}, newest first${r.totalCount > HISTORY_FIRST ? ` (the last ${HISTORY_FIRST} shown)` : ''}.`;
-  const items: Array<{ at: string; li: HTMLElement }> = [];
-  for (const { node } of r.edges) {
-    const t = node.totals;
-    items.push({
-      at: node.createdAt,
-      li: h(
-        'li',
-        {
-          'data-testid': 'history-item',
-          'data-kind': 'retraction',
-          'data-retraction-id': node.id,
-          'data-at': node.createdAt,
-          className: 'history-item',
-        },
-        h('time', { datetime: node.createdAt }, formatTime(node.createdAt)),
+  const items = [
+    ...r.edges.map(({ node }) =>
+      historyItem(
+        { kind: 'retraction', 'data-retraction-id': node.id, at: node.createdAt },
         ' ',
-        h('code', null, breakable(node.root.claimKey)),
-        h('span', { className: 'muted small' }, ` by ${node.actor.name}: “${node.reason}”`),
-        h(
-          'span',
-          { className: 'history-totals', 'data-testid': 'history-totals' },
-          `${t.beliefsRetracted} beliefs · ${t.effectsCancelled} cancelled · owed `,
-          moneyText('history-owed', t.owed),
+        node.root.claimKey,
+        ` by ${node.actor.name}: “${node.reason}”`,
+        [
+          `${node.totals.beliefsRetracted} beliefs · ${node.totals.effectsCancelled} cancelled · owed `,
+          moneyText('history-owed', node.totals.owed),
           ' · unreachable ',
-          moneyText('history-unreachable', t.unreachableAmount),
-        ),
-        h('button', { type: 'button', className: 'link', onclick: () => showReceipt(node) }, 'Receipt'),
+          moneyText('history-unreachable', node.totals.unreachableAmount),
+        ],
+        () => ask('showReceipt', node),
       ),
-    });
-  }
-  for (const { node } of data.reinstatements.edges) {
-    const t = node.totals;
-    items.push({
-      at: node.createdAt,
-      li: h(
-        'li',
+    ),
+    ...data.reinstatements.edges.map(({ node }) =>
+      historyItem(
         {
-          'data-testid': 'history-item',
-          'data-kind': 'reinstatement',
-          'data-reinstatement-id': node.id,
+          kind: 'reinstatement',
           'data-retraction-id': node.retraction.id,
-          'data-at': node.createdAt,
-          className: 'history-item',
+          'data-reinstatement-id': node.id,
+          at: node.createdAt,
         },
-        h('time', { datetime: node.createdAt }, formatTime(node.createdAt)),
         ' reinstated ',
-        h('code', null, breakable(node.retraction.root.claimKey)),
-        h(
-          'span',
-          { className: 'muted small' },
-          ` by ${node.actor.name}: “${node.reason}”${node.status === 'BLOCKED' ? ' (blocked by a contradiction)' : ''}`,
-        ),
-        h(
-          'span',
-          { className: 'history-totals', 'data-testid': 'history-totals' },
-          `${t.beliefsReinstated} beliefs back · voided `,
-          moneyText('history-voided', t.voided),
+        node.retraction.root.claimKey,
+        ` by ${node.actor.name}: “${node.reason}”${node.status === 'BLOCKED' ? ' (blocked by a contradiction)' : ''}`,
+        [
+          `${node.totals.beliefsReinstated} beliefs back · voided `,
+          moneyText('history-voided', node.totals.voided),
           ' · re-execution owed ',
-          moneyText('history-reexecution', t.reexecutionOwed),
-        ),
-        h('button', { type: 'button', className: 'link', onclick: () => void loadReinstatement(node.id) }, 'Receipt'),
+          moneyText('history-reexecution', node.totals.reexecutionOwed),
+        ],
+        () => ask('openReinstatement', node.id),
       ),
-    });
-  }
+    ),
+  ];
   // Both pages are newest first; merged by instant, a reinstatement sits above the retraction it took back.
   items.sort((a, b) => Date.parse(b.at) - Date.parse(a.at));
   list().replaceChildren(...items.map((x) => x.li));
+}
+
+/** One line of the history: when, what (the root's claim), by whom and why, its totals, and its receipt a click away. */
+function historyItem(
+  ids: { kind: string; 'data-retraction-id': string; 'data-reinstatement-id'?: string; at: string },
+  verb: string,
+  claimKey: string,
+  byline: string,
+  totals: (Node | string)[],
+  openReceipt: () => void,
+): { at: string; li: HTMLElement } {
+  const { kind, at, ...data } = ids;
+  const li = h(
+    'li',
+    { 'data-testid': 'history-item', 'data-kind': kind, ...data, 'data-at': at, className: 'history-item' },
+    h('time', { datetime: at }, formatTime(at)),
+    verb,
+    h('code', null, breakable(claimKey)),
+    h('span', { className: 'muted small' }, byline),
+    h('span', { className: 'history-totals', 'data-testid': 'history-totals' }, ...totals),
+    h('button', { type: 'button', className: 'link', onclick: openReceipt }, 'Receipt'),
+  );
+  return { at, li };
 }
 
 /** The instants of the retractions listed, newest first (the time slider marks them). */

@@ -1,15 +1,27 @@
-// The dashboard page: wires the controls of index.html to the panels and restores a saved session.
+// The dashboard page: wires the controls of index.html to the panels, names which panel answers each request one
+// panel makes of another (page-events.ts), and restores a saved session.
 import './style.css';
 import { loadToken } from './api';
 import { el } from './elements';
-import { loadGraph } from './graph-panel';
+import { loadGraph, refreshSelectedIf } from './graph-panel';
 import { onSessionExpired } from './notices';
+import { answer } from './page-events';
 import { page } from './page-state';
 import { runPreview } from './preview-panel';
+import { loadReceipt, showReceipt } from './receipt-panel';
+import { loadReinstatement } from './reinstatement-panel';
 import { runRetract } from './retract-panel';
-import { runSearch } from './search-panel';
+import { markSearchItem, runSearch } from './search-panel';
 import { signIn, signOut } from './sign-in';
-import { initTimeSlider } from './time-slider';
+import { initTimeSlider, onGraphLoaded } from './time-slider';
+
+answer('openGraph', (beliefId) => void loadGraph(beliefId));
+answer('openReceipt', (retractionId) => void loadReceipt(retractionId));
+answer('showReceipt', showReceipt);
+answer('openReinstatement', (reinstatementId) => void loadReinstatement(reinstatementId));
+answer('beliefStatus', ({ id, status }) => markSearchItem(id, status));
+answer('nodeChanged', refreshSelectedIf);
+answer('graphLoaded', onGraphLoaded);
 
 onSessionExpired((message) => signOut('Your session is no longer valid: ' + message));
 

@@ -51,6 +51,88 @@ const BeliefListFields = graphql(`
   }
 `);
 
+// A belief, an effect, a reversal and a page of beliefs as the graph and the receipts draw them.
+const BeliefRefFields = graphql(`
+  fragment BeliefRefFields on Belief {
+    id
+    claimKey
+    statement
+    status
+  }
+`);
+
+const BeliefPageFields = graphql(
+  `
+    fragment BeliefPageFields on BeliefConnection {
+      totalCount
+      edges {
+        node {
+          ...BeliefRefFields
+        }
+      }
+    }
+  `,
+  [BeliefRefFields],
+);
+
+const EffectRefFields = graphql(
+  `
+    fragment EffectRefFields on Effect {
+      id
+      kind
+      status
+      amount {
+        ...MoneyFields
+      }
+    }
+  `,
+  [MoneyFields],
+);
+
+const ReversalRefFields = graphql(
+  `
+    fragment ReversalRefFields on Reversal {
+      id
+      status
+      idempotencyKey
+      amount {
+        ...MoneyFields
+      }
+    }
+  `,
+  [MoneyFields],
+);
+
+/** What names a retraction wherever the page mentions one: its root's claim, its author and its reason. */
+const RetractionHeadFields = graphql(`
+  fragment RetractionHeadFields on Retraction {
+    id
+    reason
+    root {
+      id
+      claimKey
+    }
+    actor {
+      id
+      name
+    }
+  }
+`);
+
+/** A retraction's receipt as every panel shows it: its head and totals (what it lists is asked for beside it). */
+const ReceiptFields = graphql(
+  `
+    fragment ReceiptFields on Retraction {
+      ...RetractionHeadFields
+      createdAt
+      totals {
+        ...TotalsFields
+      }
+    }
+  `,
+  [RetractionHeadFields, TotalsFields],
+);
+
 export const VIEWER = graphql(`
   query Viewer {
     viewer {
@@ -67,12 +149,7 @@ export const BELIEFS = graphql(
     query Beliefs($claimKeyPrefix: String, $status: BeliefStatus, $first: Int, $after: String) {
       beliefs(claimKeyPrefix: $claimKeyPrefix, status: $status, first: $first, after: $after) {
         totalCount
-        pageInfo {
-          hasNextPage
-          endCursor
-        }
         edges {
-          cursor
           node {
             ...BeliefListFields
           }
@@ -126,36 +203,16 @@ export const BELIEF_NEIGHBORHOOD = graphql(
           id
           holds
           premises {
-            id
-            claimKey
-            statement
-            status
+            ...BeliefRefFields
           }
         }
         dependents(first: $dependentsFirst) {
-          totalCount
-          pageInfo {
-            hasNextPage
-            endCursor
-          }
-          edges {
-            node {
-              id
-              claimKey
-              statement
-              status
-            }
-          }
+          ...BeliefPageFields
         }
         effects @include(if: $canReadEffects) {
-          id
-          kind
-          status
+          ...EffectRefFields
           idempotencyKey
           externalRef
-          amount {
-            ...MoneyFields
-          }
           reversal @include(if: $canReadReceipts) {
             id
             status
@@ -169,7 +226,7 @@ export const BELIEF_NEIGHBORHOOD = graphql(
       }
     }
   `,
-  [MoneyFields],
+  [MoneyFields, BeliefRefFields, BeliefPageFields, EffectRefFields],
 );
 
 export const PREVIEW_RETRACTION = graphql(
@@ -187,41 +244,20 @@ export const PREVIEW_RETRACTION = graphql(
           claimKey
         }
         beliefs(first: $first, after: $after) {
-          totalCount
+          ...BeliefPageFields
           pageInfo {
             hasNextPage
             endCursor
           }
-          edges {
-            node {
-              id
-              claimKey
-              statement
-              status
-            }
-          }
         }
         survivors {
-          id
-          claimKey
-          statement
-          status
+          ...BeliefRefFields
         }
         pendingEffects @include(if: $canReadEffects) {
-          id
-          kind
-          status
-          amount {
-            ...MoneyFields
-          }
+          ...EffectRefFields
         }
         executedEffects @include(if: $canReadEffects) {
-          id
-          kind
-          status
-          amount {
-            ...MoneyFields
-          }
+          ...EffectRefFields
         }
         totals @include(if: $canReadReceipts) {
           ...TotalsFields
@@ -229,7 +265,7 @@ export const PREVIEW_RETRACTION = graphql(
       }
     }
   `,
-  [MoneyFields, TotalsFields],
+  [BeliefRefFields, BeliefPageFields, EffectRefFields, TotalsFields],
 );
 
 // The receipt and its totals are the retractor's own answer (readable without receipts:read); what it lists is not.
@@ -242,41 +278,16 @@ export const RETRACT_BELIEF = graphql(
       $canReadReceipts: Boolean!
     ) {
       retractBelief(input: $input) {
-        id
-        reason
-        createdAt
-        root {
-          id
-          claimKey
-        }
-        actor {
-          id
-          name
-        }
-        totals {
-          ...TotalsFields
-        }
+        ...ReceiptFields
         beliefs(first: $first) {
-          totalCount
-          edges {
-            node {
-              id
-              claimKey
-              status
-            }
-          }
+          ...BeliefPageFields
         }
         cancelledEffects @include(if: $canReadEffects) {
           id
           status
         }
         reversals @include(if: $canReadReceipts) {
-          id
-          status
-          idempotencyKey
-          amount {
-            ...MoneyFields
-          }
+          ...ReversalRefFields
           effect {
             id
           }
@@ -284,31 +295,18 @@ export const RETRACT_BELIEF = graphql(
       }
     }
   `,
-  [MoneyFields, TotalsFields],
+  [ReceiptFields, BeliefPageFields, ReversalRefFields],
 );
 
 export const RETRACTION_RECEIPT = graphql(
   `
     query RetractionReceipt($id: ID!) {
       retraction(id: $id) {
-        id
-        reason
-        createdAt
-        root {
-          id
-          claimKey
-        }
-        actor {
-          id
-          name
-        }
-        totals {
-          ...TotalsFields
-        }
+        ...ReceiptFields
       }
     }
   `,
-  [TotalsFields],
+  [ReceiptFields],
 );
 
 /** The live feed. `after` is the last cursor seen; null means "from now". Dispatch is on __typename. */
@@ -320,44 +318,22 @@ export const RETRACTION_EVENTS = graphql(
         cursor
         at
         retraction {
-          id
-          reason
-          root {
-            id
-            claimKey
-          }
-          actor {
-            id
-            name
-          }
+          ...RetractionHeadFields
         }
         ... on BeliefRetracted {
           depth
           belief {
-            id
-            claimKey
-            statement
-            status
+            ...BeliefRefFields
           }
         }
         ... on EffectCancelled {
           effect {
-            id
-            kind
-            status
-            amount {
-              ...MoneyFields
-            }
+            ...EffectRefFields
           }
         }
         ... on ReversalRecorded {
           reversal {
-            id
-            status
-            idempotencyKey
-            amount {
-              ...MoneyFields
-            }
+            ...ReversalRefFields
             effect {
               id
               kind
@@ -381,10 +357,7 @@ export const RETRACTION_EVENTS = graphql(
             id
           }
           belief {
-            id
-            claimKey
-            statement
-            status
+            ...BeliefRefFields
           }
         }
         ... on ReversalVoided {
@@ -392,11 +365,7 @@ export const RETRACTION_EVENTS = graphql(
             id
           }
           reversal {
-            id
-            status
-            amount {
-              ...MoneyFields
-            }
+            ...ReversalRefFields
             effect {
               id
               kind
@@ -414,75 +383,7 @@ export const RETRACTION_EVENTS = graphql(
       }
     }
   `,
-  [MoneyFields, TotalsFields, ReinstatementTotalsFields],
-);
-
-/** The history panel and the money strip at sign-in: recent receipts with their totals, and the fleet's open money. */
-export const HISTORY = graphql(
-  `
-    query History($first: Int) {
-      retractions(first: $first) {
-        totalCount
-        edges {
-          node {
-            id
-            reason
-            createdAt
-            root {
-              id
-              claimKey
-            }
-            actor {
-              id
-              name
-            }
-            totals {
-              ...TotalsFields
-            }
-          }
-        }
-      }
-      reinstatements(first: $first) {
-        edges {
-          node {
-            id
-            reason
-            status
-            createdAt
-            retraction {
-              id
-              root {
-                id
-                claimKey
-              }
-            }
-            actor {
-              id
-              name
-            }
-            totals {
-              ...ReinstatementTotalsFields
-            }
-          }
-        }
-      }
-      openMoney {
-        owedCount
-        owed {
-          ...MoneyFields
-        }
-        inFlightCount
-        inFlight {
-          ...MoneyFields
-        }
-        reexecutionOwedCount
-        reexecutionOwed {
-          ...MoneyFields
-        }
-      }
-    }
-  `,
-  [MoneyFields, TotalsFields, ReinstatementTotalsFields],
+  [RetractionHeadFields, BeliefRefFields, EffectRefFields, ReversalRefFields, TotalsFields, ReinstatementTotalsFields],
 );
 
 // The reinstatement's receipt is the reinstating agent's own answer, as a retraction's is the retractor's; the money
@@ -513,18 +414,49 @@ const ReinstatementFields = graphql(
   [ReinstatementTotalsFields],
 );
 
+/** The history panel and the money strip at sign-in: recent receipts with their totals, and the fleet's open money. */
+export const HISTORY = graphql(
+  `
+    query History($first: Int) {
+      retractions(first: $first) {
+        totalCount
+        edges {
+          node {
+            ...ReceiptFields
+          }
+        }
+      }
+      reinstatements(first: $first) {
+        edges {
+          node {
+            ...ReinstatementFields
+          }
+        }
+      }
+      openMoney {
+        owedCount
+        owed {
+          ...MoneyFields
+        }
+        inFlightCount
+        inFlight {
+          ...MoneyFields
+        }
+        reexecutionOwedCount
+        reexecutionOwed {
+          ...MoneyFields
+        }
+      }
+    }
+  `,
+  [MoneyFields, ReceiptFields, ReinstatementFields],
+);
+
 const ReinstatementListFields = graphql(
   `
     fragment ReinstatementListFields on Reinstatement {
       beliefs(first: $first) {
-        totalCount
-        edges {
-          node {
-            id
-            claimKey
-            status
-          }
-        }
+        ...BeliefPageFields
       }
       moneyLines @include(if: $canReadReceipts) {
         line
@@ -547,7 +479,7 @@ const ReinstatementListFields = graphql(
       }
     }
   `,
-  [MoneyFields],
+  [MoneyFields, BeliefPageFields],
 );
 
 export const REINSTATE_RETRACTION = graphql(

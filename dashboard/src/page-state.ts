@@ -16,4 +16,6 @@ export const page = {
   receiptShown: null as ReceiptCore | null,
   /** Retractions whose RetractionCommitted event has arrived over the socket. */
   committedSeen: new Set<string>(),
+  /** Reinstatements whose ReinstatementCommitted event has arrived over the socket. */
+  reinstatementsSeen: new Set<string>(),
 };

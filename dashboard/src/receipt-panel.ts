@@ -1,14 +1,14 @@
 // The receipt panel: a retraction's counts and money (exposure, owed, unreachable, settled), fetched or as it arrives,
 // and the form that takes the retraction back (reinstatement-panel.ts, which shows its receipt here too).
 import { gql } from './api';
-import { breakable, formatTime, h } from './dom';
-import { el } from './elements';
+import { h } from './dom';
 import { showError } from './notices';
 import { RETRACTION_RECEIPT } from './operations';
 import { page } from './page-state';
+import { showInReceiptPanel } from './receipt-view';
 import { reinstateForm } from './reinstatement-panel';
 import type { ReceiptCore } from './types';
-import { countsList, currenciesOf, moneyList, revealInColumn } from './widgets';
+import { currenciesOf } from './widgets';
 
 export async function loadReceipt(id: string): Promise<void> {
   try {
@@ -21,7 +21,6 @@ export async function loadReceipt(id: string): Promise<void> {
 }
 
 export function showReceipt(r: ReceiptCore): void {
-  const fresh = el.receipt.hidden || el.receipt.dataset.retractionId !== r.id;
   page.receiptShown = {
     id: r.id,
     reason: r.reason,
@@ -31,51 +30,41 @@ export function showReceipt(r: ReceiptCore): void {
     totals: r.totals,
   };
   const t = r.totals;
-  const counts = countsList([
-    ['Beliefs retracted', 'receipt-beliefs-retracted', t.beliefsRetracted],
-    ['Effects cancelled', 'receipt-effects-cancelled', t.effectsCancelled],
-    ['Effects reached', 'receipt-effects-reached', t.effectsReached],
-    ['Reversals owed', 'receipt-reversals-owed', t.reversalsOwed],
-    ['Unreachable', 'receipt-unreachable-count', t.unreachable],
-  ]);
-  const money = moneyList(
-    [
+  showInReceiptPanel({
+    kind: 'retraction',
+    id: r.id,
+    retractionId: r.id,
+    title: 'Receipt',
+    claimKey: r.root.claimKey,
+    byline: ` by ${r.actor.name}`,
+    createdAt: r.createdAt,
+    reason: r.reason,
+    counts: [
+      ['Beliefs retracted', 'receipt-beliefs-retracted', t.beliefsRetracted],
+      ['Effects cancelled', 'receipt-effects-cancelled', t.effectsCancelled],
+      ['Effects reached', 'receipt-effects-reached', t.effectsReached],
+      ['Reversals owed', 'receipt-reversals-owed', t.reversalsOwed],
+      ['Unreachable', 'receipt-unreachable-count', t.unreachable],
+    ],
+    money: [
       ['Exposure', 'receipt-exposure', t.exposure],
       ['Owed', 'receipt-owed', t.owed],
       ['Unreachable', 'receipt-unreachable', t.unreachableAmount],
       ['Settled', 'receipt-settled', t.settled],
     ],
-    currenciesOf(t),
-  );
-  el.receipt.replaceChildren(
-    h('h3', null, 'Receipt'),
-    h(
-      'p',
-      null,
-      'Retraction of ',
-      h('code', null, breakable(r.root.claimKey)),
-      ` by ${r.actor.name}`,
-      r.createdAt ? ` at ${formatTime(r.createdAt)}` : '',
-      `: “${r.reason}”`,
-    ),
-    counts,
-    money,
-    h(
-      'p',
-      { className: 'muted small' },
-      'Settled counts only reversals a provider has confirmed with its own reference.',
-    ),
-    h(
-      'button',
-      { type: 'button', 'data-testid': 'receipt-refresh', onclick: () => void loadReceipt(r.id) },
-      'Refresh receipt',
-    ),
-  );
-  const form = reinstateForm(r.id);
-  if (form) el.receipt.append(form);
-  el.receipt.dataset.retractionId = r.id;
-  el.receipt.dataset.kind = 'retraction';
-  delete el.receipt.dataset.reinstatementId;
-  el.receipt.hidden = false;
-  if (fresh) revealInColumn(el.receipt);
+    currencies: currenciesOf(t),
+    after: [
+      h(
+        'p',
+        { className: 'muted small' },
+        'Settled counts only reversals a provider has confirmed with its own reference.',
+      ),
+      h(
+        'button',
+        { type: 'button', 'data-testid': 'receipt-refresh', onclick: () => void loadReceipt(r.id) },
+        'Refresh receipt',
+      ),
+      reinstateForm(r.id),
+    ],
+  });
 }

@@ -1,23 +1,17 @@
 // Taking a retraction back from its receipt: the reinstate form, the reinstatement's receipt (what came back, the
-// money voided, the re-executions owed, the effects restorable) and, when the socket's events do not come, its
-// result applied at once. The beliefs' return is played by cascade-player.ts from the events, like the fall.
+// money voided, the re-executions owed, the effects restorable). The beliefs' return is played by cascade-player.ts
+// from the events, like the fall, or applied at once when the events do not come.
 import { gql } from './api';
-import { breakable, formatTime, h } from './dom';
-import { el } from './elements';
-import { refreshSelectedIf } from './graph-panel';
+import { applyReinstatementUnlessPlayed } from './cascade-player';
+import { breakable, h } from './dom';
 import { formatMoney } from './money';
 import { showError } from './notices';
 import { REINSTATE_RETRACTION, REINSTATEMENT_RECEIPT } from './operations';
-import { page } from './page-state';
+import { showInReceiptPanel } from './receipt-view';
 import { canReadReceipts, canRetract } from './scopes';
-import { markSearchItem } from './search-panel';
 import type { Money, ReinstatementCore, ReinstatementReceipt } from './types';
-import { countsList, moneyList, revealInColumn } from './widgets';
 
 const RECEIPT_FIRST = 100;
-
-/** Reinstatements whose ReinstatementCommitted event has arrived over the socket. */
-export const reinstatementsCommitted = new Set<string>();
 
 /** The form under a retraction's receipt that takes it back: beliefs:retract, as retracting is; null without it. */
 export function reinstateForm(retractionId: string): HTMLElement | null {
@@ -76,14 +70,7 @@ async function runReinstate(
     }
     const rec = r.reinstatement;
     showReinstatement(rec);
-    if (!reinstatementsCommitted.has(rec.id)) {
-      setTimeout(
-        () => {
-          if (!reinstatementsCommitted.has(rec.id)) applyReinstatementResult(rec);
-        },
-        page.feed?.state === 'connected' ? 5_000 : 0,
-      );
-    }
+    applyReinstatementUnlessPlayed(rec);
   } catch (err) {
     note.textContent = '';
     button.disabled = false;
@@ -108,60 +95,50 @@ function currencies(t: ReinstatementCore['totals']): string[] {
 
 /** Shows a reinstatement's receipt in the receipt panel; a receipt with its lists (the mutation's, the query's) shows them too. */
 function showReinstatement(r: ReinstatementCore | ReinstatementReceipt): void {
-  const fresh = el.receipt.hidden || el.receipt.dataset.reinstatementId !== r.id;
   const t = r.totals;
-  const counts = countsList([
-    ['Beliefs reinstated', 'reinstatement-beliefs', t.beliefsReinstated],
-    ['Reversals voided', 'reinstatement-voided-count', t.reversalsVoided],
-    ['In flight', 'reinstatement-in-flight-count', t.reversalsInFlight],
-    ['Re-executions owed', 'reinstatement-reexecution-count', t.reexecutionsOwed],
-    ['Effects restorable', 'reinstatement-restorable-count', t.effectsRestorable],
-  ]);
-  const money = moneyList(
-    [
+  const lines = 'moneyLines' in r && r.moneyLines ? r.moneyLines : [];
+  showInReceiptPanel({
+    kind: 'reinstatement',
+    id: r.id,
+    retractionId: r.retraction.id,
+    title: 'Reinstatement',
+    claimKey: r.retraction.root.claimKey,
+    byline: ` taken back by ${r.actor.name}`,
+    createdAt: r.createdAt,
+    reason: r.reason,
+    counts: [
+      ['Beliefs reinstated', 'reinstatement-beliefs', t.beliefsReinstated],
+      ['Reversals voided', 'reinstatement-voided-count', t.reversalsVoided],
+      ['In flight', 'reinstatement-in-flight-count', t.reversalsInFlight],
+      ['Re-executions owed', 'reinstatement-reexecution-count', t.reexecutionsOwed],
+      ['Effects restorable', 'reinstatement-restorable-count', t.effectsRestorable],
+    ],
+    money: [
       ['Voided', 'reinstatement-voided', t.voided],
       ['In flight', 'reinstatement-in-flight', t.inFlight],
       ['Re-execution owed', 'reinstatement-reexecution', t.reexecutionOwed],
     ],
-    currencies(t),
-  );
-  const lines = 'moneyLines' in r && r.moneyLines ? r.moneyLines : [];
-  el.receipt.replaceChildren(
-    h('h3', null, 'Reinstatement'),
-    h(
-      'p',
-      null,
-      'Retraction of ',
-      h('code', null, breakable(r.retraction.root.claimKey)),
-      ` taken back by ${r.actor.name}`,
-      r.createdAt ? ` at ${formatTime(r.createdAt)}` : '',
-      `: “${r.reason}”`,
-    ),
-    counts,
-    money,
-    h(
-      'ul',
-      { className: 'small', 'data-testid': 'reinstatement-lines' },
-      ...lines.map((l) =>
-        h(
-          'li',
-          { 'data-line': l.line, 'data-reversal-id': l.reversal.id },
-          `${l.effect.kind}: ${lineText(l.line, l.amount)}`,
-          l.reexecutionKey ? h('code', null, ' ', breakable(l.reexecutionKey)) : null,
+    currencies: currencies(t),
+    after: [
+      h(
+        'ul',
+        { className: 'small', 'data-testid': 'reinstatement-lines' },
+        ...lines.map((l) =>
+          h(
+            'li',
+            { 'data-line': l.line, 'data-reversal-id': l.reversal.id },
+            `${l.effect.kind}: ${lineText(l.line, l.amount)}`,
+            l.reexecutionKey ? h('code', null, ' ', breakable(l.reexecutionKey)) : null,
+          ),
         ),
       ),
-    ),
-    h(
-      'p',
-      { className: 'muted small' },
-      'RETRACT moves no money: a re-execution owed is named here under its key, never executed.',
-    ),
-  );
-  el.receipt.dataset.reinstatementId = r.id;
-  el.receipt.dataset.retractionId = r.retraction.id;
-  el.receipt.dataset.kind = 'reinstatement';
-  el.receipt.hidden = false;
-  if (fresh) revealInColumn(el.receipt);
+      h(
+        'p',
+        { className: 'muted small' },
+        'RETRACT moves no money: a re-execution owed is named here under its key, never executed.',
+      ),
+    ],
+  });
 }
 
 function lineText(line: string, amount: Money | null | undefined): string {
@@ -169,17 +146,4 @@ function lineText(line: string, amount: Money | null | undefined): string {
   if (line === 'VOIDED') return `${m} voided (no longer needs to move)`;
   if (line === 'IN_FLIGHT') return `${m} in flight: the provider's answer decides`;
   return `${m} re-execution owed`;
-}
-
-/** Without the socket's events, the receipt's beliefs come back in one step. */
-function applyReinstatementResult(r: ReinstatementReceipt): void {
-  if (!page.graph) return;
-  for (const { node } of r.beliefs.edges) {
-    page.graph.setStatus(node.id, node.status);
-    markSearchItem(node.id, node.status);
-    const d = page.details.get(node.id);
-    if (d) d.status = node.status;
-  }
-  for (const l of r.moneyLines ?? []) if (l.line === 'VOIDED') page.graph.setStatus(l.reversal.id, 'VOIDED');
-  if (page.selected) refreshSelectedIf(page.selected.id);
 }

@@ -1,11 +1,11 @@
 // The retract form: retracts the selected belief with a reason and shows its receipt.
 import { gql } from './api';
-import { applyRetractionResult } from './cascade-player';
+import { applyRetractionUnlessPlayed } from './cascade-player';
 import { el } from './elements';
 import { showError } from './notices';
 import { RETRACT_BELIEF } from './operations';
+import { ask } from './page-events';
 import { page } from './page-state';
-import { showReceipt } from './receipt-panel';
 import { canRetract, readVars } from './scopes';
 
 export async function runRetract(): Promise<void> {
@@ -30,16 +30,8 @@ export async function runRetract(): Promise<void> {
     page.graph?.setPreview(null);
     el.retractReason.value = '';
     el.retractNote.textContent = `Retracted: ${r.totals.beliefsRetracted} beliefs, ${r.totals.effectsCancelled} effects cancelled, ${r.totals.effectsReached} reached.`;
-    showReceipt(r);
-    if (!page.committedSeen.has(r.id)) {
-      // The cascade normally arrives over the socket and animates; if it does not come, apply the receipt.
-      setTimeout(
-        () => {
-          if (!page.committedSeen.has(r.id)) applyRetractionResult(r);
-        },
-        page.feed?.state === 'connected' ? 5_000 : 0,
-      );
-    }
+    ask('showReceipt', r);
+    applyRetractionUnlessPlayed(r);
   } catch (err) {
     el.retractNote.textContent = '';
     showError(err);

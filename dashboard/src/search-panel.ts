@@ -2,9 +2,9 @@
 import { gql } from './api';
 import { breakable, clear, formatTime, h } from './dom';
 import { el } from './elements';
-import { loadGraph } from './graph-panel';
 import { showError } from './notices';
 import { BELIEFS, SEARCH } from './operations';
+import { ask } from './page-events';
 import type { BeliefListItem, BeliefStatus } from './types';
 import { statusBadge } from './widgets';
 
@@ -69,7 +69,7 @@ function renderResults(items: { belief: BeliefListItem; score?: number }[]): voi
         'data-claim-key': b.claimKey,
         'data-status': b.status,
         className: `belief-item status-${b.status.toLowerCase()}`,
-        onclick: () => void loadGraph(b.id),
+        onclick: () => ask('openGraph', b.id),
       },
       h('span', { className: 'claim' }, breakable(b.claimKey)),
       statusBadge(b.status),

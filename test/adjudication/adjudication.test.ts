@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import type { Adjudicator, AdjudicationCase, Verdict } from '../../src/adjudication/adjudicator';
 import { HeuristicAdjudicator } from '../../src/adjudication/heuristic';
@@ -10,8 +10,9 @@ import {
   takeLease,
 } from '../../src/adjudication/adjudication.service';
 import { DomainError } from '../../src/errors/domain-error';
-import { actorIn, coreOf, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
+import { actorIn, coreOf, engines, expectInvariants, type TestDb } from '../support/engines';
 import { asserted, belief } from '../support/story';
+import { storeSuite } from '../support/helpers';
 
 /** An adjudicator that answers after `ms` and counts its calls. */
 function slow(verdict: Verdict, ms: number): Adjudicator & { calls: number } {
@@ -53,10 +54,7 @@ async function contradiction(
 
 describe.each(engines())('fenced adjudication on %s', (engine) => {
   let t: TestDb;
-  beforeAll(async () => {
-    t = await testStore(engine);
-  });
-  afterAll(async () => t?.close());
+  storeSuite(engine, {}, (s) => (t = s.t));
 
   it('ACCEPT_PROPOSED retracts the existing belief with its cascade and writes the proposal ACTIVE, in one transaction', async () => {
     const core = coreOf(t.store);

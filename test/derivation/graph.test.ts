@@ -1,12 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { actorIn, coreOf, engines, expectInvariants, type TestDb } from '../support/engines';
+import { afterAll, describe, expect, it } from 'vitest';
+import { engines, expectInvariants, type TestDb } from '../support/engines';
 import { belief } from '../support/story';
 import { addJustification } from '../../src/belief/belief.service';
 import type { BeliefRow } from '../../src/belief/belief.repository';
 import { previewRetraction, retractBelief } from '../../src/retraction/retraction.service';
 import { retractedBeliefPage } from '../../src/retraction/retraction.repository';
 import type { Actor, Core } from '../../src/core';
-import { read, domainError, dump, expectUnchanged, fileStore, closeFileStores } from '../support/helpers';
+import { read, domainError, dump, expectUnchanged, closeFileStores, storeSuite } from '../support/helpers';
 
 /** The derivation graph: what falls, what survives and at which depth, and the justifications it may gain. */
 afterAll(closeFileStores);
@@ -16,11 +16,7 @@ describe.each(engines())('cascade shapes on %s', (engine) => {
   let t: TestDb;
   let core: Core;
   let actor: Actor;
-  beforeAll(async () => {
-    t = await fileStore(engine);
-    core = coreOf(t.store);
-    actor = await actorIn(t.store, 'shapes');
-  });
+  storeSuite(engine, { shared: true, fleet: 'shapes' }, (s) => ({ t, core, actor } = s));
 
   const state = (ids: string[]) =>
     read(t.store, 'shapes', async (tx) => {
@@ -186,11 +182,7 @@ describe.each(engines())('justifications on %s', (engine) => {
   let t: TestDb;
   let core: Core;
   let actor: Actor;
-  beforeAll(async () => {
-    t = await fileStore(engine);
-    core = coreOf(t.store);
-    actor = await actorIn(t.store, 'just');
-  });
+  storeSuite(engine, { shared: true, fleet: 'just' }, (s) => ({ t, core, actor } = s));
 
   it('refuses a justification that would make A rest on its own descendant (CONFLICT), writing nothing', async () => {
     const g = await belief(core, actor, 'cyc/g');

@@ -11,7 +11,7 @@ import {
 } from '../../src/effect/effect.service';
 import { retractBelief } from '../../src/retraction/retraction.service';
 import type { Actor, Core } from '../../src/core';
-import { domainError, dump, expectUnchanged, read, fileStore, closeFileStores } from '../support/helpers';
+import { domainError, dump, expectUnchanged, read, fileStore, closeFileStores, storeSuite } from '../support/helpers';
 import { totalsFor } from '../../src/retraction/retraction.repository';
 import { reversalKey } from '../../src/reversal/reversal.repository';
 import { gid } from '../../src/kernel/ids';
@@ -224,11 +224,7 @@ describe.each(engines())('retraction idempotence on %s', (engine) => {
   let t: TestDb;
   let core: Core;
   let actor: Actor;
-  beforeAll(async () => {
-    t = await fileStore(engine);
-    core = coreOf(t.store);
-    actor = await actorIn(t.store, 'idem');
-  });
+  storeSuite(engine, { shared: true, fleet: 'idem' }, (s) => ({ t, core, actor } = s));
 
   it('retracting twice returns the original receipt and writes nothing, even through a belief the first one took down', async () => {
     const s = await passportStory(core, actor);

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { actorIn, coreOf, engines, testStore, type TestDb } from '../support/engines';
+import { describe, expect, it } from 'vitest';
+import { actorIn, coreOf, engines, type TestDb } from '../support/engines';
 import { coverage, resetTables, runScenario, scenarioArb } from './harness';
+import { storeSuite } from '../support/helpers';
 
 /**
  * Model-based property: random DAGs with several justifications per belief, effects in every state,
@@ -18,10 +19,7 @@ const RESET_EVERY = 20;
 
 describe.each(engines())('JTMS reference model on %s', (engine) => {
   let t: TestDb;
-  beforeAll(async () => {
-    t = await testStore(engine);
-  });
-  afterAll(async () => t?.close());
+  storeSuite(engine, {}, (s) => (t = s.t));
 
   it(`the store follows the reference model, command by command, over ${RUNS} random runs of up to ${MAX_COMMANDS} commands`, async () => {
     const core = coreOf(t.store);

@@ -1,13 +1,14 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { addJustification } from '../../src/belief/belief.service';
 import { claimEffect, completeEffect, failEffect, registerEffectKind } from '../../src/effect/effect.service';
 import { previewRetraction, retractBelief } from '../../src/retraction/retraction.service';
 import { totalsFor } from '../../src/retraction/retraction.repository';
 import { sql } from 'kysely';
 import { readTx } from '../../src/store/tx';
-import { actorIn, coreOf, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
+import { actorIn, coreOf, engines, expectInvariants, type TestDb } from '../support/engines';
 import { belief, proposed } from '../support/story';
 import { type Cmd, resetTables, runScenario } from './harness';
+import { storeSuite } from '../support/helpers';
 
 /**
  * Counterexamples fast-check shrank, kept as plain deterministic tests: each replays the exact
@@ -102,10 +103,7 @@ async function idsBelowDigitBoundary(store: TestDb['store'], below: Boundary): P
 describe.each(engines())('property counterexamples on %s', (engine) => {
   let t: TestDb;
   let n = 0;
-  beforeAll(async () => {
-    t = await testStore(engine);
-  });
-  afterAll(async () => t?.close());
+  storeSuite(engine, {}, (s) => (t = s.t));
   // checkInvariants sees every fleet: a failing test's rows must not fail the tests after it.
   afterEach(async (ctx) => {
     if (ctx.task.result?.state === 'fail') await resetTables(t.store);

@@ -1,13 +1,14 @@
 import fc from 'fast-check';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { checkInvariants } from '../../src/invariants/check';
 import { reinstateRetraction, restoreEffect } from '../../src/reinstatement/reinstatement.service';
 import { retractBelief } from '../../src/retraction/retraction.service';
 import type { Store } from '../../src/store/engine';
 import { readTx } from '../../src/store/tx';
-import { actorIn, coreOf, engines, testStore, type TestDb } from '../support/engines';
+import { actorIn, coreOf, engines, type TestDb } from '../support/engines';
 import { resetTables, runScenario, scenarioArb } from './harness';
+import { storeSuite } from '../support/helpers';
 
 /**
  * Retract, then reinstate, with nothing in between: over a random store (the property suite's
@@ -36,10 +37,7 @@ async function graph(store: Store, fleet: string) {
 
 describe.each(engines())('retract then reinstate on %s', (engine) => {
   let t: TestDb;
-  beforeAll(async () => {
-    t = await testStore(engine);
-  });
-  afterAll(async () => t?.close());
+  storeSuite(engine, {}, (s) => (t = s.t));
 
   it(`returns the graph to exactly its prior state, over ${RUNS} random stores`, async () => {
     const core = coreOf(t.store);

@@ -1,14 +1,15 @@
 import fc from 'fast-check';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Actor } from '../../src/core';
 import { START } from '../../src/event/event.repository';
 import { type StreamEvent, Waker, retractionEvents } from '../../src/event/tailer';
 import { previewRetraction, retractBelief } from '../../src/retraction/retraction.service';
 import type { Store } from '../../src/store/engine';
-import { actorIn, coreOf, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
+import { actorIn, coreOf, engines, expectInvariants, type TestDb } from '../support/engines';
 import { resetTables } from './harness';
 import { type MBelief, Model } from './model';
+import { storeSuite } from '../support/helpers';
 
 /**
  * Deep and wide derivation graphs against the reference JTMS (model.ts), built by bulk SQL (the
@@ -163,10 +164,7 @@ async function check(t: TestDb, s: Shape, fleet: string): Promise<void> {
 describe.each(engines())('deep and wide cascades against the reference model on %s', (engine) => {
   let t: TestDb;
   let run = 0;
-  beforeAll(async () => {
-    t = await testStore(engine);
-  });
-  afterAll(async () => t?.close());
+  storeSuite(engine, {}, (s) => (t = s.t));
 
   it(`${RUNS} random chains, combs, chains with a survivor and fans of up to ${DEPTH} beliefs, with extra justifications`, async () => {
     await fc.assert(

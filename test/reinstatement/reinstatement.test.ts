@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { actorIn, coreOf, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
+import { actorIn, coreOf, engines, expectInvariants, type TestDb } from '../support/engines';
 import { belief, passportStory } from '../support/story';
 import { retractBelief } from '../../src/retraction/retraction.service';
 import { totalsFor } from '../../src/retraction/retraction.repository';
@@ -13,6 +13,7 @@ import { claimEffect } from '../../src/effect/effect.service';
 import { readTx } from '../../src/store/tx';
 import type { Actor } from '../../src/core';
 import type { Store } from '../../src/store/engine';
+import { storeSuite } from '../support/helpers';
 
 const usd = (amountMinor: number) => [{ amountMinor: String(amountMinor), currency: 'USD' }];
 
@@ -55,10 +56,7 @@ const eventCount = async (store: Store) =>
 
 describe.each(engines())('reinstating the passport retraction on %s', (engine) => {
   let t: TestDb;
-  beforeAll(async () => {
-    t = await testStore(engine);
-  });
-  afterAll(async () => t?.close());
+  storeSuite(engine, {}, (s) => (t = s.t));
 
   it('brings the 4 beliefs back, voids the $1,240.00 OWED refund reversal and the $89.00 UNREACHABLE one, owes no re-execution, lists the payout as restorable; idempotent; retractable again', async () => {
     const core = coreOf(t.store);

@@ -24,6 +24,7 @@ import {
   expectUnchanged,
   fileStore,
   closeFileStores,
+  storeSuite,
 } from '../support/helpers';
 import { sql } from 'kysely';
 import { inTx } from '../../src/store/tx';
@@ -64,9 +65,7 @@ async function claimed(core: Core, actor: Actor, effect: EffectRow): Promise<Eff
  */
 describe.each(engines())('blast radius on %s', (engine) => {
   let t: TestDb;
-  beforeAll(async () => {
-    t = await fileStore(engine);
-  });
+  storeSuite(engine, { shared: true }, (s) => (t = s.t));
 
   it('retracting the passport changes exactly its closure, and every other row of every table stays byte-for-byte identical', async () => {
     const core = coreOf(t.store);

@@ -1,18 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { actorIn, coreOf, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
+import { actorIn, coreOf, engines, expectInvariants, type TestDb } from '../support/engines';
 import { passportStory } from '../support/story';
 import { previewRetraction, retractBelief } from '../../src/retraction/retraction.service';
 import { totalsFor } from '../../src/retraction/retraction.repository';
 import { confirmReversal } from '../../src/reversal/reversal.service';
 import { inTx } from '../../src/store/tx';
+import { storeSuite } from '../support/helpers';
 
 describe.each(engines())('passport story on %s', (engine) => {
   let t: TestDb;
-  beforeAll(async () => {
-    t = await testStore(engine);
-  });
-  afterAll(async () => t?.close());
+  storeSuite(engine, {}, (s) => (t = s.t));
 
   it('retracting the forged passport takes down the derived beliefs, cancels the pending payout, owes the refund once and names the card charge unreachable', async () => {
     const core = coreOf(t.store);

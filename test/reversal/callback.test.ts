@@ -1,12 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Core } from '../../src/core';
 import { handleProviderCallback, type CallbackLogger } from '../../src/reversal/callback';
 import { signBody } from '../../src/reversal/provider';
 import { takeOwedReversals } from '../../src/reversal/dispatch.service';
 import { retractBelief } from '../../src/retraction/retraction.service';
-import { actorIn, coreOf, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
+import { actorIn, engines, expectInvariants, type TestDb } from '../support/engines';
 import { passportStory } from '../support/story';
 import { allReversals, eventsFor, owedReversals, reversalState } from '../support/dispatch-fixtures';
+import { storeSuite } from '../support/helpers';
 
 const SECRET = 'whsec_test_only_0123456789';
 
@@ -22,11 +23,7 @@ function logger() {
 describe.each(engines())('provider callback handler on %s', (engine) => {
   let t: TestDb;
   let core: Core;
-  beforeAll(async () => {
-    t = await testStore(engine);
-    core = coreOf(t.store);
-  });
-  afterAll(async () => t?.close());
+  storeSuite(engine, {}, (s) => ({ t, core } = s));
 
   const call = (body: unknown, opts: { sign?: string | null; raw?: string; secret?: string } = {}) => {
     const rawBody = opts.raw ?? JSON.stringify(body);

@@ -1,14 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { bindEmbedder, EmbedderMismatchError } from '../../src/store/meta';
-import { embedder, engines, testStore, type TestDb } from '../support/engines';
+import { embedder, engines, type TestDb } from '../support/engines';
 import type { Embedder } from '../../src/embedding/embedder';
+import { storeSuite } from '../support/helpers';
 
 describe.each(engines())('the store keeps to one embedder on %s', (engine) => {
   let t: TestDb;
-  beforeAll(async () => {
-    t = await testStore(engine);
-  });
-  afterAll(async () => t?.close());
+  storeSuite(engine, {}, (s) => (t = s.t));
 
   it('records the first embedder and dimension, accepts it again, and refuses another', async () => {
     await bindEmbedder(t.store, embedder);

@@ -1,12 +1,12 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { actorIn, coreOf, engines, expectInvariants, type TestDb } from '../support/engines';
+import { actorIn, engines, expectInvariants, type TestDb } from '../support/engines';
 import { assertBelief } from '../../src/belief/belief.service';
 import { registerEffectKind } from '../../src/effect/effect.service';
 import { DomainError } from '../../src/errors/domain-error';
 import { inTx, isRetryable, readTx } from '../../src/store/tx';
 import type { Actor, Core } from '../../src/core';
-import { domainError, dump, expectUnchanged, read, fileStore, closeFileStores } from '../support/helpers';
+import { domainError, dump, expectUnchanged, read, closeFileStores, storeSuite } from '../support/helpers';
 import pg from 'pg';
 import { belief, passportStory } from '../support/story';
 import { previewRetraction, retractBelief } from '../../src/retraction/retraction.service';
@@ -29,11 +29,7 @@ describe.each(engines())('transactions on %s', (engine) => {
   let t: TestDb;
   let core: Core;
   let actor: Actor;
-  beforeAll(async () => {
-    t = await fileStore(engine);
-    core = coreOf(t.store);
-    actor = await actorIn(t.store, 'tx');
-  });
+  storeSuite(engine, { shared: true, fleet: 'tx' }, (s) => ({ t, core, actor } = s));
   afterEach(() => {
     t.store.tx.faults.serializationFailures = 0;
     t.store.tx.faults.sharedMemoryFailures = 0;
@@ -189,11 +185,7 @@ describe.each(engines())('events on %s', (engine) => {
   let t: TestDb;
   let core: Core;
   let actor: Actor;
-  beforeAll(async () => {
-    t = await fileStore(engine);
-    core = coreOf(t.store);
-    actor = await actorIn(t.store, 'ev');
-  });
+  storeSuite(engine, { shared: true, fleet: 'ev' }, (s) => ({ t, core, actor } = s));
 
   const tailFrom = (c: Cursor, limit = 1000, types?: Parameters<typeof tail>[4]) =>
     readTx(t.store, 'ev', (tx) => tail(tx, 'ev', c, limit, types));

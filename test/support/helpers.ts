@@ -1,7 +1,8 @@
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { sql } from 'kysely';
 import type { EngineName, Store } from '../../src/store/engine';
-import { type TestDb, testStore } from './engines';
+import type { Actor, Core } from '../../src/core';
+import { actorIn, coreOf, type TestDb, testStore } from './engines';
 import { DomainError, type DomainErrorCode } from '../../src/errors/domain-error';
 import { inTx } from '../../src/store/tx';
 
@@ -144,4 +145,37 @@ export async function closeFileStores(): Promise<void> {
   const all = [...fileStores.values()];
   fileStores.clear();
   for (const s of all) await (await s).close();
+}
+
+/** What a per-engine suite works on: its store, the core over it, and (asked for by fleet) an agent of every scope. */
+export interface SuiteStore {
+  t: TestDb;
+  core: Core;
+}
+export type SuiteActor = Actor & { token: string; operator: boolean };
+
+/**
+ * The set-up every per-engine suite repeated: before its tests, a store of `engine` (the file's shared one with
+ * `shared`, see fileStore; else its own, closed after the suite), the core over it and, given a `fleet`, an agent with
+ * every scope in it. `take` receives them in the suite's beforeAll, so its tests read them as they did.
+ */
+export function storeSuite(
+  engine: EngineName,
+  opts: { shared?: boolean; fleet: string },
+  take: (s: SuiteStore & { actor: SuiteActor }) => void,
+): void;
+export function storeSuite(engine: EngineName, opts: { shared?: boolean }, take: (s: SuiteStore) => void): void;
+export function storeSuite(
+  engine: EngineName,
+  opts: { shared?: boolean; fleet?: string },
+  take: ((s: SuiteStore & { actor: SuiteActor }) => void) | ((s: SuiteStore) => void),
+): void {
+  let own: TestDb | undefined;
+  beforeAll(async () => {
+    const t = opts.shared ? await fileStore(engine) : (own = await testStore(engine));
+    const actor = opts.fleet ? await actorIn(t.store, opts.fleet) : undefined;
+    // The overloads tie `fleet` to `actor`: with a fleet, take is the one that reads it.
+    (take as (s: SuiteStore & { actor?: SuiteActor }) => void)({ t, core: coreOf(t.store), actor });
+  });
+  afterAll(async () => own?.close());
 }
