@@ -76,7 +76,7 @@ export function listByParent<P extends { id: string }, T, V = T>(
     type: o.type,
     description: o.description,
     ...(o.nullableItems ? { nullable: { list: false, items: true } as const } : {}),
-    load: load as never,
+    load: load,
     resolve: (p: P) => p.id,
     loaderOptions: { maxBatchSize: MAX_BATCH_IDS },
   });
@@ -151,7 +151,9 @@ export function nodeById<T extends { id: string }>(
     authScopes: { scope },
     description,
     args: { id: t.arg.id({ required: true, description: 'Global id.' }) },
-    // A loadable node resolves from its database id; the loader reads the row.
+    // A loadable node resolves from its database id; the loader reads the row. The cast: Pothos types this
+    // result as a conditional type over T (a list or one item), which TypeScript cannot evaluate while T is
+    // generic; for any concrete T it is `T | string`, and a string id is what the loadable ref takes.
     resolve: (_r, a) => parseGid('id', String(a.id), type.name as NodeType) as never,
   });
 }

@@ -37,14 +37,14 @@ export async function newestFirst<T extends { id: string }>(
   ctx: Context,
   args: { first?: number | null; after?: string | null },
   read: (tx: Tx, fleet: string, first: number, after: string | null) => Promise<Page<T>>,
-): Promise<never> {
+): Promise<ConnectionShape<T>> {
   const first = firstArg(args.first);
   const after = decodeIdCursor('after', args.after);
   return connectionOf(
     await fleetRead(ctx, (tx, fleet) => read(tx, fleet, first, after)),
     (r) => encodeIdCursor(r.id),
     after !== null,
-  ) as never;
+  );
 }
 
 export function firstArg(first: number | null | undefined): number {

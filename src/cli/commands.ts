@@ -20,7 +20,7 @@ async function openFromFlags(flags: StoreFlags, opts: { migrate?: boolean } = {}
 
 /** `retract migrate`: applies every pending migration; says which, or that the store is up to date. */
 export async function migrate(flags: StoreFlags): Promise<number> {
-  const { migrateToLatest } = await import('../store/engine');
+  const { migrateToLatest } = await import('../store/migrate');
   const { migrations } = await import('../../db/migrations/index');
   const store = await openFromFlags(flags, { migrate: false });
   try {

@@ -1,5 +1,6 @@
 import { EventEmitter, once } from 'node:events';
-import { type Store, isServer } from '../store/engine';
+import type { Store } from '../store/engine';
+import { isServer } from '../store/store';
 import { readTx } from '../store/tx';
 import type { Totals } from '../kernel/money';
 import { type Cursor, type EventRow, encodeCursor, headCursor, tail } from './event.repository';

@@ -1,5 +1,4 @@
 import { GraphQLError } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
 
 /**
  * The last word on a GraphQL error before it leaves: only the codes docs/security.md lists, nothing
@@ -41,15 +40,3 @@ export function toClientError(e: GraphQLError, hideSuggestions: boolean): GraphQ
     extensions: { ...extensions, ...(recoded ? { code: 'BAD_USER_INPUT' } : {}) },
   });
 }
-
-/**
- * Validation errors without suggestions (production): armor's field-suggestion blocking misses the
- * others ("Did you mean the enum value …?"). Over graphql-ws too: its operations are validated through the same envelop.
- */
-export const hideSuggestionsPlugin: Plugin = {
-  onValidate() {
-    return ({ result, setResult }) => {
-      if (result.some((e) => e.message.includes('Did you mean '))) setResult(result.map((e) => toClientError(e, true)));
-    };
-  },
-};

@@ -14,11 +14,9 @@ import {
   isListType,
   isObjectType,
 } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
 import { listBound } from '../api/list-bounds';
 import { introspectionBound } from './introspection';
 import { MAX_PAGE } from '../kernel/page';
-import { limitError } from './refusals';
 
 /** graphql-armor's cost model, kept so its documented figures still hold: an object 2, a scalar 1, ×1.5 per level. */
 const OBJECT_COST = 2;
@@ -112,31 +110,4 @@ export function operationCost(schema: GraphQLSchema, doc: DocumentNode, variable
     worst = Math.max(worst, selections(d.selectionSet, schema.getRootType(d.operation) ?? undefined));
   }
   return worst;
-}
-
-/**
- * Refuses an operation whose page sizes break the rule or whose cost is over the limit, over HTTP, SSE and
- * WebSocket alike, once validation has passed: before authentication (Yoga builds the context after validating)
- * and before any resolver, so a refusal costs time linear in the document whoever sends it. Validation comes
- * first so a document that is invalid, or nested past the depth limit, is told that rather than its cost;
- * its rules are linear here too (graphql-js compares each pair of fragments once, armor's depth rule counts
- * each fragment once). Thrown rather than set as the validation result: Yoga caches validation results per
- * document, and the cost depends on the variables. The limit is not echoed.
- */
-export function costLimitPlugin(maxCost: number): Plugin {
-  return {
-    onValidate({ params, context }) {
-      return ({ valid }) => {
-        if (!valid) return;
-        const variables = (context as { params?: { variables?: unknown } } | undefined)?.params?.variables;
-        const cost = operationCost(
-          params.schema,
-          params.documentAST,
-          typeof variables === 'object' && variables ? (variables as Record<string, unknown>) : {},
-        );
-        if (cost > maxCost)
-          throw limitError('cost', 'the query is too expensive; ask for fewer fields or smaller pages');
-      };
-    },
-  };
 }

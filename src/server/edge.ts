@@ -66,6 +66,9 @@ export function corsPolicy(allowed: readonly string[]) {
   };
 }
 
+/** What corsPolicy answers with: the grant's headers, and OPTIONS answered. */
+export type CorsPolicy = ReturnType<typeof corsPolicy>;
+
 /** Options for http.createServer: a client gets `headersTimeoutMs` for its headers and `requestTimeoutMs` for the whole request. */
 export function timeoutOptions(limits: Limits): http.ServerOptions {
   const requestTimeout = limits.requestTimeoutMs;

@@ -14,8 +14,7 @@ import {
   isInterfaceType,
   isObjectType,
 } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
-import { limitError } from './refusals';
+import { limitError } from '../errors/limit-error';
 
 /** The `ofType` chain of graphql-js's standard introspection query (getIntrospectionQuery's typeDepth), which GraphiQL sends. */
 const MAX_TYPE_DEPTH = 9;
@@ -62,7 +61,8 @@ function fieldDepth(
   return (ofType ? 0 : 1) + below;
 }
 
-function rule(maxDepth: number) {
+/** The depth limit under `__schema` (see schemaDepth) as a validation rule (src/server/plugins/use-introspection-depth.ts adds it). */
+export function introspectionDepthRule(maxDepth: number) {
   return (context: ValidationContext): ASTVisitor => {
     const fragments = new Map(
       context
@@ -79,15 +79,6 @@ function rule(maxDepth: number) {
         }
       },
     };
-  };
-}
-
-/** The depth limit under `__schema` (see schemaDepth), as a validation rule on every operation. */
-export function introspectionDepthPlugin(maxDepth: number): Plugin {
-  return {
-    onValidate({ addValidationRule }) {
-      addValidationRule(rule(maxDepth));
-    },
   };
 }
 

@@ -1,4 +1,5 @@
-import { type Store, answers, upToDate } from '../store/engine';
+import { type Store, answers } from '../store/engine';
+import { upToDate } from '../store/migrate';
 
 /** How long /ready waits for the database before answering "not ready". */
 const PROBE_MS = 2_000;

@@ -11,7 +11,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 
 /**
- * The OpenTelemetry SDK behind src/server/use-tracing.ts, imported only when tracing is on. Spans are
+ * The OpenTelemetry SDK behind src/server/plugins/use-tracing.ts, imported only when tracing is on. Spans are
  * made by hand at the three layers this server owns, rather than by monkey-patching instrumentations:
  * the build bundles its dependencies and runs as ESM, where require-hook instrumentations (http, pg,
  * graphql) do not reach, and the embedded engine (PGlite) is no `pg` socket for them to see. Kysely's
@@ -71,7 +71,7 @@ function statementName(text: string): string {
   return table ? `${verb} ${table}` : verb;
 }
 
-/** What the server asks of tracing (src/server/use-tracing.ts starts it). */
+/** What the server asks of tracing (src/server/plugins/use-tracing.ts starts it). */
 export interface Tracing {
   /** Wraps the HTTP handler: a SERVER span per request (parent from an incoming `traceparent`), active while it runs. */
   http(handler: http.RequestListener): http.RequestListener;

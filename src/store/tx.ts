@@ -1,7 +1,7 @@
 import { type Kysely, type Transaction, sql } from 'kysely';
 import pg from 'pg';
 import { DomainError } from '../errors/domain-error';
-import { type Store, type WakeUrgency, isServer } from './engine';
+import { type Store, type WakeUrgency, isServer } from './store';
 import type { DB } from './schema';
 
 /**

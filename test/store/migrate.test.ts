@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { migrations } from '../../db/migrations';
-import { migrateToLatest } from '../../src/store/engine';
+import { migrateToLatest } from '../../src/store/migrate';
 import { engines, type TestDb, testStore } from '../support/engines';
 
 const NAMES = Object.keys(migrations).sort();

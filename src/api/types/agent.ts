@@ -1,6 +1,6 @@
 import { type AgentRow, agentsByIds } from '../../agent/agent.repository';
 import { createAgent } from '../../agent/agent.service';
-import { actorOf, builder } from '../builder';
+import { type Context, actorOf, builder } from '../builder';
 import { type FleetNodeRef, fleetNode } from '../loaders';
 
 export const AgentRef: FleetNodeRef<AgentRow> = fleetNode('Agent', agentsByIds, {
@@ -50,9 +50,12 @@ builder.mutationField('createAgent', (t) =>
     authScopes: { scope: 'admin' },
     description: 'Admin only: creates an agent and its bearer token.',
     args: { input: t.arg({ type: CreateAgentInput, required: true, description: 'The agent.' }) },
-    resolve: async (_r, a, ctx) => {
-      const { agent, token } = await createAgent(ctx.core, actorOf(ctx), a.input);
-      return { agent, token } as never;
-    },
+    resolve: resolveCreateAgent,
   }),
 );
+
+/** createAgent: the agent and its token, once (only its hash is kept). */
+async function resolveCreateAgent(_root: unknown, a: { input: typeof CreateAgentInput.$inferInput }, ctx: Context) {
+  const { agent, token } = await createAgent(ctx.core, actorOf(ctx), a.input);
+  return { agent, token };
+}

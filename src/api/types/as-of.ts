@@ -94,7 +94,7 @@ builder.objectField(RetractionRef, 'before', (t) =>
           endCursor: edges[edges.length - 1]?.cursor ?? null,
         },
         totalCount: page.total,
-      } as never;
+      };
     },
   }),
 );

@@ -1,6 +1,6 @@
 import { assertBelief } from '../../belief/belief.service';
 import { parseGids } from '../../kernel/ids';
-import { actorOf, builder, grantRead } from '../builder';
+import { type Context, actorOf, builder, grantRead } from '../builder';
 import { carrier, typed, typedUnion } from '../shapes';
 import { BeliefRef } from './belief';
 import { ContradictionRef } from './contradiction';
@@ -76,29 +76,32 @@ builder.mutationField('assertBelief', (t) =>
     description:
       'COMMIT phase: a short serializable transaction that locks the claim, reads what is believed, and writes or raises a contradiction.',
     args: { input: t.arg({ type: AssertBeliefInput, required: true, description: 'The belief.' }) },
-    resolve: async (_r, a, ctx) => {
-      const r = await assertBelief(ctx.core, actorOf(ctx), {
-        ...a.input,
-        derivedFrom: parseGids('input.derivedFrom', a.input.derivedFrom as string[] | null, 'Belief'),
-      });
-      // The caller's own belief, or the one that already says the same. Not a premise that fell: naming any
-      // RETRACTED belief's id would read it without a write (a read oracle); it follows the Belief rule, as
-      // ClaimChangedSinceRead.current does, another agent's belief the caller must READ again to see.
-      if (r.kind === 'asserted' || r.kind === 'corroborated') grantRead(ctx, 'Belief', r.belief.id);
-      // The contradiction the caller's own assertion raised: its proposal is what the caller sent.
-      if (r.kind === 'contradiction') grantRead(ctx, 'Contradiction', r.contradictionId);
-      switch (r.kind) {
-        case 'asserted':
-          return typed('BeliefAsserted', { belief: r.belief }) as never;
-        case 'corroborated':
-          return typed('BeliefCorroborated', { belief: r.belief }) as never;
-        case 'contradiction':
-          return typed('ContradictionRaised', { contradiction: r.contradictionId }) as never;
-        case 'premiseRetracted':
-          return typed('PremiseRetracted', { premise: r.premise }) as never;
-        case 'claimChanged':
-          return typed('ClaimChangedSinceRead', { claimKey: r.claimKey, current: r.current }) as never;
-      }
-    },
+    resolve: resolveAssertBelief,
   }),
 );
+
+/** assertBelief: COMMIT's outcome as the union member that names it; what the caller wrote, it may read. */
+async function resolveAssertBelief(_root: unknown, a: { input: typeof AssertBeliefInput.$inferInput }, ctx: Context) {
+  const r = await assertBelief(ctx.core, actorOf(ctx), {
+    ...a.input,
+    derivedFrom: parseGids('input.derivedFrom', a.input.derivedFrom as string[] | null, 'Belief'),
+  });
+  // The caller's own belief, or the one that already says the same. Not a premise that fell: naming any
+  // RETRACTED belief's id would read it without a write (a read oracle); it follows the Belief rule, as
+  // ClaimChangedSinceRead.current does, another agent's belief the caller must READ again to see.
+  if (r.kind === 'asserted' || r.kind === 'corroborated') grantRead(ctx, 'Belief', r.belief.id);
+  // The contradiction the caller's own assertion raised: its proposal is what the caller sent.
+  if (r.kind === 'contradiction') grantRead(ctx, 'Contradiction', r.contradictionId);
+  switch (r.kind) {
+    case 'asserted':
+      return typed('BeliefAsserted', { belief: r.belief });
+    case 'corroborated':
+      return typed('BeliefCorroborated', { belief: r.belief });
+    case 'contradiction':
+      return typed('ContradictionRaised', { contradiction: r.contradictionId });
+    case 'premiseRetracted':
+      return typed('PremiseRetracted', { premise: r.premise });
+    case 'claimChanged':
+      return typed('ClaimChangedSinceRead', { claimKey: r.claimKey, current: r.current });
+  }
+}

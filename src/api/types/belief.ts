@@ -158,9 +158,12 @@ builder.mutationField('addJustification', (t) =>
       beliefId: f.id({ required: true, description: 'The belief.' }),
       premises: f.idList({ required: true, description: 'Its new premises (all ACTIVE).' }),
     })),
-    resolve: writes('Belief', addJustification, { beliefId: 'Belief', premises: 'Belief' }),
+    resolve: resolveAddJustification,
   }),
 );
+
+/** addJustification: the belief, with its new justification. */
+const resolveAddJustification = writes('Belief', addJustification, { beliefId: 'Belief', premises: 'Belief' });
 
 /** The `beliefs(asOf:)` page: newest first, keyset by id, with totalCount, each belief as it stood at `at`. */
 async function beliefsAsOfPage(
@@ -184,7 +187,7 @@ async function beliefsAsOfPage(
     pageOf(page.rows, first, (r) => encodeIdCursor(r.id), page.total),
     (r) => encodeIdCursor(r.id),
     after !== null,
-  ) as never;
+  );
 }
 
 /** Most ids `beliefs(ids:)` takes: a page's worth. */

@@ -72,7 +72,7 @@ builder.queryField('contradictions', (t) =>
   t.field({
     // The Contradiction type's own rule: an adjudicator lists what it is to decide.
     type: [ContradictionRef],
-    authScopes: { $any: { scope: 'beliefs:read', $any: { scope: 'contradictions:adjudicate' } } } as never,
+    authScopes: { $any: { scope: 'beliefs:read', $any: { scope: 'contradictions:adjudicate' } } },
     description:
       'Contradictions of your fleet, oldest first (at most 500). Needs beliefs:read or contradictions:adjudicate.',
     args: { status: t.arg({ type: ContradictionStatusEnum, description: 'Only contradictions in this status.' }) },
@@ -101,33 +101,45 @@ builder.mutationFields((t) => ({
     description:
       "Runs the configured adjudicator under the claim's lease; exactly one adjudicator holds a claim at a time.",
     args: { contradictionId: t.arg.id({ required: true, description: 'The contradiction.' }) },
-    resolve: async (_r, a, ctx) =>
-      decided(
-        ctx,
-        await adjudicateContradiction(
-          ctx.core,
-          actorOf(ctx),
-          ctx.adjudicator,
-          parseGid('contradictionId', String(a.contradictionId), 'Contradiction'),
-          {
-            holder: `${ctx.agent!.name}#${ctx.requestId}`,
-          },
-        ),
-      ),
+    resolve: resolveAdjudicateContradiction,
   }),
   resolveContradiction: t.field({
     type: ContradictionRef,
     authScopes: { scope: 'contradictions:adjudicate' },
     description: "An agent's own verdict on a contradiction not under a live lease.",
     args: { input: t.arg({ type: ResolveContradictionInput, required: true, description: 'The verdict.' }) },
-    resolve: async (_r, a, ctx) =>
-      decided(
-        ctx,
-        await resolveContradiction(ctx.core, actorOf(ctx), ctx.agent!.name, {
-          contradictionId: parseGid('input.contradictionId', String(a.input.contradictionId), 'Contradiction'),
-          verdict: a.input.verdict,
-          rationale: a.input.rationale,
-        }),
-      ),
+    resolve: resolveResolveContradiction,
   }),
 }));
+
+/** adjudicateContradiction: the configured adjudicator's verdict, under the claim's lease held by this request. */
+async function resolveAdjudicateContradiction(_root: unknown, a: { contradictionId: string }, ctx: Context) {
+  return decided(
+    ctx,
+    await adjudicateContradiction(
+      ctx.core,
+      actorOf(ctx),
+      ctx.adjudicator,
+      parseGid('contradictionId', String(a.contradictionId), 'Contradiction'),
+      {
+        holder: `${ctx.agent!.name}#${ctx.requestId}`,
+      },
+    ),
+  );
+}
+
+/** resolveContradiction: the calling agent's own verdict. */
+async function resolveResolveContradiction(
+  _root: unknown,
+  a: { input: typeof ResolveContradictionInput.$inferInput },
+  ctx: Context,
+) {
+  return decided(
+    ctx,
+    await resolveContradiction(ctx.core, actorOf(ctx), ctx.agent!.name, {
+      contradictionId: parseGid('input.contradictionId', String(a.input.contradictionId), 'Contradiction'),
+      verdict: a.input.verdict,
+      rationale: a.input.rationale,
+    }),
+  );
+}

@@ -117,7 +117,7 @@ builder.queryFields((t) => ({
     type: EffectConnection,
     authScopes: {
       $any: { scope: 'effects:propose', $any: { scope: 'effects:execute', $any: { scope: 'receipts:read' } } },
-    } as never,
+    },
     description: 'Effects of your fleet, newest first.',
     args: { status: t.arg({ type: EffectStatusEnum, description: 'Only effects in this status.' }), ...pageArgs(t) },
     resolve: (_r, a, ctx) =>
@@ -142,7 +142,7 @@ builder.mutationFields((t) => ({
       kind: f.string({ required: true, description: 'Lower-case name, e.g. refund.' }),
       reversible: f.boolean({ required: true, description: 'Whether a compensation handler exists.' }),
     })),
-    resolve: (_r, a, ctx) => registerEffectKind(ctx.core, actorOf(ctx), a.input),
+    resolve: resolveRegisterEffectKind,
   }),
   proposeEffect: t.field({
     type: ProposeEffectResult,
@@ -162,19 +162,7 @@ builder.mutationFields((t) => ({
           "Caller's key; proposing the same effect again under it returns the first effect; a different effect under it is a CONFLICT naming the first.",
       }),
     })),
-    resolve: async (_r, a, ctx) => {
-      const r = await proposeEffect(ctx.core, actorOf(ctx), {
-        ...a.input,
-        supportedBy: parseGids('input.supportedBy', a.input.supportedBy as string[], 'Belief'),
-      });
-      // The effect it proposed; a premise that fell follows the Belief rule (see assertBelief).
-      if (r.kind === 'proposed') grantRead(ctx, 'Effect', r.effect.id);
-      return (
-        r.kind === 'proposed'
-          ? typed('EffectProposed', { effect: r.effect })
-          : typed('PremiseRetracted', { premise: r.premise })
-      ) as never;
-    },
+    resolve: resolveProposeEffect,
   }),
   claimEffect: t.field({
     type: EffectRef,
@@ -191,11 +179,7 @@ builder.mutationFields((t) => ({
         description: 'Filter.',
       }),
     },
-    resolve: async (_r, a, ctx) => {
-      const e = await claimEffect(ctx.core, actorOf(ctx), { kinds: a.input?.kinds ?? null });
-      grantRead(ctx, 'Effect', e?.id);
-      return e;
-    },
+    resolve: resolveClaimEffect,
   }),
   completeEffect: t.field({
     type: EffectRef,
@@ -206,7 +190,7 @@ builder.mutationFields((t) => ({
       effectId: f.id({ required: true, description: 'The effect.' }),
       externalRef: f.string({ required: true, description: "The executor's reference for what it did." }),
     })),
-    resolve: completeEffectAnswer,
+    resolve: resolveCompleteEffect,
   }),
   failEffect: t.field({
     type: EffectRef,
@@ -222,9 +206,17 @@ builder.mutationFields((t) => ({
         reason: f.string({ required: true, description: 'Why.' }),
       }),
     ),
-    resolve: writes('Effect', failEffect, { effectId: 'Effect' }),
+    resolve: resolveFailEffect,
   }),
 }));
+
+/** registerEffectKind: the kind, registered or updated. */
+function resolveRegisterEffectKind(_root: unknown, a: { input: { kind: string; reversible: boolean } }, ctx: Context) {
+  return registerEffectKind(ctx.core, actorOf(ctx), a.input);
+}
+
+/** failEffect: the effect FAILED, readable to the executor that said so. */
+const resolveFailEffect = writes('Effect', failEffect, { effectId: 'Effect' });
 
 const completeOwn = writes('Effect', completeEffect, { effectId: 'Effect' });
 
@@ -234,7 +226,7 @@ const completeOwn = writes('Effect', completeEffect, { effectId: 'Effect' });
  * effects:execute, not receipts:read). An executor that took an error for a failure would retry a completion that
  * happened. A repeated completion with the same externalRef is the same completion, and answers the same.
  */
-async function completeEffectAnswer(
+async function resolveCompleteEffect(
   root: unknown,
   a: { input: { effectId: string; externalRef: string } },
   ctx: Context,
@@ -243,4 +235,36 @@ async function completeEffectAnswer(
   const reversals = await fleetRead(ctx, (tx, fleet) => reversalsOfEffects(tx, fleet, [effect.id]));
   grantRead(ctx, 'Reversal', ...reversals.map((r) => r.id));
   return effect;
+}
+
+/** proposeEffect: the PENDING effect, or the premise that fell before it could rest on it. */
+async function resolveProposeEffect(
+  _root: unknown,
+  a: {
+    input: {
+      kind: string;
+      amount?: typeof MoneyInput.$inferInput | null;
+      payload?: unknown;
+      supportedBy: string[];
+      idempotencyKey: string;
+    };
+  },
+  ctx: Context,
+) {
+  const r = await proposeEffect(ctx.core, actorOf(ctx), {
+    ...a.input,
+    supportedBy: parseGids('input.supportedBy', a.input.supportedBy, 'Belief'),
+  });
+  // The effect it proposed; a premise that fell follows the Belief rule (see assertBelief).
+  if (r.kind === 'proposed') grantRead(ctx, 'Effect', r.effect.id);
+  return r.kind === 'proposed'
+    ? typed('EffectProposed', { effect: r.effect })
+    : typed('PremiseRetracted', { premise: r.premise });
+}
+
+/** claimEffect: the effect this executor now holds EXECUTING (readable to it), or null. */
+async function resolveClaimEffect(_root: unknown, a: { input?: { kinds?: string[] | null } | null }, ctx: Context) {
+  const e = await claimEffect(ctx.core, actorOf(ctx), { kinds: a.input?.kinds ?? null });
+  grantRead(ctx, 'Effect', e?.id);
+  return e;
 }

@@ -125,7 +125,7 @@ reinstating(
     totals: t.field({
       type: ReinstatementTotalsRef,
       description: "The receipt's figures at commit.",
-      resolve: (e: StreamEvent) => e.reinstatementTotals as never,
+      resolve: (e: StreamEvent) => e.reinstatementTotals,
     }),
   }),
 );

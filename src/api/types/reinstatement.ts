@@ -10,8 +10,8 @@ import {
 } from '../../reinstatement/reinstatement.repository';
 import { type MoneyLineRow, moneyLines } from '../../reversal/money-line.repository';
 import { reinstateRetraction, restoreEffect } from '../../reinstatement/reinstatement.service';
-import { actorOf, builder, grantRead, readRule } from '../builder';
-import { carrier, inputArg, typedUnion } from '../shapes';
+import { type Context, actorOf, builder, grantRead, readRule } from '../builder';
+import { carrier, inputArg, typed, typedUnion } from '../shapes';
 import { decodeIdCursor, encodeIdCursor, pageOf } from '../../kernel/page';
 import { type FleetNodeRef, fleetNode, fleetRead, nodeById } from '../loaders';
 import { connectionOf, countedConnection, firstArg, pageArgs } from '../pagination';
@@ -110,12 +110,7 @@ export const ReinstatementRef: FleetNodeRef<ReinstatementRow> = fleetNode('Reins
           reinstatedBeliefPage(tx, ctx.agent!.fleet_id, r.id, first + 1, after),
         );
         const cursorOf = (x: { pos: number }) => encodeCursor('p1', [x.pos]);
-        return connectionOf(
-          pageOf(rows, first, cursorOf, r.belief_ids.length),
-          cursorOf,
-          after > 0,
-          (x) => x.id,
-        ) as never;
+        return connectionOf(pageOf(rows, first, cursorOf, r.belief_ids.length), cursorOf, after > 0, (x) => x.id);
       },
     }),
     contradictions: t.expose('contradiction_ids', {
@@ -180,7 +175,7 @@ builder.queryFields((t) => ({
         pageOf(rows, first, (r) => encodeIdCursor(r.id), total),
         (r) => encodeIdCursor(r.id),
         before !== null,
-      ) as never;
+      );
     },
   }),
 }));
@@ -225,21 +220,7 @@ builder.mutationFields((t) => ({
         reason: f.string({ required: true, description: 'Why it was wrong (kept on the receipt).' }),
       }),
     ),
-    resolve: async (_r, a, ctx) => {
-      const r = await reinstateRetraction(ctx.core, actorOf(ctx), {
-        retractionId: parseGid('input.retractionId', String(a.input.retractionId), 'Retraction'),
-        reason: a.input.reason,
-      });
-      grantRead(ctx, 'Reinstatement', r.reinstatementId);
-      if (r.kind === 'reinstated')
-        return { __typename: 'RetractionReinstated', reinstatement: r.reinstatementId } as never;
-      grantRead(ctx, 'Contradiction', r.contradictionId);
-      return {
-        __typename: 'ReinstatementBlocked',
-        reinstatement: r.reinstatementId,
-        contradiction: r.contradictionId,
-      } as never;
-    },
+    resolve: resolveReinstateRetraction,
   }),
   restoreEffect: t.field({
     type: EffectRef,
@@ -247,12 +228,31 @@ builder.mutationFields((t) => ({
     description:
       'Re-queues an effect a reinstated retraction had cancelled (listed in restorableEffects) as PENDING under its original key, when every support is ACTIVE. Restoring it again returns it unchanged.',
     args: { effectId: t.arg.id({ required: true, description: 'The cancelled effect.' }) },
-    resolve: async (_r, a, ctx) => {
-      const e = await restoreEffect(ctx.core, actorOf(ctx), {
-        effectId: parseGid('effectId', String(a.effectId), 'Effect'),
-      });
-      grantRead(ctx, 'Effect', e.id);
-      return e;
-    },
+    resolve: resolveRestoreEffect,
   }),
 }));
+
+/** reinstateRetraction: the reinstatement receipt, or the contradiction that blocked it. */
+async function resolveReinstateRetraction(
+  _root: unknown,
+  a: { input: { retractionId: string; reason: string } },
+  ctx: Context,
+) {
+  const r = await reinstateRetraction(ctx.core, actorOf(ctx), {
+    retractionId: parseGid('input.retractionId', String(a.input.retractionId), 'Retraction'),
+    reason: a.input.reason,
+  });
+  grantRead(ctx, 'Reinstatement', r.reinstatementId);
+  if (r.kind === 'reinstated') return typed('RetractionReinstated', { reinstatement: r.reinstatementId });
+  grantRead(ctx, 'Contradiction', r.contradictionId);
+  return typed('ReinstatementBlocked', { reinstatement: r.reinstatementId, contradiction: r.contradictionId });
+}
+
+/** restoreEffect: the effect PENDING again. */
+async function resolveRestoreEffect(_root: unknown, a: { effectId: string }, ctx: Context) {
+  const e = await restoreEffect(ctx.core, actorOf(ctx), {
+    effectId: parseGid('effectId', String(a.effectId), 'Effect'),
+  });
+  grantRead(ctx, 'Effect', e.id);
+  return e;
+}

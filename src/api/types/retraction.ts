@@ -10,10 +10,10 @@ import {
 } from '../../retraction/retraction.repository';
 import { type Preview, previewRetraction, retractBelief } from '../../retraction/retraction.service';
 import { reversalsOfRetraction } from '../../reversal/reversal.repository';
-import { actorOf, builder, grantRead } from '../builder';
+import { type Context, actorOf, builder, grantRead } from '../builder';
 import { inputArg } from '../shapes';
 import { type FleetNodeRef, fleetNode, fleetRead, nodeById } from '../loaders';
-import { connectionOf, countedConnection, firstArg, newestFirst, pageArgs } from '../pagination';
+import { type ConnectionShape, connectionOf, countedConnection, firstArg, newestFirst, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
 import { BeliefConnection, BeliefRef } from './belief';
 import { EffectRef } from './effect';
@@ -24,7 +24,7 @@ import { ReversalRef } from './reversal';
 async function cascadeOrder(
   args: { first?: number | null; after?: string | null },
   read: (first: number, after: string | null) => Promise<Page<{ id: string; depth: number }>>,
-): Promise<never> {
+): Promise<ConnectionShape<string>> {
   const first = firstArg(args.first);
   const after = args.after ?? null;
   if (after !== null) decodeDepthCursor('after', after);
@@ -33,7 +33,7 @@ async function cascadeOrder(
     (b) => encodeDepthCursor(b.depth, b.id),
     after !== null,
     (b) => b.id,
-  ) as never;
+  );
 }
 
 export const RetractionRef: FleetNodeRef<RetractionRow> = fleetNode('Retraction', retractionsByIds, {
@@ -147,13 +147,16 @@ builder.mutationField('retractBelief', (t) =>
       beliefId: f.id({ required: true, description: 'The belief that turned out false.' }),
       reason: f.string({ required: true, description: 'Why (kept on the receipt).' }),
     })),
-    resolve: async (_r, a, ctx) => {
-      const { retractionId } = await retractBelief(ctx.core, actorOf(ctx), {
-        beliefId: parseGid('input.beliefId', String(a.input.beliefId), 'Belief'),
-        reason: a.input.reason,
-      });
-      grantRead(ctx, 'Retraction', retractionId);
-      return retractionId;
-    },
+    resolve: resolveRetractBelief,
   }),
 );
+
+/** retractBelief: runs the retraction (src/retraction/retraction.service.ts) and grants its caller the receipt it made. */
+async function resolveRetractBelief(_root: unknown, a: { input: { beliefId: string; reason: string } }, ctx: Context) {
+  const { retractionId } = await retractBelief(ctx.core, actorOf(ctx), {
+    beliefId: parseGid('input.beliefId', String(a.input.beliefId), 'Belief'),
+    reason: a.input.reason,
+  });
+  grantRead(ctx, 'Retraction', retractionId);
+  return retractionId;
+}

@@ -76,6 +76,9 @@ builder.mutationField('confirmReversal', (t) =>
           'any of our global ids (encoded or decoded, e.g. Reversal:12), the id of any row of the fleet, or the idempotency key of any effect or reversal of the fleet.',
       }),
     })),
-    resolve: writes('Reversal', confirmReversal, { reversalId: 'Reversal' }),
+    resolve: resolveConfirmReversal,
   }),
 );
+
+/** confirmReversal: the reversal CONFIRMED under the provider's reference. */
+const resolveConfirmReversal = writes('Reversal', confirmReversal, { reversalId: 'Reversal' });

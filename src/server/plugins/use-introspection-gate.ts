@@ -1,6 +1,6 @@
 import { BREAK, type DocumentNode, GraphQLError, visit } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { Context } from '../api/builder';
+import type { Context } from '../../api/builder';
 
 /** Whether a document asks for the schema (`__schema` or `__type`; `__typename` is not introspection). */
 function introspects(document: DocumentNode): boolean {
@@ -23,7 +23,7 @@ function introspects(document: DocumentNode): boolean {
  * production the schema is for agents of a fleet, not for whoever finds the address. Checked at
  * execution, where the request's agent is known, over HTTP, SSE and WebSocket alike.
  */
-export function introspectionGatePlugin(anonymous: boolean): Plugin {
+export function useIntrospectionGate(anonymous: boolean): Plugin {
   if (anonymous) return {};
   return {
     onExecute({ args, setResultAndStopExecution }) {

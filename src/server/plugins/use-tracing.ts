@@ -1,4 +1,4 @@
-import type { Tracing } from './tracing-sdk';
+import type { Tracing } from '../tracing-sdk';
 
 /**
  * OpenTelemetry traces (docs/tracing.md), on when the standard OTEL_EXPORTER_OTLP_ENDPOINT (or
@@ -18,6 +18,6 @@ function tracingWanted(env: NodeJS.ProcessEnv = process.env): boolean {
 /** The tracing the environment asks for, or null (nothing imported). */
 export async function startTracing(env: NodeJS.ProcessEnv = process.env): Promise<Tracing | null> {
   if (!tracingWanted(env)) return null;
-  const { createTracing } = await import('./tracing-sdk');
+  const { createTracing } = await import('../tracing-sdk');
   return createTracing(env);
 }
