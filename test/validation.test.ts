@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { actorIn, coreOf, engines, expectInvariants, testStore, type TestDb } from './support/engines';
+import { describe, expect, it } from 'vitest';
+import { engines, expectInvariants, type TestDb } from './support/engines';
 import { belief, proposed } from './support/story';
 import { addJustification, assertBelief } from '../src/belief/belief.service';
 import type { BeliefRow } from '../src/belief/belief.repository';
@@ -8,7 +8,7 @@ import { previewRetraction, retractBelief } from '../src/retraction/retraction.s
 import { confirmReversal } from '../src/reversal/reversal.service';
 import { LIMITS } from '../src/validation';
 import type { Actor, Core } from '../src/core';
-import { domainError, dump, expectUnchanged } from './support/helpers';
+import { domainError, dump, expectUnchanged, storeSuite } from './support/helpers';
 
 /** Every input is validated with a clear message naming its field, before anything is written. */
 describe.each(engines())('input validation on %s', (engine) => {
@@ -17,15 +17,11 @@ describe.each(engines())('input validation on %s', (engine) => {
   let actor: Actor;
   let p: BeliefRow;
   let q: BeliefRow;
-  beforeAll(async () => {
-    t = await testStore(engine);
-    core = coreOf(t.store);
-    actor = await actorIn(t.store, 'val');
-    await registerEffectKind(core, actor, { kind: 'refund', reversible: true });
+  storeSuite(engine, { fleet: 'val', kinds: [{ kind: 'refund', reversible: true }] }, async (s) => {
+    ({ t, core, actor } = s);
     p = await belief(core, actor, 'val/p');
     q = await belief(core, actor, 'val/q', [p]);
   });
-  afterAll(async () => t?.close());
 
   it('documents the limits it enforces', () => {
     expect(LIMITS).toMatchObject({

@@ -160,18 +160,14 @@ export class GraphModel {
   }
 
   private upsertEffect(eff: EffectRef, supportingBeliefId: string | null, depth: number): EffectNode {
-    let node = this.nodes.get(eff.id) as EffectNode | undefined;
-    if (!node || node.kind !== 'effect') {
-      node = {
-        kind: 'effect',
-        id: eff.id,
-        status: eff.status,
-        effectKind: eff.kind,
-        amount: eff.amount,
-        depth: depth + 0.5,
-      };
-      this.nodes.set(eff.id, node);
-    }
+    const node = this.nodeOf<EffectNode>(eff.id, 'effect', () => ({
+      kind: 'effect',
+      id: eff.id,
+      status: eff.status,
+      effectKind: eff.kind,
+      amount: eff.amount,
+      depth: depth + 0.5,
+    }));
     node.status = eff.status;
     node.effectKind = eff.kind;
     node.amount = eff.amount ?? node.amount;
@@ -191,22 +187,27 @@ export class GraphModel {
   protected upsertReversal(rev: ReversalRef, effectId: string): ReversalNode | undefined {
     const effect = this.nodes.get(effectId);
     if (!effect) return undefined;
-    let node = this.nodes.get(rev.id) as ReversalNode | undefined;
-    if (!node || node.kind !== 'reversal') {
-      node = {
-        kind: 'reversal',
-        id: rev.id,
-        status: rev.status,
-        amount: rev.amount,
-        effectId,
-        depth: effect.depth + 0.25,
-      };
-      this.nodes.set(rev.id, node);
-    }
+    const node = this.nodeOf<ReversalNode>(rev.id, 'reversal', () => ({
+      kind: 'reversal',
+      id: rev.id,
+      status: rev.status,
+      amount: rev.amount,
+      effectId,
+      depth: effect.depth + 0.25,
+    }));
     node.status = rev.status;
     node.amount = rev.amount ?? node.amount;
     node.idempotencyKey = rev.idempotencyKey;
     this.edge({ id: `r:${effectId}:${rev.id}`, source: effectId, target: rev.id, type: 'compensates' });
+    return node;
+  }
+
+  /** The node `id` if it is already of `kind` (to be updated in place), else the one `fresh` makes, put in its place. */
+  private nodeOf<N extends GraphNode>(id: string, kind: N['kind'], fresh: () => N): N {
+    const known = this.nodes.get(id);
+    if (known?.kind === kind) return known as N;
+    const node = fresh();
+    this.nodes.set(id, node);
     return node;
   }
 

@@ -84,3 +84,12 @@ export function writes<I extends object, R extends { id: string }>(
     return row;
   };
 }
+
+/**
+ * The options of a field that may be null: its type and what it means. Most of the schema's optional columns (a
+ * timestamp set later, a retraction that reached it) are declared this way; written once, they read as one line.
+ */
+export const orNull = <T>(type: T, description: string) => ({ type, nullable: true as const, description });
+
+/** The options of a field that is never null: its type and what it means (a list of nodes, say). */
+export const ofType = <T>(type: T, description: string) => ({ type, description });

@@ -1,9 +1,10 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { activeBeliefComparedTo, activeOnClaim } from '../../src/belief/belief.repository';
 import { lockClaimReadActive, lockClaimReadActiveQuery } from '../../src/belief/claim.repository';
 import { inTx, readTx, type Tx } from '../../src/store/tx';
-import { actorIn, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
+import { engines, expectInvariants, type TestDb } from '../support/engines';
+import { storeSuite } from '../support/helpers';
 
 interface PlanNode {
   'Node Type': string;
@@ -42,9 +43,9 @@ interface DistributedQuery {
 describe.each(engines())('claim lookup without statistics on %s', (engine) => {
   let t: TestDb;
   let agentId: string;
-  beforeAll(async () => {
-    t = await testStore(engine);
-    agentId = (await actorIn(t.store, 'bulk')).agentId;
+  storeSuite(engine, { fleet: 'bulk' }, async (s) => {
+    t = s.t;
+    agentId = s.actor.agentId;
     await t.store.db.transaction().execute(async (tx) => {
       await sql`SET LOCAL row_security = off`.execute(tx);
       await sql`INSERT INTO claims (fleet_id, key) SELECT 'bulk', 'k/' || g FROM generate_series(0, 2999) g`.execute(
@@ -60,7 +61,6 @@ describe.each(engines())('claim lookup without statistics on %s', (engine) => {
   });
   afterAll(async () => {
     if (t) await expectInvariants(t.store);
-    await t?.close();
   });
 
   /** EXPLAIN ANALYZE of a compiled query with its parameters inlined as literals (they are plain text here). */

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { engines, testStore, type TestDb } from '../support/engines';
+import { engines, type TestDb } from '../support/engines';
+import { storeSuite } from '../support/helpers';
 import { createAgentDirect } from '../../src/agent/agent.service';
 import { searchInTx } from '../../src/belief/nearest.repository';
 import { readTx } from '../../src/store/tx';
@@ -36,8 +37,8 @@ const literal = (v: number[]) => `[${v.map((x) => x.toFixed(6)).join(',')}]`;
 describe.each(engines())('nearest beliefs inside a claim-key prefix on %s', (engine) => {
   let t: TestDb;
   const points: Array<{ key: string; v: number[] }> = [];
-  beforeAll(async () => {
-    t = await testStore(engine);
+  storeSuite(engine, {}, async (s) => {
+    t = s.t;
     const agent = await createAgentDirect(t.store, { fleet: 'near', name: 'reader', scopes: ['beliefs:read'] });
     const normal = normalFrom(42);
     const centre = () => unit(Array.from({ length: DIM }, normal));
@@ -66,9 +67,6 @@ describe.each(engines())('nearest beliefs inside a claim-key prefix on %s', (eng
         FROM unnest(${keys}::text[], ${points.map((p) => literal(p.v))}::text[]) AS u(k, v)`.execute(t.store.db);
     for (const i of hnsw.rows) await sql.raw(i.indexdef).execute(t.store.db);
     await sql`ANALYZE beliefs`.execute(t.store.db);
-  });
-  afterAll(async () => {
-    await t?.close();
   });
 
   /** The 10 claim keys under `prefix` nearest to `q`, ranked in JavaScript from the loaded points. */

@@ -1,12 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { actorIn, coreOf, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
+import { describe, expect, it } from 'vitest';
+import { engines, expectInvariants, type TestDb } from '../support/engines';
 import { asserted, belief } from '../support/story';
 import { assertBelief } from '../../src/belief/belief.service';
 import { takeReadPoint } from '../../src/belief/snapshot';
 import { retractBelief } from '../../src/retraction/retraction.service';
 import { readTx } from '../../src/store/tx';
 import type { Actor, Core } from '../../src/core';
-import { diff, domainError, dump, expectUnchanged, read, summary } from '../support/helpers';
+import { diff, domainError, dump, expectUnchanged, read, storeSuite, summary } from '../support/helpers';
 
 /** READ → THINK → COMMIT: what assertBelief decides when the world moved in between. */
 describe.each(engines())('the turn on %s', (engine) => {
@@ -14,13 +14,11 @@ describe.each(engines())('the turn on %s', (engine) => {
   let core: Core;
   let alice: Actor;
   let bob: Actor;
-  beforeAll(async () => {
-    t = await testStore(engine);
-    core = coreOf(t.store);
-    alice = await actorIn(t.store, 'turn', 'alice');
-    bob = await actorIn(t.store, 'turn', 'bob');
+  storeSuite(engine, { fleet: 'turn', agents: ['alice', 'bob'] }, (s) => {
+    ({ t, core } = s);
+    alice = s.agents.alice!;
+    bob = s.agents.bob!;
   });
-  afterAll(async () => t?.close());
 
   const readPoint = () => readTx(t.store, 'turn', (tx) => takeReadPoint(tx, 'turn'));
 

@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createApp, type App } from '../../src/server/app';
 import { graphql, RetractClient, RetractApiError, TurnGaveUp } from '../../src/client';
 import { HeuristicAdjudicator } from '../../src/adjudication/heuristic';
-import { embedder, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
+import { embedder, engines, expectInvariants, type TestDb } from '../support/engines';
+import { storeSuite } from '../support/helpers';
 import { createAgentDirect } from '../../src/agent/agent.service';
 import { SCOPES } from '../../src/agent/scopes';
 
@@ -12,8 +13,8 @@ describe.each(engines())('READ, THINK, COMMIT through the typed client on %s', (
   let app: App;
   let alice: RetractClient;
   let bob: RetractClient;
-  beforeAll(async () => {
-    t = await testStore(engine);
+  storeSuite(engine, {}, async (s) => {
+    t = s.t;
     app = await createApp({
       store: t.store,
       embedder,
@@ -31,7 +32,6 @@ describe.each(engines())('READ, THINK, COMMIT through the typed client on %s', (
     await alice?.close();
     await bob?.close();
     await app?.close();
-    await t?.close();
   });
 
   it('search refuses an empty text and a k above the maximum, naming the field', async () => {

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { actorIn, coreOf, engines, expectInvariants, type TestDb } from '../support/engines';
+import { engines, expectInvariants, type TestDb } from '../support/engines';
 import { belief, executed, proposed, passportStory } from '../support/story';
 import {
   claimEffect,
@@ -11,7 +11,7 @@ import {
 } from '../../src/effect/effect.service';
 import { retractBelief } from '../../src/retraction/retraction.service';
 import type { Actor, Core } from '../../src/core';
-import { domainError, dump, expectUnchanged, read, fileStore, closeFileStores, storeSuite } from '../support/helpers';
+import { domainError, dump, expectUnchanged, read, closeFileStores, storeSuite } from '../support/helpers';
 import { totalsFor } from '../../src/retraction/retraction.repository';
 import { reversalKey } from '../../src/reversal/reversal.repository';
 import { gid } from '../../src/kernel/ids';
@@ -24,13 +24,18 @@ describe.each(engines())('effects on %s', (engine) => {
   let t: TestDb;
   let core: Core;
   let actor: Actor;
-  beforeAll(async () => {
-    t = await fileStore(engine);
-    core = coreOf(t.store);
-    actor = await actorIn(t.store, 'fx');
-    await registerEffectKind(core, actor, { kind: 'refund', reversible: true });
-    await registerEffectKind(core, actor, { kind: 'email', reversible: false });
-  });
+  storeSuite(
+    engine,
+    {
+      shared: true,
+      fleet: 'fx',
+      kinds: [
+        { kind: 'refund', reversible: true },
+        { kind: 'email', reversible: false },
+      ],
+    },
+    (s) => ({ t, core, actor } = s),
+  );
 
   const effect = (id: string) =>
     read(t.store, 'fx', (tx) => tx.selectFrom('effects').selectAll().where('id', '=', id).executeTakeFirstOrThrow());

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { Core } from '../../src/core';
 import { proposeEffect, registerEffectKind } from '../../src/effect/effect.service';
 import { retractBelief } from '../../src/retraction/retraction.service';
@@ -6,7 +6,8 @@ import { inTx } from '../../src/store/tx';
 import { type EffectAdapter, type ExecutorStats, runExecutor } from '../../src/effect/executor';
 import { httpExecutorAdapter } from '../../src/effect/http-executor';
 import { runDispatcher } from '../../src/reversal/dispatcher';
-import { actorIn, coreOf, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
+import { actorIn, engines, expectInvariants, type TestDb } from '../support/engines';
+import { storeSuite } from '../support/helpers';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider';
 import { belief } from '../support/story';
 import { allReversals, eventually, fastProvider } from '../support/dispatch-fixtures';
@@ -15,15 +16,11 @@ describe.each(engines())('effect executor on %s', (engine) => {
   let t: TestDb;
   let core: Core;
   let fake: FakeProvider;
-  beforeEach(async () => {
-    t = await testStore(engine);
-    core = coreOf(t.store);
+  storeSuite(engine, { each: true }, async (s) => {
+    ({ t, core } = s);
     fake = await startFakeProvider();
   });
-  afterEach(async () => {
-    await fake?.close();
-    await t?.close();
-  });
+  afterEach(async () => fake?.close());
 
   const effects = (fleet: string) =>
     inTx(t.store, { fleet, readOnly: true }, (tx) =>

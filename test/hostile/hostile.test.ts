@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src/server/app';
 import { createAgentDirect } from '../../src/agent/agent.service';
 import { SCOPES } from '../../src/agent/scopes';
 import { gid } from '../../src/kernel/ids';
-import { embedder, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
+import { embedder, engines, expectInvariants, type TestDb } from '../support/engines';
+import { storeSuite } from '../support/helpers';
 import { digestTables } from '../support/digest';
 import { graphql, RetractClient } from '../../src/client';
 
@@ -286,8 +287,8 @@ describe.each(engines())('hostile input on %s', (engine) => {
   let app: App;
   let url: string;
   let list: Attack[];
-  beforeAll(async () => {
-    t = await testStore(engine);
+  storeSuite(engine, {}, async (s) => {
+    t = s.t;
     app = await createApp({ store: t.store, embedder, config: { port: 0, host: '127.0.0.1', logLevel: 'fatal' } });
     await app.listen();
     url = `${app.url()}/graphql`;
@@ -314,7 +315,6 @@ describe.each(engines())('hostile input on %s', (engine) => {
   });
   afterAll(async () => {
     await app?.close();
-    await t?.close();
   });
 
   it('answers at least 200 hostile requests each with a clear error, writes nothing, and keeps serving', async () => {

@@ -1,12 +1,13 @@
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createAgentDirect } from '../../src/agent/agent.service';
 import { gid } from '../../src/kernel/ids';
 import { reinstateRetraction } from '../../src/reinstatement/reinstatement.service';
 import { retractBelief } from '../../src/retraction/retraction.service';
 import { createApp, type App } from '../../src/server/app';
 import type { EngineName } from '../../src/store/engine';
-import { coreOf, embedder, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
+import { coreOf, embedder, engines, expectInvariants, type TestDb } from '../support/engines';
+import { storeSuite } from '../support/helpers';
 import { codes, gql } from '../support/api-client';
 import { passportStory } from '../support/story';
 import { call, httpClient } from '../mcp/support';
@@ -28,8 +29,8 @@ describe.each(engines())(
     let retractionId: string;
     let statements: string[];
 
-    beforeAll(async () => {
-      t = await testStore(engine);
+    storeSuite(engine, {}, async (suite) => {
+      t = suite.t;
       const ops = await createAgentDirect(t.store, { fleet: 'acme', name: 'ops', scopes: ['admin'] });
       const actor = { fleet: 'acme', agentId: ops.agent.id };
       const core = coreOf(t.store);
@@ -48,7 +49,6 @@ describe.each(engines())(
     });
     afterAll(async () => {
       await app?.close();
-      await t?.close();
     });
 
     it('GraphQL refuses the root; MCP get_receipt shows the receipt without it', async () => {

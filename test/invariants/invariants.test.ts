@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { actorIn, coreOf, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
+import { engines, expectInvariants, type TestDb } from '../support/engines';
+import { storeSuite } from '../support/helpers';
 import { belief } from '../support/story';
 import { addJustification } from '../../src/belief/belief.service';
 import { retractBelief } from '../../src/retraction/retraction.service';
@@ -16,14 +17,7 @@ describe.each(engines())('checkInvariants catches corruption on %s', (engine) =>
   let t: TestDb;
   let core: Core;
   let actor: Actor;
-  beforeAll(async () => {
-    t = await testStore(engine);
-    core = coreOf(t.store);
-    actor = await actorIn(t.store, 'inv');
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
+  storeSuite(engine, { fleet: 'inv' }, (s) => ({ t, core, actor } = s));
 
   /** Runs `corrupt` as the owner with row security off, expects the rule to be reported with `row`, then runs `undo`. */
   async function caught(rule: RegExp, row: Record<string, unknown>, corrupt: string, undo: string) {

@@ -1,6 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { type Readable, beliefReadable, mayRead } from '../../src/agent/access';
 import { createAgentDirect } from '../../src/agent/agent.service';
 import { SCOPES, type Scope } from '../../src/agent/scopes';
@@ -10,7 +10,8 @@ import { retractBelief } from '../../src/retraction/retraction.service';
 import { createApp, type App } from '../../src/server/app';
 import type { EngineName, Store } from '../../src/store/engine';
 import { inTx } from '../../src/store/tx';
-import { coreOf, embedder, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
+import { coreOf, embedder, engines, expectInvariants, type TestDb } from '../support/engines';
+import { storeSuite } from '../support/helpers';
 import { asserted, belief, passportStory, proposed } from '../support/story';
 import { assertBelief } from '../../src/belief/belief.service';
 import { httpClient } from './support';
@@ -97,8 +98,8 @@ describe.each(engines())(
     const tokens = new Map<Scope, string>();
     const succeeded = new Set<string>();
 
-    beforeAll(async () => {
-      t = await testStore(engine);
+    storeSuite(engine, {}, async (suite) => {
+      t = suite.t;
       store = t.store;
       const core = coreOf(store);
       const ops = await createAgentDirect(store, { fleet: 'acme', name: 'ops', scopes: ['admin'] });
@@ -136,7 +137,6 @@ describe.each(engines())(
 
     afterAll(async () => {
       await app?.close();
-      await t?.close();
     });
 
     /** The arguments each tool is called with at `stage` by the token of `scope` (scratch beliefs for what writes). */

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import type { Core } from '../../src/core';
 import { DomainError } from '../../src/errors/domain-error';
@@ -14,7 +14,8 @@ import { type DispatcherOptions, type DispatcherStats, requestOf, runDispatcher 
 import type { WorkerLogger } from '../../src/kernel/worker-logger';
 import { inTx } from '../../src/store/tx';
 import { totalsFor } from '../../src/retraction/retraction.repository';
-import { actorIn, coreOf, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
+import { actorIn, engines, expectInvariants, type TestDb } from '../support/engines';
+import { storeSuite } from '../support/helpers';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider';
 import { passportStory } from '../support/story';
 import {
@@ -74,15 +75,11 @@ describe.each(engines())('reversal dispatch on %s', (engine) => {
   let t: TestDb;
   let core: Core;
   let fake: FakeProvider;
-  beforeEach(async () => {
-    t = await testStore(engine);
-    core = coreOf(t.store);
+  storeSuite(engine, { each: true }, async (s) => {
+    ({ t, core } = s);
     fake = await startFakeProvider();
   });
-  afterEach(async () => {
-    await fake?.close();
-    await t?.close();
-  });
+  afterEach(async () => fake?.close());
 
   const statusIs = (id: string, status: string) => async () => (await reversalState(t.store, id)).status === status;
 

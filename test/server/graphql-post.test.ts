@@ -1,11 +1,12 @@
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { HeuristicAdjudicator } from '../../src/adjudication/heuristic';
 import { Waker } from '../../src/event/tailer';
 import { answerPost } from '../../src/server/graphql-post';
 import { buildYoga } from '../../src/server/yoga';
 import { agentWith, type TestAgent } from '../support/api-server';
-import { coreOf, engines, expectInvariants, testStore, type TestDb } from '../support/engines';
+import { coreOf, engines, expectInvariants, type TestDb } from '../support/engines';
+import { storeSuite } from '../support/helpers';
 
 type Yoga = ReturnType<typeof buildYoga>;
 
@@ -31,8 +32,8 @@ describe.each(engines())('the plain POST path on %s', (engine) => {
   let waker: Waker;
   let reader: TestAgent;
   let writer: TestAgent;
-  beforeAll(async () => {
-    db = await testStore(engine);
+  storeSuite(engine, {}, async (s) => {
+    db = s.t;
     waker = new Waker(db.store);
     await waker.start();
     yoga = buildYoga({
@@ -48,7 +49,6 @@ describe.each(engines())('the plain POST path on %s', (engine) => {
   afterAll(async () => {
     if (db) await expectInvariants(db.store);
     await waker?.stop();
-    await db?.close();
   });
 
   const headersFor = (token: string | null, accept?: string) => ({

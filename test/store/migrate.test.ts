@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { migrations } from '../../db/migrations';
 import { migrateToLatest } from '../../src/store/migrate';
-import { engines, type TestDb, testStore } from '../support/engines';
+import { engines, type TestDb } from '../support/engines';
+import { storeSuite } from '../support/helpers';
 
 const NAMES = Object.keys(migrations).sort();
 const LAST = NAMES[NAMES.length - 1]!;
@@ -14,12 +15,7 @@ const LAST = NAMES[NAMES.length - 1]!;
  */
 describe.each(engines())('migrateToLatest on %s', (engine) => {
   let t: TestDb;
-  beforeEach(async () => {
-    t = await testStore(engine);
-  });
-  afterEach(async () => {
-    await t?.close();
-  });
+  storeSuite(engine, { each: true }, (s) => (t = s.t));
 
   it('an up-to-date store: nothing applied, the record unchanged', async () => {
     expect(await migrateToLatest(t.store.db)).toEqual([]);

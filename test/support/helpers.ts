@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, expect } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { sql } from 'kysely';
 import type { EngineName, Store } from '../../src/store/engine';
 import type { Actor, Core } from '../../src/core';
 import { actorIn, coreOf, type TestDb, testStore } from './engines';
 import { DomainError, type DomainErrorCode } from '../../src/errors/domain-error';
 import { inTx } from '../../src/store/tx';
+import { registerEffectKind } from '../../src/effect/effect.service';
 
 /**
  * Whole-store snapshots for the core suites: every row of every table in the schema (found in the
@@ -152,30 +153,57 @@ export interface SuiteStore {
   t: TestDb;
   core: Core;
 }
-export type SuiteActor = Actor & { token: string; operator: boolean };
+type SuiteActor = Actor & { token: string; operator: boolean };
+
+/** How a per-engine suite's store is set up (see storeSuite). */
+export interface SuiteOptions {
+  /** The file's shared store (see fileStore) instead of the suite's own. */
+  shared?: boolean;
+  /** A fresh store of the suite's own before each test, closed after it (not with `shared`). */
+  each?: boolean;
+  /** The fleet the suite's agents are made in, each with every scope. */
+  fleet?: string;
+  /** The agents' names, in `fleet` (default one, `agent`): `actor` is the first, `agents` holds them all by name. */
+  agents?: readonly string[];
+  /** Effect kinds `actor` registers before the tests. */
+  kinds?: ReadonlyArray<{ kind: string; reversible: boolean }>;
+}
+type WithActor = SuiteStore & { actor: SuiteActor; agents: Record<string, SuiteActor> };
 
 /**
- * The set-up every per-engine suite repeated: before its tests, a store of `engine` (the file's shared one with
- * `shared`, see fileStore; else its own, closed after the suite), the core over it and, given a `fleet`, an agent with
- * every scope in it. `take` receives them in the suite's beforeAll, so its tests read them as they did.
+ * The set-up every per-engine suite repeated: before its tests (or, with `each`, before each test), a store of
+ * `engine` (the file's shared one with `shared`, see fileStore; else its own, closed after the suite or the test), the
+ * core over it and, given a `fleet`, its agents (each with every scope in it) and the effect kinds it registers.
+ * `take` receives them in the suite's beforeAll (or beforeEach), so its tests read them as they did; whatever else the
+ * suite sets up it does in `take` (awaited), after them.
  */
 export function storeSuite(
   engine: EngineName,
-  opts: { shared?: boolean; fleet: string },
-  take: (s: SuiteStore & { actor: SuiteActor }) => void,
+  opts: SuiteOptions & { fleet: string },
+  take: (s: WithActor) => unknown,
 ): void;
-export function storeSuite(engine: EngineName, opts: { shared?: boolean }, take: (s: SuiteStore) => void): void;
+export function storeSuite(engine: EngineName, opts: SuiteOptions, take: (s: SuiteStore) => unknown): void;
 export function storeSuite(
   engine: EngineName,
-  opts: { shared?: boolean; fleet?: string },
-  take: ((s: SuiteStore & { actor: SuiteActor }) => void) | ((s: SuiteStore) => void),
+  opts: SuiteOptions,
+  take: ((s: WithActor) => unknown) | ((s: SuiteStore) => unknown),
 ): void {
   let own: TestDb | undefined;
-  beforeAll(async () => {
+  const before = opts.each ? beforeEach : beforeAll;
+  const after = opts.each ? afterEach : afterAll;
+  before(async () => {
     const t = opts.shared ? await fileStore(engine) : (own = await testStore(engine));
-    const actor = opts.fleet ? await actorIn(t.store, opts.fleet) : undefined;
+    const core = coreOf(t.store);
+    const agents: Record<string, SuiteActor> = {};
+    if (opts.fleet)
+      for (const name of opts.agents ?? ['agent']) agents[name] = await actorIn(t.store, opts.fleet, name);
+    const actor = Object.values(agents)[0];
+    for (const k of opts.kinds ?? []) await registerEffectKind(core, actor!, k);
     // The overloads tie `fleet` to `actor`: with a fleet, take is the one that reads it.
-    (take as (s: SuiteStore & { actor?: SuiteActor }) => void)({ t, core: coreOf(t.store), actor });
+    await (take as (s: SuiteStore & Partial<WithActor>) => unknown)({ t, core, actor, agents });
   });
-  afterAll(async () => own?.close());
+  after(async () => {
+    await own?.close();
+    own = undefined;
+  });
 }

@@ -1,15 +1,16 @@
 import type { BeliefAsOfRow, StatusInterval } from '../../belief/belief-history.repository';
 import { retractionBeforePage, statusIntervals, supportAtExecution } from '../../belief/belief-history.repository';
-import { decodeDepthCursor, encodeDepthCursor } from '../../kernel/page';
+import { decodeDepthCursor, encodeDepthCursor, pageOf } from '../../kernel/page';
 import { beliefReadable } from '../../agent/access';
 import { builder, readRule } from '../builder';
 import { fleetRead, listByParent } from '../loaders';
-import { firstArg, pageArgs } from '../pagination';
+import { connectionOf, firstArg, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
 import { BeliefConnection, BeliefRef } from './belief';
 import { EffectRef } from './effect';
 import { RetractionRef } from './retraction';
 import { BeliefStatusEnum } from './enums';
+import { orNull } from '../shapes';
 
 /** The fields that read the fleet as of a past instant (src/belief/belief-history.repository.ts). */
 
@@ -22,16 +23,11 @@ const StatusIntervalRef = builder.objectRef<StatusInterval>('BeliefStatusInterva
       type: 'DateTime',
       description: 'When it began (the assertion, the retraction or the reinstatement).',
     }),
-    to: t.expose('to', {
-      type: 'DateTime',
-      nullable: true,
-      description: 'When it ended; null for the current interval.',
-    }),
-    retraction: t.expose('retraction_id', {
-      type: RetractionRef,
-      nullable: true,
-      description: 'The retraction that began a RETRACTED interval or ended an ACTIVE one.',
-    }),
+    to: t.expose('to', orNull('DateTime', 'When it ended; null for the current interval.')),
+    retraction: t.expose(
+      'retraction_id',
+      orNull(RetractionRef, 'The retraction that began a RETRACTED interval or ended an ACTIVE one.'),
+    ),
     reinstatementId: t.exposeID('reinstatement_id', {
       nullable: true,
       description: 'The reinstatement that ended a RETRACTED interval or began an ACTIVE one (its database id).',
@@ -83,18 +79,8 @@ builder.objectField(RetractionRef, 'before', (t) =>
       const after = args.after == null ? null : decodeDepthCursor('after', args.after);
       const fleet = ctx.agent!.fleet_id;
       const page = await fleetRead(ctx, (tx) => retractionBeforePage(tx, fleet, r.id, after, first + 1));
-      const items = page.rows.slice(0, first);
-      const edges = items.map((b) => ({ cursor: encodeDepthCursor(b.depth, b.id), node: b }));
-      return {
-        edges,
-        pageInfo: {
-          hasNextPage: page.rows.length > first,
-          hasPreviousPage: after !== null,
-          startCursor: edges[0]?.cursor ?? null,
-          endCursor: edges[edges.length - 1]?.cursor ?? null,
-        },
-        totalCount: page.total,
-      };
+      const cursorOf = (b: { depth: number; id: string }) => encodeDepthCursor(b.depth, b.id);
+      return connectionOf(pageOf(page.rows, first, cursorOf, page.total), cursorOf, after !== null);
     },
   }),
 );

@@ -16,7 +16,7 @@ import { supportsOf } from '../../effect/effect.repository';
 import { gid, parseGids } from '../../kernel/ids';
 import * as v from '../../validation';
 import { type Context, builder } from '../builder';
-import { inputArg, writes } from '../shapes';
+import { inputArg, writes, orNull } from '../shapes';
 import { type FleetNodeRef, fleetNode, fleetRead, listByParent, nodeById } from '../loaders';
 import { connectionOf, countedConnection, firstArg, newestFirst, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
@@ -37,11 +37,7 @@ export const BeliefRef: FleetNodeRef<BeliefRow> = fleetNode('Belief', beliefsByI
     statement: t.exposeString('statement', {
       description: 'The assertion in words; what the embedding is computed from.',
     }),
-    value: t.expose('value', {
-      type: 'JSON',
-      nullable: true,
-      description: 'The asserted value; two beliefs agree when their values are equal.',
-    }),
+    value: t.expose('value', orNull('JSON', 'The asserted value; two beliefs agree when their values are equal.')),
     evidence: t.exposeString('evidence', { nullable: true, description: 'What the author cites as outside evidence.' }),
     grounded: t.exposeBoolean('grounded', {
       description:
@@ -54,11 +50,7 @@ export const BeliefRef: FleetNodeRef<BeliefRow> = fleetNode('Belief', beliefsByI
       description: 'ACTIVE or RETRACTED (as of `asOf` when that is set).',
     }),
     retractedAt: t.expose('retracted_at', { type: 'DateTime', nullable: true, description: 'When it was retracted.' }),
-    retraction: t.expose('retraction_id', {
-      type: RetractionRef,
-      nullable: true,
-      description: 'The retraction that took this belief down, if any.',
-    }),
+    retraction: t.expose('retraction_id', orNull(RetractionRef, 'The retraction that took this belief down, if any.')),
     retractionDepth: t.exposeInt('retraction_depth', {
       nullable: true,
       description: 'Its distance from the root of the retraction that took it down (0 for the root).',

@@ -11,6 +11,7 @@ import { AgentRef } from './agent';
 import { BeliefRef } from './belief';
 import { RetractionRef } from './retraction';
 import { ContradictionStatusEnum, VerdictEnum } from './enums';
+import { orNull } from '../shapes';
 
 const ProposedBeliefRef = builder.objectRef<ContradictionRow>('ProposedBelief').implement({
   description:
@@ -44,16 +45,11 @@ export const ContradictionRef: FleetNodeRef<ContradictionRow> = fleetNode('Contr
       nullable: true,
       description: 'Which adjudicator decided: heuristic, bedrock:<model id>, or the agent that resolved it.',
     }),
-    resolution: t.expose('resolution_id', {
-      type: RetractionRef,
-      nullable: true,
-      description: 'When ACCEPT_PROPOSED, the retraction of the existing belief.',
-    }),
-    accepted: t.expose('accepted_id', {
-      type: BeliefRef,
-      nullable: true,
-      description: 'The belief written for the proposal when it was accepted.',
-    }),
+    resolution: t.expose(
+      'resolution_id',
+      orNull(RetractionRef, 'When ACCEPT_PROPOSED, the retraction of the existing belief.'),
+    ),
+    accepted: t.expose('accepted_id', orNull(BeliefRef, 'The belief written for the proposal when it was accepted.')),
     createdAt: t.expose('created_at', { type: 'DateTime', description: 'When it was raised.' }),
     resolvedAt: t.expose('resolved_at', { type: 'DateTime', nullable: true, description: 'When it was resolved.' }),
   }),

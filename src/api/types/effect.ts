@@ -9,7 +9,7 @@ import {
 import { parseGids } from '../../kernel/ids';
 import { reversalsOfEffects } from '../../reversal/reversal.repository';
 import { type Context, actorOf, builder, grantRead } from '../builder';
-import { carrier, inputArg, typed, typedUnion, writes } from '../shapes';
+import { carrier, inputArg, typed, typedUnion, writes, orNull } from '../shapes';
 import { type FleetNodeRef, MAX_BATCH_IDS, fleetNode, fleetRead, listByParent } from '../loaders';
 import { countedConnection, newestFirst, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
@@ -47,11 +47,7 @@ export const EffectRef: FleetNodeRef<EffectRow> = fleetNode('Effect', effectsByI
       description: 'Reference the executor reported when the effect ran.',
     }),
     failureReason: t.exposeString('failure_reason', { nullable: true, description: 'Why its executor failed it.' }),
-    executedAt: t.expose('executed_at', {
-      type: 'DateTime',
-      nullable: true,
-      description: 'When it was reported EXECUTED.',
-    }),
+    executedAt: t.expose('executed_at', orNull('DateTime', 'When it was reported EXECUTED.')),
     reversal: t.loadable({
       type: ReversalRef,
       nullable: true,
@@ -65,21 +61,12 @@ export const EffectRef: FleetNodeRef<EffectRow> = fleetNode('Effect', effectsByI
       resolve: (e) => e.id,
       loaderOptions: { maxBatchSize: MAX_BATCH_IDS },
     }),
-    reachedBy: t.expose('reached_by', {
-      type: RetractionRef,
-      nullable: true,
-      description: 'The retraction that reached it while it was EXECUTING.',
-    }),
-    cancelledBy: t.expose('cancelled_by', {
-      type: RetractionRef,
-      nullable: true,
-      description: 'The retraction that cancelled this effect while it was PENDING.',
-    }),
-    cancelledAt: t.expose('cancelled_at', {
-      type: 'DateTime',
-      nullable: true,
-      description: 'When a retraction cancelled it.',
-    }),
+    reachedBy: t.expose('reached_by', orNull(RetractionRef, 'The retraction that reached it while it was EXECUTING.')),
+    cancelledBy: t.expose(
+      'cancelled_by',
+      orNull(RetractionRef, 'The retraction that cancelled this effect while it was PENDING.'),
+    ),
+    cancelledAt: t.expose('cancelled_at', orNull('DateTime', 'When a retraction cancelled it.')),
   }),
 });
 

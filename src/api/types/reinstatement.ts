@@ -11,7 +11,7 @@ import {
 import { type MoneyLineRow, moneyLines } from '../../reversal/money-line.repository';
 import { reinstateRetraction, restoreEffect } from '../../reinstatement/reinstatement.service';
 import { type Context, actorOf, builder, grantRead, readRule } from '../builder';
-import { carrier, inputArg, typed, typedUnion } from '../shapes';
+import { carrier, inputArg, typed, typedUnion, orNull } from '../shapes';
 import { decodeIdCursor, encodeIdCursor, pageOf } from '../../kernel/page';
 import { type FleetNodeRef, fleetNode, fleetRead, nodeById } from '../loaders';
 import { connectionOf, countedConnection, firstArg, pageArgs } from '../pagination';
@@ -87,17 +87,14 @@ export const ReinstatementRef: FleetNodeRef<ReinstatementRow> = fleetNode('Reins
     reason: t.exposeString('reason', { description: 'Why the retraction was wrong.' }),
     actor: t.expose('actor_id', { type: AgentRef, description: 'The agent that reinstated it.' }),
     createdAt: t.expose('created_at', { type: 'DateTime', description: 'When it was asked for.' }),
-    completedAt: t.expose('completed_at', {
-      type: 'DateTime',
-      nullable: true,
-      description: 'When the beliefs came back (null while BLOCKED).',
-    }),
-    contradiction: t.expose('contradiction_id', {
-      type: ContradictionRef,
-      nullable: true,
-      description:
+    completedAt: t.expose('completed_at', orNull('DateTime', 'When the beliefs came back (null while BLOCKED).')),
+    contradiction: t.expose(
+      'contradiction_id',
+      orNull(
+        ContradictionRef,
         "While BLOCKED (or if it ever was): the contradiction between the root and its claim's ACTIVE belief.",
-    }),
+      ),
+    ),
     beliefs: t.field({
       type: BeliefConnection,
       description:

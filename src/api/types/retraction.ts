@@ -11,7 +11,7 @@ import {
 import { type Preview, previewRetraction, retractBelief } from '../../retraction/retraction.service';
 import { reversalsOfRetraction } from '../../reversal/reversal.repository';
 import { type Context, actorOf, builder, grantRead } from '../builder';
-import { inputArg } from '../shapes';
+import { inputArg, ofType } from '../shapes';
 import { type FleetNodeRef, fleetNode, fleetRead, nodeById } from '../loaders';
 import { type ConnectionShape, connectionOf, countedConnection, firstArg, newestFirst, pageArgs } from '../pagination';
 import { AgentRef } from './agent';
@@ -98,22 +98,22 @@ const PreviewRef = builder.objectRef<Preview>('RetractionPreview').implement({
             : (await previewRetraction(ctx.core, actorOf(ctx), { beliefId: p.rootId, first, after })).beliefs,
         ),
     }),
-    survivors: t.expose('survivors', {
-      type: [BeliefRef],
-      description: 'Dependents that would stay ACTIVE because another justification still holds.',
-    }),
-    pendingEffects: t.expose('pendingEffects', {
-      type: [EffectRef],
-      description: 'PENDING effects that would be cancelled.',
-    }),
-    executingEffects: t.expose('executingEffects', {
-      type: [EffectRef],
-      description: 'EXECUTING effects that would be marked reached (their reversal is recorded when they complete).',
-    }),
-    executedEffects: t.expose('executedEffects', {
-      type: [EffectRef],
-      description: 'EXECUTED effects that would be reached: owed a reversal, or unreachable.',
-    }),
+    survivors: t.expose(
+      'survivors',
+      ofType([BeliefRef], 'Dependents that would stay ACTIVE because another justification still holds.'),
+    ),
+    pendingEffects: t.expose('pendingEffects', ofType([EffectRef], 'PENDING effects that would be cancelled.')),
+    executingEffects: t.expose(
+      'executingEffects',
+      ofType(
+        [EffectRef],
+        'EXECUTING effects that would be marked reached (their reversal is recorded when they complete).',
+      ),
+    ),
+    executedEffects: t.expose(
+      'executedEffects',
+      ofType([EffectRef], 'EXECUTED effects that would be reached: owed a reversal, or unreachable.'),
+    ),
     totals: t.expose('totals', { type: TotalsRef, description: "The receipt's figures, as they would be." }),
   }),
 });

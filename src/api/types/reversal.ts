@@ -1,7 +1,7 @@
 import { type ReversalRow, reversalPage, reversalsByIds } from '../../reversal/reversal.repository';
 import { confirmReversal } from '../../reversal/reversal.service';
 import { builder } from '../builder';
-import { inputArg, writes } from '../shapes';
+import { inputArg, writes, orNull } from '../shapes';
 import { type FleetNodeRef, fleetNode } from '../loaders';
 import { countedConnection, newestFirst, pageArgs } from '../pagination';
 import { EffectRef } from './effect';
@@ -31,11 +31,7 @@ export const ReversalRef: FleetNodeRef<ReversalRow> = fleetNode('Reversal', reve
       description: "Only ever set from a provider's confirmation.",
     }),
     attempts: t.exposeInt('attempts', { description: 'How many times a dispatcher has sent it.' }),
-    confirmedAt: t.expose('confirmed_at', {
-      type: 'DateTime',
-      nullable: true,
-      description: 'When the provider confirmed it.',
-    }),
+    confirmedAt: t.expose('confirmed_at', orNull('DateTime', 'When the provider confirmed it.')),
   }),
 });
 
