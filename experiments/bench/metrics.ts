@@ -8,6 +8,7 @@ import type { Store } from '../../src/store/engine';
 import type { Bench, BenchOptions, BenchResult, Cell } from './lib/bench';
 import { fmtMs } from './lib/report';
 import { armCells, roundsFlags } from './lib/rounds';
+import { profiler } from './lib/profile';
 import { freshDb } from './lib/stores';
 import { type ArmResult, TOKEN, childArm } from './turns';
 
@@ -18,10 +19,15 @@ import { type ArmResult, TOKEN, childArm } from './turns';
  * (a real Prometheus scrapes every 15 s or so; every second is the harsher case). The arms alternate, off then on,
  * `--rounds` times (default 2), so drift of the machine falls on both. Target: metrics on ≥ 97 % of off's commits/s.
  *
- * `npm run bench -- metrics [--engine postgres] [--seconds 10] [--clients 8] [--rounds 2]`
+ * Beside commits/s it prints the server's CPU per commit for each arm (this process, the scraper included), which a
+ * loaded or drifting machine moves far less than throughput; `--cpu-profile DIR` writes a V8 profile of each arm's
+ * timed window (read them with `npx tsx experiments/cpu_profile_summary.ts DIR`).
+ *
+ * `npm run bench -- metrics [--engine postgres] [--seconds 10] [--clients 8] [--rounds 2] [--cpu-profile DIR]`
  */
 
 const WORKLOAD = 'distinct';
+const cpuText = (ms: number | null) => (ms === null ? '–' : `${ms.toFixed(3)} ms`);
 
 async function serverWith(store: Store, metrics: boolean): Promise<App> {
   const app = await createApp({
@@ -33,6 +39,29 @@ async function serverWith(store: Store, metrics: boolean): Promise<App> {
   });
   await app.listen();
   return app;
+}
+
+/** One GET /metrics, resolved when its body has been read; whether it answered 200. */
+function scrapeOnce(base: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    http
+      .get(`${base}/metrics`, (res) => res.resume().on('end', () => resolve(res.statusCode === 200)))
+      .on('error', () => resolve(false));
+  });
+}
+
+/**
+ * What one scrape costs this process when nothing else runs: `n` scrapes one after another, CPU (user + system, the
+ * scraping client's share included, so an upper bound) and wall time per scrape. Unlike the arms' commits/s, this
+ * hardly moves with the machine's load.
+ */
+async function idleScrapeCost(base: string, n: number): Promise<{ cpuMs: number; wallMs: number }> {
+  for (let i = 0; i < 3; i++) await scrapeOnce(base);
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) if (!(await scrapeOnce(base))) throw new Error('GET /metrics did not answer 200');
+  const c = process.cpuUsage(c0);
+  return { cpuMs: (c.user + c.system) / 1000 / n, wallMs: (performance.now() - t0) / n };
 }
 
 /** GET /metrics once a second until stopped; how many scrapes answered 200. */
@@ -62,6 +91,8 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
   const { seconds, clients, rounds } = roundsFlags(opts);
   const db = await freshDb(opts.engine, opts.serverUrl, 'retract_bench_metrics');
   const results: Array<{ metrics: 'off' | 'on'; round: number; scrapes: number; r: ArmResult }> = [];
+  const prof = profiler(opts.flags['cpu-profile']);
+  let scrape = { cpuMs: 0, wallMs: 0 };
   try {
     const store = await db.open(Number(opts.flags['server-pool'] ?? 10));
     const off = await serverWith(store, false);
@@ -81,6 +112,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
           const tag = `metrics-${metrics}-${round}`;
           opts.log(`metrics: ${metrics}, round ${round}: ${clients} clients for ${seconds} s`);
           const scraper = metrics === 'on' ? scrapeEverySecond(app.url()) : null;
+          await prof.start();
           const r = await childArm(store, {
             arm: 'graphql',
             workload: WORKLOAD,
@@ -92,13 +124,17 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
             databaseUrl,
             agentId: '',
           });
+          const profile = await prof.stop(tag);
           const scrapes = (await scraper?.stop()) ?? 0;
+          if (profile) opts.log(`  profile: ${profile}`);
           results.push({ metrics, round, scrapes, r });
           opts.log(
-            `  ${r.commits} commits, ${r.perSecond.toFixed(1)}/s, p50 ${fmtMs(r.p50)}, p99 ${fmtMs(r.p99)}, errors ${r.errors}, scrapes ${scrapes}`,
+            `  ${r.commits} commits, ${r.perSecond.toFixed(1)}/s, p50 ${fmtMs(r.p50)}, p99 ${fmtMs(r.p99)}, errors ${r.errors}, scrapes ${scrapes}, server CPU ${cpuText(r.cpuPerCommit.server)}/commit`,
           );
         }
       }
+      scrape = await idleScrapeCost(on.url(), 50);
+      opts.log(`one scrape, idle: ${scrape.cpuMs.toFixed(2)} ms CPU, ${scrape.wallMs.toFixed(2)} ms wall (50 scrapes)`);
     } finally {
       await on.close();
       await off.close();
@@ -114,8 +150,30 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
     const rs = results.filter((x) => x.metrics === m);
     return rs.reduce((n, x) => n + x.r.commits, 0) / rs.reduce((n, x) => n + x.r.seconds, 0);
   };
+  /** Server CPU per commit over an arm's rounds (ms), weighted by commits. */
+  const cpu = (m: 'off' | 'on') => {
+    const rs = results.filter((x) => x.metrics === m && x.r.cpuPerCommit.server !== null);
+    const commits = rs.reduce((n, x) => n + x.r.commits, 0);
+    return commits ? rs.reduce((n, x) => n + x.r.cpuPerCommit.server! * x.r.commits, 0) / commits : null;
+  };
   const ratio = rate('on') / rate('off');
-  const rows: Cell[][] = results.map(({ metrics, round, scrapes, r }) => [metrics, round, ...armCells(r), scrapes]);
+  // Each round's on/off ratio, and how far the off arm alone moved between rounds: when that spread is wider than the
+  // 3 % under judgement, one run's pooled ratio is within the machine's drift and says so.
+  const perRound = results
+    .filter((x) => x.metrics === 'on')
+    .map((x) => x.r.perSecond / results.find((y) => y.metrics === 'off' && y.round === x.round)!.r.perSecond);
+  const offRates = results.filter((x) => x.metrics === 'off').map((x) => x.r.perSecond);
+  const offSpread = offRates.length > 1 ? (Math.max(...offRates) - Math.min(...offRates)) / Math.min(...offRates) : 0;
+  const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+  const cpuOff = cpu('off');
+  const cpuOn = cpu('on');
+  const rows: Cell[][] = results.map(({ metrics, round, scrapes, r }) => [
+    metrics,
+    round,
+    ...armCells(r),
+    scrapes,
+    cpuText(r.cpuPerCommit.server),
+  ]);
   return {
     targets: [
       {
@@ -128,13 +186,36 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
       },
     ],
     table: {
-      columns: ['metrics', 'round', 'clients', 'commits', 'commits/s', 'p50', 'p99', 'errors', 'scrapes'],
+      columns: [
+        'metrics',
+        'round',
+        'clients',
+        'commits',
+        'commits/s',
+        'p50',
+        'p99',
+        'errors',
+        'scrapes',
+        'server CPU/commit',
+      ],
       rows,
       notes: [
         "each row is the turns benchmark's GraphQL arm (workload distinct) against a server with metrics off or on; the figure is all rounds' commits over all rounds' seconds",
+        `server CPU per commit, all rounds (this process, the scraper included): off ${cpuText(cpuOff)}, on ${cpuText(cpuOn)}${
+          cpuOff !== null && cpuOn !== null
+            ? ` (+${(cpuOn - cpuOff).toFixed(3)} ms, ${(((cpuOn - cpuOff) / cpuOff) * 100).toFixed(1)} %)`
+            : ''
+        }`,
+        `on/off by round: ${perRound.map(pct).join(', ')}; the off arm alone moved ${pct(offSpread)} between its fastest and slowest round${
+          offSpread > 0.03 ? " (wider than the 3 % judged: the pooled ratio is within this run's drift)" : ''
+        }`,
+        `one scrape with nothing else running: ${scrape.cpuMs.toFixed(2)} ms of CPU (${pct(scrape.cpuMs / 1000)} of a core at one scrape a second, ${pct(scrape.cpuMs / 15000)} at Prometheus' usual 15 s), ${scrape.wallMs.toFixed(2)} ms wall`,
       ],
     },
-    data: { results: results.map(({ metrics, round, scrapes, r }) => ({ metrics, round, scrapes, ...r })) },
+    data: {
+      results: results.map(({ metrics, round, scrapes, r }) => ({ metrics, round, scrapes, ...r })),
+      idleScrape: scrape,
+    },
     caveats: [
       'both servers run in this process on one store (one pool); only one is driven at a time',
       `the on arm is scraped every second by this process (${opts.engine}); its database read (retract_metrics_open) runs on the same pool`,
