@@ -7,7 +7,7 @@ import { type App, createApp } from '../../src/server/app';
 import type { Store } from '../../src/store/engine';
 import type { Bench, BenchOptions, BenchResult, Cell } from './lib/bench';
 import { fmtMs } from './lib/report';
-import { armCells, roundsFlags } from './lib/rounds';
+import { ARM_COLUMNS, armCells, roundsFlags } from './lib/rounds';
 import { profiler } from './lib/profile';
 import { freshDb } from './lib/stores';
 import { type ArmResult, TOKEN, childArm } from './turns';
@@ -186,18 +186,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
       },
     ],
     table: {
-      columns: [
-        'metrics',
-        'round',
-        'clients',
-        'commits',
-        'commits/s',
-        'p50',
-        'p99',
-        'errors',
-        'scrapes',
-        'server CPU/commit',
-      ],
+      columns: ['metrics', 'round', ...ARM_COLUMNS, 'scrapes', 'server CPU/commit'],
       rows,
       notes: [
         "each row is the turns benchmark's GraphQL arm (workload distinct) against a server with metrics off or on; the figure is all rounds' commits over all rounds' seconds",

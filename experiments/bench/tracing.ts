@@ -7,7 +7,7 @@ import { checkInvariants } from '../../src/invariants/check';
 import { createApp } from '../../src/server/app';
 import type { Bench, BenchOptions, BenchResult, Cell } from './lib/bench';
 import { fmtMs } from './lib/report';
-import { armCells, roundsFlags } from './lib/rounds';
+import { ARM_COLUMNS, armCells, roundsFlags } from './lib/rounds';
 import { type Location, freshDb } from './lib/stores';
 import { type ArmResult, TOKEN, childArm } from './turns';
 
@@ -185,18 +185,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
       target('on', 'with tracing on, exporting to a sink that drops the spans, vs none'),
     ],
     table: {
-      columns: [
-        'tracing',
-        'round',
-        'clients',
-        'commits',
-        'commits/s',
-        'p50',
-        'p99',
-        'errors',
-        'server CPU/commit',
-        'exported bytes',
-      ],
+      columns: ['tracing', 'round', ...ARM_COLUMNS, 'server CPU/commit', 'exported bytes'],
       rows: results.map(({ arm, round, exported, r }): Cell[] => [
         arm,
         round,

@@ -14,6 +14,9 @@ export function roundsFlags(opts: BenchOptions): { seconds: number; clients: num
   return { seconds, clients, rounds };
 }
 
+/** The columns of armCells' cells. */
+export const ARM_COLUMNS = ['clients', 'commits', 'commits/s', 'p50', 'p99', 'errors'];
+
 /** The cells every row of those benchmarks shares: clients, commits, commits/s, p50, p99, errors. */
 export function armCells(r: {
   clients: number;
