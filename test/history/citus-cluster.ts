@@ -42,7 +42,8 @@ export async function createCitusCluster(
     const [coordinator, ...workers] = made as [Cluster, ...Cluster[]];
     for (const n of made) {
       await run(n.url(), ['CREATE DATABASE retract']);
-      await run(n.url('retract'), ['CREATE EXTENSION citus', 'CREATE EXTENSION vector']);
+      // pgrowlocks: a drill tells a prepared transaction's row UPDATE from its row lock (test/history/citus-faults.test.ts).
+      await run(n.url('retract'), ['CREATE EXTENSION citus', 'CREATE EXTENSION vector', 'CREATE EXTENSION pgrowlocks']);
     }
     await run(coordinator.url('retract'), [
       `SELECT citus_set_coordinator_host('127.0.0.1', ${coordinator.port})`,

@@ -107,10 +107,13 @@ describe.runIf(!skip)('histories under faults, on a throwaway Citus cluster', ()
   };
 
   /**
-   * The first retraction of `fleet` held prepared on the worker: a prepared transaction that has one of the fleet's
-   * beliefs locked (the row's visible version carries the retracting transaction's id as xmax). It is the cascade
-   * when the cascade gets there first, else one of the clients' retractions: under the hold each of them waits,
-   * prepared, and the cascade (SERIALIZABLE) cannot commit past a prepared transaction it conflicts with.
+   * The first retraction of `fleet` held prepared on the worker: a prepared transaction that has UPDATEd one of the
+   * fleet's ACTIVE beliefs (pgrowlocks names the row's locker and its mode). A row lock alone is not one: a derive
+   * holds its premises FOR SHARE and a cascade locks rows it then leaves ACTIVE, so an xmax that names a prepared
+   * transaction is not enough (CI once took a derive's share lock on a client's belief for a retraction and waited
+   * for a BeliefRetracted that never came). It is the cascade when the cascade gets there first, else one of the
+   * clients' retractions: under the hold each of them waits, prepared, and the cascade (SERIALIZABLE) cannot commit
+   * past a prepared transaction it conflicts with.
    */
   const heldRetraction = async (fleet: string) => {
     const [row] = await coordinatorSql<{ shard: string }>(
@@ -124,8 +127,12 @@ describe.runIf(!skip)('histories under faults, on a throwaway Citus cluster', ()
       const t0 = Date.now();
       while (Date.now() - t0 < 180_000) {
         const r = await w.query<{ gid: string; belief: string; claim: string }>(
-          `SELECT p.gid, b.id::text AS belief, b.claim_key AS claim FROM ${row!.shard} b
-             JOIN pg_prepared_xacts p ON p.transaction::text = b.xmax::text WHERE b.fleet_id = $1 AND b.status = 'ACTIVE' LIMIT 1`,
+          `SELECT p.gid, b.id::text AS belief, b.claim_key AS claim
+             FROM pgrowlocks('${row!.shard}') l
+             CROSS JOIN LATERAL unnest(l.xids, l.modes) AS x(xid, mode)
+             JOIN pg_prepared_xacts p ON p.transaction::text = x.xid::text
+             JOIN ${row!.shard} b ON b.ctid = l.locked_row
+            WHERE b.fleet_id = $1 AND b.status = 'ACTIVE' AND x.mode IN ('Update', 'No Key Update') LIMIT 1`,
           [fleet],
         );
         if (r.rows.length) return r.rows[0]!;
