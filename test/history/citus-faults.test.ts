@@ -109,9 +109,8 @@ describe.runIf(!skip)('histories under faults, on a throwaway Citus cluster', ()
   /**
    * The first retraction of `fleet` held prepared on the worker: a prepared transaction that has UPDATEd one of the
    * fleet's ACTIVE beliefs (pgrowlocks names the row's locker and its mode). A row lock alone is not one: a derive
-   * holds its premises FOR SHARE and a cascade locks rows it then leaves ACTIVE, so an xmax that names a prepared
-   * transaction is not enough (CI once took a derive's share lock on a client's belief for a retraction and waited
-   * for a BeliefRetracted that never came). It is the cascade when the cascade gets there first, else one of the
+   * or a proposal holds its premises FOR SHARE (lockBeliefs), which sets the same xmax, and writes no
+   * BeliefRetracted. It is the cascade when the cascade gets there first, else one of the
    * clients' retractions: under the hold each of them waits, prepared, and the cascade (SERIALIZABLE) cannot commit
    * past a prepared transaction it conflicts with.
    */
